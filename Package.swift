@@ -1,0 +1,119 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Every target builds in Swift 6 language mode with warnings as errors.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .unsafeFlags(["-warnings-as-errors"]),
+]
+
+let package = Package(
+    name: "iap-reconcile",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "reconcile", targets: ["reconcile"]),
+        .executable(name: "appstore-sim", targets: ["appstore-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.10.0"),
+    ],
+    targets: [
+        // libpq, through Debian's libpq-dev. Only the Postgres module imports it.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(
+            name: "Postgres",
+            dependencies: ["CLibPQ"]
+        ),
+        .target(
+            name: "AppStore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Embedded"],
+            plugins: ["EmbedFiles"]
+        ),
+        .target(
+            name: "AppStoreSimulator",
+            dependencies: [
+                "AppStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "Reconciliation",
+            dependencies: [
+                "Postgres",
+                "AppStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Embedded"],
+            plugins: ["EmbedFiles"]
+        ),
+        .executableTarget(
+            name: "reconcile",
+            dependencies: [
+                "Reconciliation",
+                "Postgres",
+                "AppStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "appstore-sim",
+            dependencies: [
+                "AppStoreSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Build tooling: embeds SQL migrations and certificates into the binaries, so that
+        // `reconcile` is one self-contained file that cron can run from anywhere.
+        .executableTarget(name: "embed-files"),
+        .plugin(
+            name: "EmbedFiles",
+            capability: .buildTool(),
+            dependencies: ["embed-files"]
+        ),
+
+        // Shared by the test targets: a fresh database per suite on the throwaway cluster.
+        .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(
+            name: "AppStoreTests",
+            dependencies: ["AppStore", "AppStoreSimulator"],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "ReconciliationTests",
+            dependencies: ["Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system && target.type != .plugin {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

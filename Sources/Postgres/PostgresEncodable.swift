@@ -1,0 +1,92 @@
+import Foundation
+
+/// A Swift value that can be bound as a query parameter, in PostgreSQL's text format.
+public protocol PostgresEncodable {
+    /// The parameter's text, or nil for SQL NULL.
+    var postgresText: String? { get }
+}
+
+extension String: PostgresEncodable {
+    public var postgresText: String? { self }
+}
+
+extension Substring: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+}
+
+extension Int: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+}
+
+extension Int64: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+}
+
+extension Int32: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+}
+
+extension Double: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+}
+
+extension Bool: PostgresEncodable {
+    public var postgresText: String? { self ? "t" : "f" }
+}
+
+extension UUID: PostgresEncodable {
+    public var postgresText: String? { uuidString.lowercased() }
+}
+
+extension Date: PostgresEncodable {
+    /// RFC 3339 in UTC with microseconds, the precision of `timestamptz`.
+    public var postgresText: String? { PostgresTimestamp.format(self) }
+}
+
+extension Data: PostgresEncodable {
+    /// `bytea` hex format.
+    public var postgresText: String? {
+        var text = "\\x"
+        text.reserveCapacity(2 + count * 2)
+        let digits = Array("0123456789abcdef")
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return text
+    }
+}
+
+extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
+    public var postgresText: String? { self.flatMap { $0.postgresText } }
+}
+
+/// SQL NULL as a parameter, for places where no typed optional is at hand.
+public struct PostgresNull: PostgresEncodable, Sendable {
+    /// Creates a NULL parameter.
+    public init() {}
+    public var postgresText: String? { nil }
+}
+
+/// A JSON document bound or read as text (`json`/`jsonb`).
+public struct PostgresJSON: PostgresEncodable, Sendable, Equatable {
+    /// The JSON text.
+    public var text: String
+
+    /// Wraps JSON text.
+    public init(_ text: String) { self.text = text }
+
+    /// Encodes a value with `JSONEncoder` (sorted keys, so equal values give equal text).
+    public init<T: Encodable>(encoding value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        text = String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes the document with `JSONDecoder`.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    public var postgresText: String? { text }
+}

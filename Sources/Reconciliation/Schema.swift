@@ -1,0 +1,28 @@
+import Postgres
+
+/// The job's database schema: the migrations in `migrations/`, embedded at build time.
+public enum Schema {
+    /// The schema every object lives in.
+    public static let name = "reconcile"
+
+    /// Advisory lock keys, one per purpose, so that locks of this job never collide with each other.
+    public enum LockKey {
+        /// Held while `migrate` runs.
+        public static let migrate: Int64 = 0x6961_7072_6563_0001
+        /// Held by the one reconciliation run allowed per database.
+        public static let run: Int64 = 0x6961_7072_6563_0002
+    }
+
+    /// Every migration shipped with this build, in version order.
+    public static func migrations() throws -> [Migration] {
+        try EmbeddedFiles.paths(under: "migrations").map { path in
+            let fileName = String(path.dropFirst("migrations/".count))
+            return try Migration(fileName: fileName, sql: String(decoding: EmbeddedFiles.data(path)!, as: UTF8.self))
+        }.sorted { $0.version < $1.version }
+    }
+
+    /// Brings the database schema up to date.
+    public static func migrate(_ connection: Connection) throws -> Migrator.Outcome {
+        try Migrator(schema: name, lockKey: LockKey.migrate).apply(migrations(), on: connection)
+    }
+}

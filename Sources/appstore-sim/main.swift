@@ -1,0 +1,3 @@
+import AppStoreSimulator
+
+print("appstore-sim: not yet implemented")

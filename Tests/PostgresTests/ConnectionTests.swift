@@ -1,0 +1,199 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("Connection against the throwaway PostgreSQL")
+struct ConnectionTests {
+    let database: TestDatabase
+
+    init() throws {
+        database = try TestDatabase.create("pg_connection")
+    }
+
+    @Test func roundTripsEveryDecodedType() throws {
+        let connection = try database.connect()
+        let id = UUID()
+        let instant = Date(timeIntervalSince1970: 1_795_838_400.123456)
+        let text = "héllo 世界 🎉 \"quoted\" back\\slash O'Brien\ttab"
+        let row = try #require(
+            try connection.queryFirst(
+                """
+                SELECT $1::text AS t, $2::bigint AS b, $3::integer AS i, $4::boolean AS f,
+                       $5::timestamptz AS ts, $6::uuid AS u, $7::jsonb AS j,
+                       NULL::text AS nt, NULL::bigint AS nb, NULL::integer AS ni, NULL::boolean AS nf,
+                       NULL::timestamptz AS nts, NULL::uuid AS nu, NULL::jsonb AS nj
+                """,
+                text, Int64.max, Int32.min, true, instant, id, PostgresJSON(#"{"model": "iPhone15,2", "n": 1}"#)))
+        #expect(try row["t", as: String.self] == text)
+        #expect(try row["b", as: Int64.self] == Int64.max)
+        #expect(try row["i", as: Int32.self] == Int32.min)
+        #expect(try row["f", as: Bool.self] == true)
+        let decoded = try row["ts", as: Date.self]
+        #expect(abs(decoded.timeIntervalSince1970 - instant.timeIntervalSince1970) < 0.000_001)
+        #expect(try row["u", as: UUID.self] == id)
+        struct Device: Decodable, Equatable { let model: String; let n: Int }
+        #expect(try row["j", as: PostgresJSON.self].decode(Device.self) == Device(model: "iPhone15,2", n: 1))
+        #expect(try row["nt", as: String?.self] == nil)
+        #expect(try row["nb", as: Int64?.self] == nil)
+        #expect(try row["ni", as: Int32?.self] == nil)
+        #expect(try row["nf", as: Bool?.self] == nil)
+        #expect(try row["nts", as: Date?.self] == nil)
+        #expect(try row["nu", as: UUID?.self] == nil)
+        #expect(try row["nj", as: PostgresJSON?.self] == nil)
+    }
+
+    @Test func nullParametersBindAsSQLNull() throws {
+        let connection = try database.connect()
+        let missing: String? = nil
+        let row = try #require(try connection.queryFirst("SELECT $1::text IS NULL AS is_null", missing))
+        #expect(try row["is_null", as: Bool.self])
+    }
+
+    @Test func decodingChecksTheColumnType() throws {
+        let connection = try database.connect()
+        let row = try #require(try connection.queryFirst("SELECT 'x'::text AS t, NULL::bigint AS n"))
+        #expect(throws: PostgresError.self) { try row["t", as: Int64.self] }
+        let error = try #require(throws: PostgresError.self) { try row["n", as: Int64.self] }
+        #expect(error.kind == .decoding)
+        #expect(error.description.contains("NULL"))
+    }
+
+    @Test func aFailingStatementRollsBackItsTransaction() throws {
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE ledger (id integer PRIMARY KEY, note text)")
+        #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.execute("INSERT INTO ledger VALUES (1, 'first')")
+                try connection.execute("INSERT INTO ledger VALUES (1, 'duplicate')")
+            }
+        }
+        let count = try connection.query("SELECT count(*) FROM ledger")[0].decode(Int64.self, at: 0)
+        #expect(count == 0)
+        // The connection is usable again after the rollback.
+        try connection.transaction { try connection.execute("INSERT INTO ledger VALUES (2, 'second')") }
+        #expect(try connection.query("SELECT id FROM ledger")[0].decode(Int.self, at: 0) == 2)
+    }
+
+    @Test func errorsCarrySQLStateAndSQLButNeverBoundValues() throws {
+        let connection = try database.connect()
+        let secret = "card-4242424242424242"
+        let error = try #require(throws: PostgresError.self) {
+            try connection.query("SELECT $1::integer AS amount", secret)
+        }
+        #expect(error.sqlState == "22P02")
+        #expect(error.description.contains("SELECT $1::integer AS amount"))
+        #expect(!error.description.contains(secret))
+        #expect(!"\(error)".contains(secret))
+    }
+
+    @Test func uniqueViolationDetailStaysOutOfTheDescription() throws {
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE tokens (value text PRIMARY KEY)")
+        try connection.execute("INSERT INTO tokens VALUES ($1)", "tok_secret_value")
+        let error = try #require(throws: PostgresError.self) {
+            try connection.execute("INSERT INTO tokens VALUES ($1)", "tok_secret_value")
+        }
+        #expect(error.sqlState == "23505")
+        #expect(error.detail?.contains("tok_secret_value") == true)
+        #expect(!error.description.contains("tok_secret_value"))
+    }
+
+    @Test func streamingAMillionRowsKeepsMemoryFlat() throws {
+        let connection = try database.connect()
+        let baseline = residentMemoryBytes()
+        var peak = baseline
+        var count = 0
+        var total: Int64 = 0
+        try connection.stream(
+            "SELECT g AS n, repeat('x', 100) AS filler FROM generate_series(1, $1::integer) AS g", [1_000_000]
+        ) { row in
+            count += 1
+            total += try row.decode(Int64.self, at: 0)
+            if count % 50_000 == 0 { peak = max(peak, residentMemoryBytes()) }
+        }
+        #expect(count == 1_000_000)
+        #expect(total == 500_000_500_000)
+        // Holding the result would take well over 150 MB; streaming stays within a few MB.
+        #expect(peak - baseline < 48 * 1024 * 1024, "resident memory grew by \((peak - baseline) >> 20) MB")
+    }
+
+    @Test func throwingFromAStreamCancelsItAndLeavesTheConnectionUsable() throws {
+        let connection = try database.connect()
+        struct Enough: Error {}
+        var seen = 0
+        #expect(throws: Enough.self) {
+            try connection.stream("SELECT g FROM generate_series(1, 10000000) AS g") { _ in
+                seen += 1
+                if seen == 10 { throw Enough() }
+            }
+        }
+        #expect(seen == 10)
+        #expect(try connection.query("SELECT 41 + 1")[0].decode(Int.self, at: 0) == 42)
+    }
+
+    @Test func copyLoadsAHundredThousandRows() throws {
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE bulk (id bigint, note text, at timestamptz, flag boolean)")
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let stored = try connection.copyIn("COPY bulk (id, note, at, flag) FROM STDIN") { writer in
+            for id in 1...100_000 {
+                let note: String? = id % 10 == 0 ? nil : "row \(id)\twith\ttabs\nand \\ newline"
+                try writer.append([id, note, start.addingTimeInterval(Double(id)), id.isMultiple(of: 2)])
+            }
+        }
+        #expect(stored == 100_000)
+        let summary = try connection.query(
+            """
+            SELECT count(*) AS n, count(note) AS notes, sum(id) AS ids,
+                   max(at) AS last, (SELECT note FROM bulk WHERE id = 7) AS seventh
+            FROM bulk
+            """)[0]
+        #expect(try summary["n", as: Int64.self] == 100_000)
+        #expect(try summary["notes", as: Int64.self] == 90_000)
+        #expect(try summary["ids", as: String.self] == "5000050000")
+        #expect(try summary["last", as: Date.self] == start.addingTimeInterval(100_000))
+        #expect(try summary["seventh", as: String.self] == "row 7\twith\ttabs\nand \\ newline")
+    }
+
+    @Test func aCopyThatThrowsStoresNothing() throws {
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE partial (id bigint)")
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try connection.copyIn("COPY partial (id) FROM STDIN") { writer in
+                for id in 1...10 { try writer.append([id]) }
+                throw Stop()
+            }
+        }
+        #expect(try connection.query("SELECT count(*) FROM partial")[0].decode(Int.self, at: 0) == 0)
+    }
+
+    @Test func anAdvisoryLockHeldByOneConnectionRefusesAnother() throws {
+        let first = try database.connect()
+        let second = try database.connect()
+        let key: Int64 = 0x7e57_0001
+        #expect(try first.tryAdvisoryLock(key))
+        #expect(try !second.tryAdvisoryLock(key))
+        #expect(try first.advisoryUnlock(key))
+        #expect(try second.tryAdvisoryLock(key))
+    }
+
+    @Test func aWrongPasswordGivesAClearErrorWithoutThePassword() throws {
+        let wrong = "not-the-password-\(UUID().uuidString)"
+        var components = try #require(URLComponents(string: database.url))
+        components.password = wrong
+        let error = try #require(throws: PostgresError.self) { try Connection(url: components.string) }
+        #expect(error.kind == .connection)
+        #expect(error.description.contains("password authentication failed"))
+        #expect(!error.description.contains(wrong))
+    }
+
+    @Test func anUnreachableServerIsAConnectionError() throws {
+        let error = try #require(throws: PostgresError.self) {
+            try Connection(url: "postgresql://nobody:secret-pw@127.0.0.1:1/none?connect_timeout=2")
+        }
+        #expect(error.isConnectionFailure)
+        #expect(!error.description.contains("secret-pw"))
+    }
+}
