@@ -98,14 +98,31 @@ CREATE TABLE reconcile.transaction_claims (
 CREATE INDEX transaction_claims_upload_idx ON reconcile.transaction_claims (upload_id);
 CREATE INDEX transaction_claims_user_idx ON reconcile.transaction_claims (user_id);
 
--- Notifications V2 already applied, deduplicated on notificationUUID (Apple resends with the same UUID).
-CREATE TABLE reconcile.applied_notifications (
-    notification_uuid uuid PRIMARY KEY,
-    notification_id bigint NOT NULL,
-    notification_type text NOT NULL,
+-- Stored Notifications V2, one row per notification row seen; applied ones are deduplicated on
+-- notificationUUID because Apple resends the same notification (same UUID) for days.
+CREATE TABLE reconcile.notification_verifications (
+    notification_id bigint PRIMARY KEY,
+    state text NOT NULL CHECK (state IN ('applied', 'duplicate', 'invalid', 'retry')),
+    notification_uuid uuid,
+    notification_type text,
     subtype text,
     transaction_id text,
     signed_date timestamptz,
+    error text,
     run_id bigint REFERENCES reconcile.runs (id),
-    applied_at timestamptz NOT NULL DEFAULT now()
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX notification_verifications_uuid_idx ON reconcile.notification_verifications (notification_uuid)
+    WHERE state = 'applied';
+
+-- Server API answers for transactions the ledger names but no upload carried (Get Transaction
+-- Info): 'not_found' in both environments is what makes a delivery "unknown to Apple".
+CREATE TABLE reconcile.transaction_lookups (
+    transaction_id text PRIMARY KEY,
+    result text NOT NULL CHECK (result IN ('found', 'not_found', 'retry')),
+    environment text,
+    attempts integer NOT NULL DEFAULT 0,
+    last_error text,
+    run_id bigint REFERENCES reconcile.runs (id),
+    checked_at timestamptz NOT NULL DEFAULT now()
 );

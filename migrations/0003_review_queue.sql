@@ -14,6 +14,8 @@ CREATE TABLE reconcile.review_items (
     original_transaction_id text,
     user_id text,
     product_id text,
+    -- the upload a finding is about, for per-upload kinds (foreign_bundle)
+    upload_id bigint,
     suggested_action text NOT NULL CHECK (suggested_action IN ('grant', 'revoke', 'move', 'investigate')),
     evidence jsonb NOT NULL DEFAULT '{}',
     first_seen_run bigint NOT NULL REFERENCES reconcile.runs (id),

@@ -25,13 +25,15 @@ public final class Connection {
         guard let connection else {
             throw PostgresError(kind: .connection, message: "libpq could not allocate a connection")
         }
-        handle = connection
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let message = Connection.redact(String(cString: PQerrorMessage(handle)), password: password)
-            PQfinish(handle)
+        // Checked before `handle` is set: once every stored property is set, a throwing init
+        // runs deinit, which would finish the connection a second time.
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Connection.redact(String(cString: PQerrorMessage(connection)), password: password)
+            PQfinish(connection)
             throw PostgresError(kind: .connection, message: "could not connect to PostgreSQL: \(message)")
         }
+        handle = connection
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         try execute("SELECT set_config('TimeZone', 'UTC', false), set_config('DateStyle', 'ISO, MDY', false)")
     }
 
@@ -136,6 +138,7 @@ public final class Connection {
     // MARK: Transactions and locks
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
         do {
@@ -149,6 +152,7 @@ public final class Connection {
     }
 
     /// Runs async `body` in a transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
     public func transaction<T>(_ body: () async throws -> T) async throws -> T {
         try execute("BEGIN")
         do {

@@ -90,3 +90,14 @@ public struct PostgresJSON: PostgresEncodable, Sendable, Equatable {
 
     public var postgresText: String? { text }
 }
+
+extension Array: PostgresEncodable where Element: PostgresEncodable {
+    /// A one-dimensional array literal (`{"a","b",NULL}`), for `= ANY($1::text[])`.
+    public var postgresText: String? {
+        "{" + map { element -> String in
+            guard let text = element.postgresText else { return "NULL" }
+            return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
+        }.joined(separator: ",") + "}"
+    }
+}

@@ -5,13 +5,13 @@ import Testing
 @Suite("Timestamps")
 struct TimestampTests {
     @Test(arguments: [
-        ("2026-11-22 02:00:00+00", 1_795_831_200.0),
-        ("2026-11-22T02:00:00Z", 1_795_831_200.0),
-        ("2026-11-22 10:00:00+08", 1_795_831_200.0),
-        ("2026-11-22 07:30:00+05:30", 1_795_831_200.0),
-        ("2026-11-22 02:00:00.25+00", 1_795_831_200.25),
+        ("2026-11-22 02:00:00+00", 1_795_312_800.0),
+        ("2026-11-22T02:00:00Z", 1_795_312_800.0),
+        ("2026-11-22 10:00:00+08", 1_795_312_800.0),
+        ("2026-11-22 07:30:00+05:30", 1_795_312_800.0),
+        ("2026-11-22 02:00:00.25+00", 1_795_312_800.25),
         ("1969-12-31 23:59:59+00", -1.0),
-        ("2026-11-22", 1_795_824_000.0),
+        ("2026-11-22", 1_795_305_600.0),
     ])
     func parses(_ text: String, _ seconds: Double) throws {
         let date = try #require(PostgresTimestamp.parse(text))
@@ -24,8 +24,8 @@ struct TimestampTests {
     }
 
     @Test func formatsInUTCWithMicroseconds() {
-        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 1_795_831_200)) == "2026-11-22T02:00:00Z")
-        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 1_795_831_200.5)) == "2026-11-22T02:00:00.500000Z")
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 1_795_312_800)) == "2026-11-22T02:00:00Z")
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 1_795_312_800.5)) == "2026-11-22T02:00:00.500000Z")
         #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500000Z")
     }
 

@@ -1,0 +1,509 @@
+import Foundation
+import Postgres
+
+/// Diffs Apple's transactions (the white table) against the delivery ledger (the black table)
+/// inside PostgreSQL and keeps the review queue in step (SPEC sections 5 and 6).
+///
+/// Every step is one set-based statement over temporary tables; no table is pulled into the
+/// process. The scope of a run is what the window touched plus every open review item, so a
+/// nightly run over a long history only re-judges what can have changed.
+public struct Differ: Sendable {
+    /// What the diff needs to know about the run.
+    public struct Parameters: Sendable {
+        /// The run the findings belong to.
+        public var runID: Int64
+        /// Accepted bundle ids.
+        public var bundleIDs: [String]
+        /// Which purchases count as real money.
+        public var environment: Settings.Environment
+        /// Purchases and deliveries younger than this instant are not judged (run start − grace).
+        public var judgeBefore: Date
+        /// Window start; nil reconciles the whole history.
+        public var since: Date?
+        /// Window end.
+        public var until: Date
+        /// With Server API credentials, a delivery is unknown to Apple only after Get Transaction
+        /// Info answered not found.
+        public var serverAPIEnabled: Bool
+
+        /// Creates the parameters.
+        public init(
+            runID: Int64, bundleIDs: [String], environment: Settings.Environment, judgeBefore: Date, since: Date?,
+            until: Date, serverAPIEnabled: Bool
+        ) {
+            self.runID = runID
+            self.bundleIDs = bundleIDs
+            self.environment = environment
+            self.judgeBefore = judgeBefore
+            self.since = since
+            self.until = until
+            self.serverAPIEnabled = serverAPIEnabled
+        }
+    }
+
+    /// What the queue upsert did.
+    public struct QueueChanges: Sendable, Equatable {
+        /// Items created by this run.
+        public var created = 0
+        /// Items seen again (still open, or touched but decided by a person).
+        public var refreshed = 0
+        /// Items auto-resolved because their condition is gone.
+        public var autoResolved = 0
+        /// Auto-resolved items whose condition came back.
+        public var reopened = 0
+    }
+
+    /// The relations to read.
+    public let uploads: String
+    /// The delivery ledger relation.
+    public let deliveries: String
+    /// The product catalogue relation.
+    public let products: String
+
+    /// Creates a differ over (already validated and quoted) relation names.
+    public init(uploads: String, deliveries: String, products: String) {
+        self.uploads = uploads
+        self.deliveries = deliveries
+        self.products = products
+    }
+
+    /// Computes this run's findings into the temporary table `diff_findings` (dropped at commit);
+    /// call inside a transaction, then `upsertQueue` or read the findings.
+    public func computeFindings(_ parameters: Parameters, on connection: Connection) throws {
+        let since = parameters.since ?? Date.distantPast
+        let counted = parameters.environment == .production ? "Production" : "Sandbox"
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_scope (transaction_id text PRIMARY KEY) ON COMMIT DROP;
+            """)
+        // What this run can have changed: transactions Apple confirmed or changed in this run or
+        // bought in the window, deliveries made or revoked in the window, what this run's uploads
+        // carried, and every transaction an open review item is about (so it can auto-resolve).
+        try connection.execute(
+            """
+            INSERT INTO diff_scope
+            SELECT transaction_id FROM reconcile.apple_transactions
+             WHERE last_seen_run = $1 OR (purchase_date >= $2 AND purchase_date < $3)
+            UNION SELECT transaction_id FROM \(deliveries)
+             WHERE (delivered_at >= $2 AND delivered_at < $3) OR revoked_at >= $2
+            UNION SELECT transaction_id FROM reconcile.transaction_claims WHERE run_id = $1
+            UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
+                    JOIN \(uploads) u ON u.id = v.upload_id
+             WHERE v.last_run_id = $1 AND u.claimed_transaction_id IS NOT NULL
+            UNION SELECT transaction_id FROM reconcile.review_items
+             WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
+            ON CONFLICT DO NOTHING
+            """, [parameters.runID, since, parameters.until])
+        // A non-consumable is matched by its original transaction: bring the whole family in.
+        try connection.execute(
+            """
+            INSERT INTO diff_scope
+            SELECT o.transaction_id
+              FROM reconcile.apple_transactions a
+              JOIN diff_scope s ON s.transaction_id = a.transaction_id
+              LEFT JOIN \(products) p ON p.product_id = a.product_id
+              JOIN reconcile.apple_transactions o ON o.original_transaction_id = a.original_transaction_id
+             WHERE coalesce(a.product_type, p.product_type) = 'non_consumable'
+            ON CONFLICT DO NOTHING
+            """)
+        // Transactions an upload still being verified says it reports: not judged this run.
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_blocked ON COMMIT DROP AS
+            SELECT DISTINCT u.claimed_transaction_id AS transaction_id
+              FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
+             WHERE v.state IN ('pending', 'retry') AND u.claimed_transaction_id IS NOT NULL;
+            CREATE TEMP TABLE diff_pending_users ON COMMIT DROP AS
+            SELECT DISTINCT u.user_id
+              FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
+             WHERE v.state IN ('pending', 'retry');
+            """)
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_tx ON COMMIT DROP AS
+            SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a.environment,
+                   a.quantity, a.purchase_date, a.revocation_date, a.ownership_type, a.app_account_token,
+                   coalesce(a.product_type, p.product_type) AS product_type,
+                   coalesce(a.price_milli, p.price_milli) AS price_milli,
+                   coalesce(a.currency, p.currency) AS currency,
+                   CASE WHEN coalesce(a.product_type, p.product_type) = 'non_consumable'
+                        THEN 'o:' || a.original_transaction_id ELSE 't:' || a.transaction_id END AS match_key,
+                   a.bundle_id = ANY($1::text[]) AS bundle_ok,
+                   a.environment = $2 AS counted,
+                   a.bundle_id = ANY($1::text[]) AND a.purchase_date <= $3
+                       AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = a.transaction_id)
+                       AS judged
+              FROM reconcile.apple_transactions a
+              JOIN diff_scope s ON s.transaction_id = a.transaction_id
+              LEFT JOIN \(products) p ON p.product_id = a.product_id
+            """, [parameters.bundleIDs, counted, parameters.judgeBefore])
+        try connection.execute(
+            """
+            CREATE INDEX ON diff_tx (match_key);
+            ANALYZE diff_tx;
+            -- One row per matching key: for a non-consumable the original purchase stands for its restores.
+            CREATE TEMP TABLE diff_key ON COMMIT DROP AS
+            SELECT DISTINCT ON (t.match_key) t.*,
+                   bool_and(t.judged) OVER (PARTITION BY t.match_key) AS key_judged,
+                   bool_or(t.revocation_date IS NOT NULL) OVER (PARTITION BY t.match_key) AS key_revoked
+              FROM diff_tx t
+             ORDER BY t.match_key, (t.transaction_id = t.original_transaction_id) DESC, t.purchase_date, t.transaction_id;
+            CREATE INDEX ON diff_key (match_key);
+            """)
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_dl ON COMMIT DROP AS
+            SELECT d.id, d.transaction_id, d.user_id, d.product_id, d.quantity, d.delivered_at, d.revoked_at,
+                   t.match_key
+              FROM \(deliveries) d
+              JOIN diff_scope s ON s.transaction_id = d.transaction_id
+              LEFT JOIN diff_tx t ON t.transaction_id = d.transaction_id;
+            CREATE INDEX ON diff_dl (match_key);
+            ANALYZE diff_dl;
+            CREATE TEMP TABLE diff_claims ON COMMIT DROP AS
+            SELECT c.transaction_id, c.upload_id, c.user_id, c.application_username, c.app_account_token
+              FROM reconcile.transaction_claims c JOIN diff_tx t ON t.transaction_id = c.transaction_id;
+            CREATE INDEX ON diff_claims (transaction_id);
+            """)
+        try computeBuyers(on: connection)
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_findings (
+                fingerprint text PRIMARY KEY,
+                kind text NOT NULL,
+                transaction_id text,
+                original_transaction_id text,
+                user_id text,
+                product_id text,
+                upload_id bigint,
+                match_key text,
+                amount_milli bigint,
+                currency text,
+                purchase_date timestamptz,
+                evidence jsonb
+            ) ON COMMIT DROP
+            """)
+        for statement in findingStatements(environment: parameters.environment) {
+            try connection.execute(statement, [parameters.runID, parameters.bundleIDs, parameters.judgeBefore,
+                                               parameters.serverAPIEnabled])
+        }
+        try attachEvidence(on: connection)
+    }
+
+    /// Resolves each transaction's buyer (SPEC section 5): its appAccountToken (through
+    /// `reconcile.account_tokens`, or equal to an account id), its applicationUsername (an account
+    /// id or the lowercase hex SHA-256 of one), else its one uploader; several uploaders and no
+    /// binding leave the buyer unknown.
+    private func computeBuyers(on connection: Connection) throws {
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_bindings ON COMMIT DROP AS
+            SELECT t.transaction_id,
+                   coalesce(t.app_account_token,
+                            (SELECT c.app_account_token FROM diff_claims c
+                              WHERE c.transaction_id = t.transaction_id AND c.app_account_token IS NOT NULL
+                              ORDER BY c.upload_id LIMIT 1)) AS token,
+                   (SELECT c.application_username FROM diff_claims c
+                     WHERE c.transaction_id = t.transaction_id AND c.application_username IS NOT NULL
+                     ORDER BY c.upload_id LIMIT 1) AS username,
+                   (SELECT count(DISTINCT c.user_id) FROM diff_claims c WHERE c.transaction_id = t.transaction_id)
+                       AS uploaders,
+                   (SELECT min(c.user_id) FROM diff_claims c WHERE c.transaction_id = t.transaction_id) AS uploader
+              FROM diff_tx t;
+            CREATE TEMP TABLE diff_people (user_id text PRIMARY KEY, hash text NOT NULL) ON COMMIT DROP;
+            """)
+        // Accounts a binding can name: those in scope, then those named verbatim anywhere, then,
+        // only if a hashed username is still unresolved, every uploader hashed once.
+        try connection.execute(
+            """
+            INSERT INTO diff_people
+            SELECT user_id, encode(sha256(convert_to(user_id, 'UTF8')), 'hex')
+              FROM (SELECT user_id FROM diff_claims UNION SELECT user_id FROM diff_dl
+                    UNION SELECT k.user_id FROM reconcile.account_tokens k
+                           WHERE k.app_account_token IN (SELECT token FROM diff_bindings)
+                    UNION SELECT u.user_id FROM \(uploads) u
+                           WHERE u.user_id IN (SELECT username FROM diff_bindings
+                                               UNION SELECT token::text FROM diff_bindings
+                                               UNION SELECT upper(token::text) FROM diff_bindings)) known
+            ON CONFLICT DO NOTHING
+            """)
+        try connection.execute(
+            """
+            INSERT INTO diff_people
+            SELECT user_id, hash FROM (
+                SELECT user_id, encode(sha256(convert_to(user_id, 'UTF8')), 'hex') AS hash
+                  FROM (SELECT DISTINCT user_id FROM \(uploads)) everyone
+                 WHERE EXISTS (SELECT 1 FROM diff_bindings b
+                                WHERE b.username ~ '^[0-9a-fA-F]{64}$'
+                                  AND NOT EXISTS (SELECT 1 FROM diff_people p
+                                                   WHERE p.hash = lower(b.username) OR p.user_id = b.username))
+            ) hashed
+            WHERE hash IN (SELECT lower(username) FROM diff_bindings)
+            ON CONFLICT DO NOTHING
+            """)
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
+            SELECT b.transaction_id, b.uploaders,
+                   coalesce(k.user_id, tp.user_id, up.user_id, CASE WHEN b.uploaders = 1 THEN b.uploader END) AS buyer,
+                   CASE WHEN k.user_id IS NOT NULL THEN 'app_account_token'
+                        WHEN tp.user_id IS NOT NULL THEN 'app_account_token'
+                        WHEN up.user_id IS NOT NULL THEN 'application_username'
+                        WHEN b.uploaders = 1 THEN 'uploader'
+                   END AS basis
+              FROM diff_bindings b
+              LEFT JOIN reconcile.account_tokens k ON k.app_account_token = b.token
+              LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
+                                  WHERE b.token IS NOT NULL AND lower(p.user_id) = b.token::text LIMIT 1) tp ON true
+              LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
+                                  WHERE p.user_id = b.username OR p.hash = lower(b.username)
+                                  ORDER BY (p.user_id = b.username) DESC, p.user_id LIMIT 1) up ON true;
+            CREATE INDEX ON diff_buyer (transaction_id);
+            """)
+    }
+
+    /// One INSERT per finding kind. Parameters: $1 run, $2 bundles, $3 judge-before, $4 Server API on.
+    private func findingStatements(environment: Settings.Environment) -> [String] {
+        let fields = "fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id, upload_id, "
+            + "match_key, amount_milli, currency, purchase_date"
+        // Each key's unrevoked deliveries.
+        let liveDeliveries = "SELECT * FROM diff_dl d WHERE d.revoked_at IS NULL"
+        var statements = [
+            // Paid, unrevoked, counted, and no unrevoked delivery matches.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'missed_delivery:' || k.transaction_id, 'missed_delivery', k.transaction_id,
+                   k.original_transaction_id, b.buyer, k.product_id, NULL, k.match_key,
+                   k.price_milli * k.quantity, k.currency, k.purchase_date
+              FROM diff_key k JOIN diff_buyer b ON b.transaction_id = k.transaction_id
+             WHERE k.key_judged AND k.counted AND NOT k.key_revoked
+               AND coalesce(k.ownership_type, 'PURCHASED') = 'PURCHASED'
+               AND NOT EXISTS (\(liveDeliveries) AND d.match_key = k.match_key)
+            """,
+            // Two or more unrevoked deliveries for one key.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'duplicate_delivery:' || k.transaction_id, 'duplicate_delivery', k.transaction_id,
+                   k.original_transaction_id, (array_agg(d.user_id ORDER BY d.delivered_at DESC, d.id DESC))[1],
+                   k.product_id, NULL, k.match_key, k.price_milli * k.quantity * (count(*) - 1), k.currency,
+                   k.purchase_date
+              FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
+             WHERE k.key_judged AND k.counted
+             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
+                      k.quantity, k.currency, k.purchase_date
+            HAVING count(*) >= 2
+            """,
+            // The buyer is known and an unrevoked delivery went to another account.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT DISTINCT ON (k.transaction_id, d.user_id)
+                   'wrong_account:' || k.transaction_id || ':' || md5(d.user_id), 'wrong_account', k.transaction_id,
+                   k.original_transaction_id, b.buyer, k.product_id, NULL, k.match_key,
+                   k.price_milli * k.quantity, k.currency, k.purchase_date
+              FROM diff_key k
+              JOIN diff_buyer b ON b.transaction_id = k.transaction_id
+              JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
+             WHERE k.key_judged AND k.counted AND b.buyer IS NOT NULL AND d.user_id <> b.buyer
+            """,
+            // A delivery names another product than Apple's transaction.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'product_mismatch:' || t.transaction_id || ':' || d.id, 'product_mismatch', t.transaction_id,
+                   t.original_transaction_id, d.user_id, t.product_id, NULL, t.match_key, NULL, NULL, t.purchase_date
+              FROM diff_tx t JOIN (\(liveDeliveries)) d ON d.transaction_id = t.transaction_id
+             WHERE t.judged AND t.counted AND d.product_id <> t.product_id
+            """,
+            // Exactly one unrevoked delivery, with another quantity than Apple's.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'quantity_mismatch:' || k.transaction_id, 'quantity_mismatch', k.transaction_id,
+                   k.original_transaction_id, min(d.user_id), k.product_id, NULL, k.match_key,
+                   k.price_milli * abs(k.quantity - min(d.quantity)), k.currency, k.purchase_date
+              FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
+             WHERE k.key_judged AND k.counted
+             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
+                      k.quantity, k.currency, k.purchase_date
+            HAVING count(*) = 1 AND min(d.quantity) <> k.quantity
+            """,
+            // Apple revoked or refunded it, and a delivery is not revoked.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'refunded_delivery:' || k.transaction_id, 'refunded_delivery', k.transaction_id,
+                   k.original_transaction_id, (array_agg(d.user_id ORDER BY d.id))[1], k.product_id, NULL,
+                   k.match_key, k.price_milli * k.quantity, k.currency, k.purchase_date
+              FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
+             WHERE k.key_judged AND k.counted AND k.key_revoked
+             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
+                      k.quantity, k.currency, k.purchase_date
+            """,
+            // A delivery whose transaction no verified source of this app contains, judged once the
+            // delivery's user has nothing left to verify (and, with the Server API, after Get
+            // Transaction Info answered not found in both environments).
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'unverified_delivery:' || d.transaction_id || ':' || md5(d.user_id), 'unverified_delivery',
+                   d.transaction_id, NULL, d.user_id, min(d.product_id), NULL, NULL,
+                   sum(p.price_milli * d.quantity), min(p.currency), NULL
+              FROM diff_dl d LEFT JOIN \(products) p ON p.product_id = d.product_id
+             WHERE d.revoked_at IS NULL AND d.delivered_at <= $3
+               AND NOT EXISTS (SELECT 1 FROM diff_tx t WHERE t.transaction_id = d.transaction_id AND t.bundle_ok)
+               AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = d.transaction_id)
+               AND NOT EXISTS (SELECT 1 FROM diff_pending_users q WHERE q.user_id = d.user_id)
+               AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                                              WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found'))
+               AND $1::bigint IS NOT NULL AND $2::text[] IS NOT NULL
+             GROUP BY d.transaction_id, d.user_id
+            """,
+            // An upload's receipt or transaction belongs to another app.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'foreign_bundle:' || v.upload_id, 'foreign_bundle',
+                   coalesce(u.claimed_transaction_id,
+                            (SELECT min(c.transaction_id) FROM reconcile.transaction_claims c WHERE c.upload_id = v.upload_id)),
+                   NULL, u.user_id, NULL, v.upload_id, NULL, NULL, NULL, NULL
+              FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
+             WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY($2::text[]))
+               AND (v.last_run_id = $1
+                    OR v.upload_id IN (SELECT upload_id FROM reconcile.review_items
+                                        WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review')))
+               AND $3::timestamptz IS NOT NULL AND $4::boolean IS NOT NULL
+            """,
+            // The same transaction uploaded by two or more accounts.
+            """
+            INSERT INTO diff_findings (\(fields))
+            SELECT 'shared_receipt:' || t.transaction_id, 'shared_receipt', t.transaction_id,
+                   t.original_transaction_id, b.buyer, t.product_id, NULL, t.match_key, NULL, NULL, t.purchase_date
+              FROM diff_tx t JOIN diff_buyer b ON b.transaction_id = t.transaction_id
+             WHERE t.judged AND b.uploaders >= 2
+            """,
+        ]
+        if environment == .production {
+            // A sandbox (tester's) purchase credited as if it were real money.
+            statements.append(
+                """
+                INSERT INTO diff_findings (\(fields))
+                SELECT 'environment_mismatch:' || k.transaction_id, 'environment_mismatch', k.transaction_id,
+                       k.original_transaction_id, min(d.user_id), k.product_id, NULL, k.match_key,
+                       k.price_milli * k.quantity, k.currency, k.purchase_date
+                  FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
+                 WHERE k.key_judged AND k.environment = 'Sandbox'
+                 GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
+                          k.quantity, k.currency, k.purchase_date
+                """)
+        }
+        // Every statement receives the same four parameters; those that do not need one still
+        // mention it so that PostgreSQL can infer its type.
+        return statements.map { statement in
+            var text = statement
+            for (placeholder, cast) in [("$1", "$1::bigint"), ("$2", "$2::text[]"), ("$3", "$3::timestamptz"),
+                                        ("$4", "$4::boolean")] where !text.contains(placeholder) {
+                text += "\n   AND \(cast) IS NOT NULL"
+            }
+            return text
+        }
+    }
+
+    /// Evidence for each finding: the Apple transaction, the ledger rows, the uploads with device
+    /// info and verification state, and how the buyer was resolved.
+    private func attachEvidence(on connection: Connection) throws {
+        try connection.execute(
+            """
+            UPDATE diff_findings f SET evidence = jsonb_build_object(
+                'apple_transaction', (SELECT to_jsonb(a) FROM reconcile.apple_transactions a
+                                       WHERE a.transaction_id = f.transaction_id),
+                'deliveries', coalesce((SELECT jsonb_agg(to_jsonb(d) ORDER BY d.id) FROM \(deliveries) d
+                                         WHERE d.transaction_id = f.transaction_id
+                                            OR d.transaction_id IN (SELECT t.transaction_id FROM diff_tx t
+                                                                     WHERE t.match_key = f.match_key)), '[]'),
+                'uploads', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                        'id', u.id, 'user_id', u.user_id, 'kind', u.kind, 'uploaded_at', u.uploaded_at,
+                                        'device', u.device, 'application_username', u.application_username,
+                                        'app_account_token', u.app_account_token,
+                                        'claimed_transaction_id', u.claimed_transaction_id,
+                                        'verification', v.state, 'apple_status', v.apple_status,
+                                        'error', v.last_error, 'environment', v.environment, 'bundle_id', v.bundle_id)
+                                        ORDER BY u.id)
+                                      FROM \(uploads) u
+                                      LEFT JOIN reconcile.upload_verifications v ON v.upload_id = u.id
+                                     WHERE u.id IN (SELECT c.upload_id FROM reconcile.transaction_claims c
+                                                     WHERE c.transaction_id = f.transaction_id
+                                                    UNION SELECT u2.id FROM \(uploads) u2
+                                                     WHERE u2.claimed_transaction_id = f.transaction_id
+                                                    UNION SELECT f.upload_id)), '[]'),
+                'buyer', (SELECT jsonb_build_object('user_id', b.buyer, 'basis', b.basis, 'uploaders', b.uploaders)
+                            FROM diff_buyer b WHERE b.transaction_id = f.transaction_id)
+            )
+            """)
+    }
+
+    /// Upserts the review queue from `diff_findings` (SPEC section 6): one item per fingerprint
+    /// ever, refreshed when seen again, auto-resolved when its condition is gone, reopened only if
+    /// it was auto-resolved. Items a person resolved or dismissed keep their status. Every status
+    /// change writes a review event in the same transaction.
+    public func upsertQueue(runID: Int64, on connection: Connection) throws -> QueueChanges {
+        var changes = QueueChanges()
+        changes.reopened = try connection.execute(
+            """
+            WITH reopened AS (
+                UPDATE reconcile.review_items r SET status = 'open', updated_at = now(), last_seen_run = $1
+                  FROM diff_findings f
+                 WHERE f.fingerprint = r.fingerprint AND r.status = 'auto_resolved'
+                RETURNING r.id
+            )
+            INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
+            SELECT id, $1, 'reconcile', 'auto_resolved', 'open', 'detected again' FROM reopened
+            """, [runID])
+        let severity = FindingKind.allCases.map { "WHEN '\($0.rawValue)' THEN '\($0.severity)'" }.joined(separator: " ")
+        let action = FindingKind.allCases.map { "WHEN '\($0.rawValue)' THEN '\($0.suggestedAction)'" }
+            .joined(separator: " ")
+        let rows = try connection.query(
+            """
+            WITH upserted AS (
+                INSERT INTO reconcile.review_items AS r
+                    (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id,
+                     product_id, upload_id, suggested_action, evidence, first_seen_run, last_seen_run)
+                SELECT f.fingerprint, f.kind, CASE f.kind \(severity) END, 'open', f.transaction_id,
+                       f.original_transaction_id, f.user_id, f.product_id, f.upload_id,
+                       CASE f.kind \(action) END, f.evidence, $1, $1
+                  FROM diff_findings f
+                ON CONFLICT (fingerprint) DO UPDATE
+                   SET last_seen_run = EXCLUDED.last_seen_run,
+                       evidence = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.evidence ELSE r.evidence END,
+                       updated_at = CASE WHEN r.status IN ('open', 'in_review') THEN now() ELSE r.updated_at END
+                RETURNING r.id, (xmax = 0) AS inserted
+            ), events AS (
+                INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
+                SELECT id, $1, 'reconcile', NULL, 'open', 'detected' FROM upserted WHERE inserted
+                RETURNING review_item_id
+            )
+            SELECT count(*) FILTER (WHERE inserted) AS created, count(*) FILTER (WHERE NOT inserted) AS refreshed
+              FROM upserted
+            """, [runID])
+        changes.created = try rows[0].decode(Int.self, "created")
+        changes.refreshed = try rows[0].decode(Int.self, "refreshed")
+        // Open items this run judged and no longer detects. Items whose transaction (or user, for
+        // unknown deliveries) still waits on a verification were not judged and stay as they are.
+        changes.autoResolved = try connection.execute(
+            """
+            WITH gone AS (
+                SELECT r.id, r.status AS old_status
+                  FROM reconcile.review_items r
+                 WHERE r.status IN ('open', 'in_review')
+                   AND NOT EXISTS (SELECT 1 FROM diff_findings f WHERE f.fingerprint = r.fingerprint)
+                   AND (r.kind = 'foreign_bundle'
+                        OR (r.transaction_id IN (SELECT transaction_id FROM diff_scope)
+                            AND r.transaction_id NOT IN (SELECT transaction_id FROM diff_blocked)
+                            AND NOT (r.kind = 'unverified_delivery'
+                                     AND r.user_id IN (SELECT user_id FROM diff_pending_users))))
+                 FOR UPDATE
+            ), resolved AS (
+                UPDATE reconcile.review_items r SET status = 'auto_resolved', updated_at = now()
+                  FROM gone WHERE gone.id = r.id
+                RETURNING r.id, gone.old_status
+            )
+            INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
+            SELECT id, $1, 'reconcile', old_status, 'auto_resolved', 'condition no longer detected' FROM resolved
+            """, [runID])
+        return changes
+    }
+}

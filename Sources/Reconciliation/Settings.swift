@@ -1,0 +1,206 @@
+import Foundation
+import Postgres
+
+/// The job's configuration (SPEC section 9), read from one key → value lookup (environment over
+/// config file, assembled by the executable) and validated once.
+public struct Settings: Sendable {
+    /// Which purchases count as real money.
+    public enum Environment: String, Sendable, CaseIterable {
+        /// Production purchases count; sandbox ones are testers'.
+        case production
+        /// Sandbox purchases count (a staging deployment).
+        case sandbox
+    }
+
+    /// How StoreKit 1 app receipts are verified.
+    public enum ReceiptVerification: String, Sendable, CaseIterable {
+        /// Apple's verifyReceipt endpoint is the authority.
+        case apple
+        /// Offline, by the receipt's signature chain.
+        case local
+    }
+
+    /// App Store Server API credentials; all three variables must be set.
+    public struct ServerAPIKey: Sendable {
+        /// `APPSTORE_KEY_ID`.
+        public var keyID: String
+        /// `APPSTORE_ISSUER_ID`.
+        public var issuerID: String
+        /// `APPSTORE_PRIVATE_KEY_FILE`, a `.p8` PEM file.
+        public var privateKeyFile: String
+    }
+
+    /// `DATABASE_URL`; nil lets libpq use its `PG*` variables.
+    public var databaseURL: String?
+    /// `RECONCILE_BUNDLE_IDS`.
+    public var bundleIDs: [String]
+    /// `RECONCILE_ENVIRONMENT`.
+    public var environment: Environment
+    /// `RECONCILE_GRACE`: purchases younger than this are not judged.
+    public var grace: TimeInterval
+    /// `RECONCILE_RECEIPT_VERIFICATION`.
+    public var receiptVerification: ReceiptVerification
+    /// `RECONCILE_MAX_ATTEMPTS`.
+    public var maxAttempts: Int
+    /// `APPLE_SHARED_SECRET`.
+    public var sharedSecret: Secret?
+    /// `APPLE_VERIFY_RECEIPT_URL`.
+    public var verifyReceiptURL: String
+    /// `APPLE_VERIFY_RECEIPT_SANDBOX_URL`.
+    public var verifyReceiptSandboxURL: String
+    /// `APPSTORE_API_URL`.
+    public var serverAPIURL: String
+    /// `APPSTORE_API_SANDBOX_URL`.
+    public var serverAPISandboxURL: String
+    /// The Server API key, when configured.
+    public var serverAPIKey: ServerAPIKey?
+    /// `APPSTORE_API_RATE` (requests per second); nil → 50 production, 5 sandbox.
+    public var serverAPIRate: Double?
+    /// `APPLE_ROOT_CERTIFICATES`: files replacing the bundled roots.
+    public var rootCertificateFiles: [String]
+    /// `RECONCILE_CONCURRENCY`.
+    public var concurrency: Int
+    /// `RECONCILE_REPORT_DIR`.
+    public var reportDirectory: String
+    /// The uploads relation, validated and quoted.
+    public var uploadsRelation: String
+    /// The deliveries relation, validated and quoted.
+    public var deliveriesRelation: String
+    /// The products relation, validated and quoted.
+    public var productsRelation: String
+    /// `RECONCILE_WEB_TOKEN`.
+    public var webToken: Secret?
+
+    /// Every key this program reads.
+    public static let keys = [
+        "DATABASE_URL", "RECONCILE_BUNDLE_IDS", "RECONCILE_ENVIRONMENT", "RECONCILE_GRACE",
+        "RECONCILE_RECEIPT_VERIFICATION", "RECONCILE_MAX_ATTEMPTS", "APPLE_SHARED_SECRET", "APPLE_VERIFY_RECEIPT_URL",
+        "APPLE_VERIFY_RECEIPT_SANDBOX_URL", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL", "APPSTORE_KEY_ID",
+        "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE", "APPSTORE_API_RATE", "APPLE_ROOT_CERTIFICATES",
+        "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
+        "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN",
+    ]
+
+    /// Keys whose values are secrets: never logged, never written to reports.
+    public static let secretKeys: Set<String> = ["APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL"]
+
+    /// Reads and validates every setting. `requireBundleIDs` is false for commands that need
+    /// no bundle (migrate, review).
+    public init(lookup: (String) -> String?, requireBundleIDs: Bool = true) throws(SettingsError) {
+        func value(_ key: String) -> String? {
+            guard let raw = lookup(key)?.trimmingCharacters(in: .whitespacesAndNewlines), !raw.isEmpty else {
+                return nil
+            }
+            return raw
+        }
+        func list(_ key: String) -> [String] {
+            (value(key) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
+        func choice<T: RawRepresentable & CaseIterable>(_ key: String, default fallback: T) throws(SettingsError) -> T
+        where T.RawValue == String {
+            guard let raw = value(key) else { return fallback }
+            guard let parsed = T(rawValue: raw.lowercased()) else {
+                throw SettingsError(key: key, problem: "must be one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return parsed
+        }
+        func positiveInt(_ key: String, default fallback: Int) throws(SettingsError) -> Int {
+            guard let raw = value(key) else { return fallback }
+            guard let number = Int(raw), number > 0 else {
+                throw SettingsError(key: key, problem: "must be a positive whole number")
+            }
+            return number
+        }
+        func url(_ key: String, default fallback: String) throws(SettingsError) -> String {
+            let text = value(key) ?? fallback
+            guard let parsed = URL(string: text), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
+                parsed.host != nil
+            else { throw SettingsError(key: key, problem: "must be an http(s) URL") }
+            return text
+        }
+        func relation(_ key: String, default fallback: String) throws(SettingsError) -> String {
+            let text = value(key) ?? fallback
+            guard let quoted = Identifier.qualifiedRelation(text) else {
+                throw SettingsError(key: key, problem: "must be a table or view name such as app.deliveries")
+            }
+            return quoted
+        }
+
+        databaseURL = value("DATABASE_URL")
+        bundleIDs = list("RECONCILE_BUNDLE_IDS")
+        if requireBundleIDs, bundleIDs.isEmpty {
+            throw SettingsError(key: "RECONCILE_BUNDLE_IDS", problem: "is required: the app's bundle ids, comma-separated")
+        }
+        environment = try choice("RECONCILE_ENVIRONMENT", default: .production)
+        if let raw = value("RECONCILE_GRACE") {
+            guard let seconds = TimeExpression.duration(raw) else {
+                throw SettingsError(key: "RECONCILE_GRACE", problem: "must be a duration such as 30m, 2h or 1d")
+            }
+            grace = seconds
+        } else {
+            grace = 30 * 60
+        }
+        receiptVerification = try choice("RECONCILE_RECEIPT_VERIFICATION", default: .apple)
+        maxAttempts = try positiveInt("RECONCILE_MAX_ATTEMPTS", default: 5)
+        sharedSecret = value("APPLE_SHARED_SECRET").map(Secret.init)
+        verifyReceiptURL = try url("APPLE_VERIFY_RECEIPT_URL", default: "https://buy.itunes.apple.com/verifyReceipt")
+        verifyReceiptSandboxURL = try url(
+            "APPLE_VERIFY_RECEIPT_SANDBOX_URL", default: "https://sandbox.itunes.apple.com/verifyReceipt")
+        serverAPIURL = try url("APPSTORE_API_URL", default: "https://api.storekit.apple.com")
+        serverAPISandboxURL = try url("APPSTORE_API_SANDBOX_URL", default: "https://api.storekit-sandbox.apple.com")
+        let keyParts = [value("APPSTORE_KEY_ID"), value("APPSTORE_ISSUER_ID"), value("APPSTORE_PRIVATE_KEY_FILE")]
+        if let keyID = keyParts[0], let issuerID = keyParts[1], let file = keyParts[2] {
+            serverAPIKey = ServerAPIKey(keyID: keyID, issuerID: issuerID, privateKeyFile: file)
+        } else if keyParts.contains(where: { $0 != nil }) {
+            throw SettingsError(
+                key: "APPSTORE_KEY_ID",
+                problem: "APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE must be set together")
+        } else {
+            serverAPIKey = nil
+        }
+        if let raw = value("APPSTORE_API_RATE") {
+            guard let rate = Double(raw), rate > 0, rate.isFinite else {
+                throw SettingsError(key: "APPSTORE_API_RATE", problem: "must be a positive number of requests per second")
+            }
+            serverAPIRate = rate
+        } else {
+            serverAPIRate = nil
+        }
+        rootCertificateFiles = list("APPLE_ROOT_CERTIFICATES")
+        concurrency = try positiveInt("RECONCILE_CONCURRENCY", default: 16)
+        reportDirectory = value("RECONCILE_REPORT_DIR") ?? "./reports"
+        uploadsRelation = try relation("RECONCILE_UPLOADS_RELATION", default: "reconcile.receipt_uploads")
+        deliveriesRelation = try relation("RECONCILE_DELIVERIES_RELATION", default: "reconcile.deliveries")
+        productsRelation = try relation("RECONCILE_PRODUCTS_RELATION", default: "reconcile.products")
+        webToken = value("RECONCILE_WEB_TOKEN").map(Secret.init)
+    }
+}
+
+/// A setting that is wrong, naming the variable and what it must be.
+public struct SettingsError: Error, Equatable, CustomStringConvertible {
+    /// The variable (or config-file key) at fault.
+    public let key: String
+    /// What is wrong with it; never its value, which may be a secret.
+    public let problem: String
+
+    /// Creates an error for a key.
+    public init(key: String, problem: String) {
+        self.key = key
+        self.problem = problem
+    }
+
+    public var description: String { "\(key) \(problem)" }
+}
+
+/// A secret value that prints as `‹redacted›` wherever it is interpolated.
+public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The secret itself; read it only where it is sent.
+    public let value: String
+
+    /// Wraps a secret.
+    public init(_ value: String) { self.value = value }
+
+    public var description: String { "‹redacted›" }
+    public var debugDescription: String { "‹redacted›" }
+}
