@@ -5,6 +5,9 @@ import Foundation
 enum PostgresTimestamp {
     /// Formats a date as `2026-11-22T02:00:00.123456Z`.
     static func format(_ date: Date) -> String {
+        // Foundation's distant dates are Julian-calendar instants outside PostgreSQL's years.
+        if date <= .distantPast { return "-infinity" }
+        if date >= .distantFuture { return "infinity" }
         let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
         guard micros.isFinite, abs(micros) < 9e18 else { return micros < 0 ? "-infinity" : "infinity" }
         let total = Int64(micros)

@@ -51,6 +51,9 @@ public struct Differ: Sendable {
         public var autoResolved = 0
         /// Auto-resolved items whose condition came back.
         public var reopened = 0
+
+        /// No changes (a dry run).
+        public init() {}
     }
 
     /// The relations to read.
@@ -72,7 +75,7 @@ public struct Differ: Sendable {
     public func computeFindings(_ parameters: Parameters, on connection: Connection) throws {
         let since = parameters.since ?? Date.distantPast
         let counted = parameters.environment == .production ? "Production" : "Sandbox"
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_scope (transaction_id text PRIMARY KEY) ON COMMIT DROP;
             """)
@@ -95,7 +98,7 @@ public struct Differ: Sendable {
             ON CONFLICT DO NOTHING
             """, [parameters.runID, since, parameters.until])
         // A non-consumable is matched by its original transaction: bring the whole family in.
-        try connection.execute(
+        try connection.executeScript(
             """
             INSERT INTO diff_scope
             SELECT o.transaction_id
@@ -107,7 +110,7 @@ public struct Differ: Sendable {
             ON CONFLICT DO NOTHING
             """)
         // Transactions an upload still being verified says it reports: not judged this run.
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_blocked ON COMMIT DROP AS
             SELECT DISTINCT u.claimed_transaction_id AS transaction_id
@@ -137,7 +140,7 @@ public struct Differ: Sendable {
               JOIN diff_scope s ON s.transaction_id = a.transaction_id
               LEFT JOIN \(products) p ON p.product_id = a.product_id
             """, [parameters.bundleIDs, counted, parameters.judgeBefore])
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE INDEX ON diff_tx (match_key);
             ANALYZE diff_tx;
@@ -150,7 +153,7 @@ public struct Differ: Sendable {
              ORDER BY t.match_key, (t.transaction_id = t.original_transaction_id) DESC, t.purchase_date, t.transaction_id;
             CREATE INDEX ON diff_key (match_key);
             """)
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_dl ON COMMIT DROP AS
             SELECT d.id, d.transaction_id, d.user_id, d.product_id, d.quantity, d.delivered_at, d.revoked_at,
@@ -166,7 +169,7 @@ public struct Differ: Sendable {
             CREATE INDEX ON diff_claims (transaction_id);
             """)
         try computeBuyers(on: connection)
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_findings (
                 fingerprint text PRIMARY KEY,
@@ -183,9 +186,14 @@ public struct Differ: Sendable {
                 evidence jsonb
             ) ON COMMIT DROP
             """)
+        try connection.execute(
+            """
+            CREATE TEMP TABLE diff_params ON COMMIT DROP AS
+            SELECT $1::bigint AS run_id, $2::text[] AS bundle_ids, $3::timestamptz AS judge_before,
+                   $4::boolean AS api_enabled
+            """, [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled])
         for statement in findingStatements(environment: parameters.environment) {
-            try connection.execute(statement, [parameters.runID, parameters.bundleIDs, parameters.judgeBefore,
-                                               parameters.serverAPIEnabled])
+            try connection.executeScript(statement)
         }
         try attachEvidence(on: connection)
     }
@@ -195,7 +203,7 @@ public struct Differ: Sendable {
     /// id or the lowercase hex SHA-256 of one), else its one uploader; several uploaders and no
     /// binding leave the buyer unknown.
     private func computeBuyers(on connection: Connection) throws {
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_bindings ON COMMIT DROP AS
             SELECT t.transaction_id,
@@ -214,7 +222,7 @@ public struct Differ: Sendable {
             """)
         // Accounts a binding can name: those in scope, then those named verbatim anywhere, then,
         // only if a hashed username is still unresolved, every uploader hashed once.
-        try connection.execute(
+        try connection.executeScript(
             """
             INSERT INTO diff_people
             SELECT user_id, encode(sha256(convert_to(user_id, 'UTF8')), 'hex')
@@ -227,7 +235,7 @@ public struct Differ: Sendable {
                                                UNION SELECT upper(token::text) FROM diff_bindings)) known
             ON CONFLICT DO NOTHING
             """)
-        try connection.execute(
+        try connection.executeScript(
             """
             INSERT INTO diff_people
             SELECT user_id, hash FROM (
@@ -241,7 +249,7 @@ public struct Differ: Sendable {
             WHERE hash IN (SELECT lower(username) FROM diff_bindings)
             ON CONFLICT DO NOTHING
             """)
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
             SELECT b.transaction_id, b.uploaders,
@@ -262,7 +270,7 @@ public struct Differ: Sendable {
             """)
     }
 
-    /// One INSERT per finding kind. Parameters: $1 run, $2 bundles, $3 judge-before, $4 Server API on.
+    /// One INSERT per finding kind; the run's parameters are in `diff_params`.
     private func findingStatements(environment: Settings.Environment) -> [String] {
         let fields = "fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id, upload_id, "
             + "match_key, amount_milli, currency, purchase_date"
@@ -345,13 +353,12 @@ public struct Differ: Sendable {
                    d.transaction_id, NULL, d.user_id, min(d.product_id), NULL, NULL,
                    sum(p.price_milli * d.quantity), min(p.currency), NULL
               FROM diff_dl d LEFT JOIN \(products) p ON p.product_id = d.product_id
-             WHERE d.revoked_at IS NULL AND d.delivered_at <= $3
+             WHERE d.revoked_at IS NULL AND d.delivered_at <= (SELECT judge_before FROM diff_params)
                AND NOT EXISTS (SELECT 1 FROM diff_tx t WHERE t.transaction_id = d.transaction_id AND t.bundle_ok)
                AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = d.transaction_id)
                AND NOT EXISTS (SELECT 1 FROM diff_pending_users q WHERE q.user_id = d.user_id)
-               AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+               AND (NOT (SELECT api_enabled FROM diff_params) OR EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
                                               WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found'))
-               AND $1::bigint IS NOT NULL AND $2::text[] IS NOT NULL
              GROUP BY d.transaction_id, d.user_id
             """,
             // An upload's receipt or transaction belongs to another app.
@@ -362,11 +369,10 @@ public struct Differ: Sendable {
                             (SELECT min(c.transaction_id) FROM reconcile.transaction_claims c WHERE c.upload_id = v.upload_id)),
                    NULL, u.user_id, NULL, v.upload_id, NULL, NULL, NULL, NULL
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
-             WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY($2::text[]))
-               AND (v.last_run_id = $1
+             WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY((SELECT bundle_ids FROM diff_params)::text[]))
+               AND (v.last_run_id = (SELECT run_id FROM diff_params)
                     OR v.upload_id IN (SELECT upload_id FROM reconcile.review_items
                                         WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review')))
-               AND $3::timestamptz IS NOT NULL AND $4::boolean IS NOT NULL
             """,
             // The same transaction uploaded by two or more accounts.
             """
@@ -391,22 +397,13 @@ public struct Differ: Sendable {
                           k.quantity, k.currency, k.purchase_date
                 """)
         }
-        // Every statement receives the same four parameters; those that do not need one still
-        // mention it so that PostgreSQL can infer its type.
-        return statements.map { statement in
-            var text = statement
-            for (placeholder, cast) in [("$1", "$1::bigint"), ("$2", "$2::text[]"), ("$3", "$3::timestamptz"),
-                                        ("$4", "$4::boolean")] where !text.contains(placeholder) {
-                text += "\n   AND \(cast) IS NOT NULL"
-            }
-            return text
-        }
+        return statements
     }
 
     /// Evidence for each finding: the Apple transaction, the ledger rows, the uploads with device
     /// info and verification state, and how the buyer was resolved.
     private func attachEvidence(on connection: Connection) throws {
-        try connection.execute(
+        try connection.executeScript(
             """
             UPDATE diff_findings f SET evidence = jsonb_build_object(
                 'apple_transaction', (SELECT to_jsonb(a) FROM reconcile.apple_transactions a

@@ -26,3 +26,30 @@ public enum Schema {
         try Migrator(schema: name, lockKey: LockKey.migrate).apply(migrations(), on: connection)
     }
 }
+
+extension Schema {
+    /// Refuses to work on a database whose schema is older than this build.
+    public static func requireUpToDate(_ connection: Connection) throws {
+        let latest = try migrations().last?.version ?? 0
+        let applied = try connection.query(
+            """
+            SELECT CASE WHEN to_regclass('reconcile.schema_migrations') IS NULL THEN -1
+                        ELSE (SELECT coalesce(max(version), 0) FROM reconcile.schema_migrations) END
+            """)[0].decode(Int.self, at: 0)
+        guard applied >= latest else {
+            throw SchemaOutOfDateError(applied: max(applied, 0), latest: latest)
+        }
+    }
+}
+
+/// The database schema is older than this build.
+public struct SchemaOutOfDateError: Error, CustomStringConvertible {
+    /// Newest migration applied.
+    public let applied: Int
+    /// Newest migration this build has.
+    public let latest: Int
+
+    public var description: String {
+        "the database schema is at migration \(applied) and this build needs \(latest): run `reconcile migrate` first"
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Logging
+import Postgres
+
+/// `reconcile run`: the nightly job (SPEC sections 2, 3, 5, 6, 10).
+///
+/// lock → record the run → enqueue the window → verify (claimed in batches) → diff inside
+/// PostgreSQL → upsert the review queue → write the report → record the outcome.
+public struct ReconciliationJob: Sendable {
+    /// What the operator asked for.
+    public struct Options: Sendable {
+        /// `--since`; nil continues from the last successful run's watermark.
+        public var since: Date?
+        /// `--until`; nil is now.
+        public var until: Date?
+        /// `--dry-run`: verify and diff, write no review items.
+        public var dryRun = false
+        /// `--report-dir`, overriding `RECONCILE_REPORT_DIR`.
+        public var reportDirectory: String?
+
+        /// Creates options.
+        public init(since: Date? = nil, until: Date? = nil, dryRun: Bool = false, reportDirectory: String? = nil) {
+            self.since = since
+            self.until = until
+            self.dryRun = dryRun
+            self.reportDirectory = reportDirectory
+        }
+    }
+
+    /// How late an upload may arrive for the window before it: the next nightly window starts
+    /// this much before the last one ended.
+    public static let overlap: TimeInterval = 3600
+
+    let settings: Settings
+    let verifier: any UploadVerifier
+    let logger: Logger
+    let worker: String
+    let batchSize: Int
+
+    /// Creates the job.
+    public init(settings: Settings, verifier: any UploadVerifier, logger: Logger, batchSize: Int = 64) {
+        self.settings = settings
+        self.verifier = verifier
+        self.logger = logger
+        self.batchSize = batchSize
+        worker = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    /// Runs the job to the end and returns its report. Throws `RunLockedError` when another run
+    /// holds the lock, `RunConfigurationError` for configuration Apple refused.
+    public func run(_ options: Options, progress: (@Sendable (RunProgress) -> Void)? = nil) async throws -> RunReport {
+        let connection = try Connection(url: settings.databaseURL)
+        try Schema.requireUpToDate(connection)
+        guard try connection.tryAdvisoryLock(Schema.LockKey.run) else {
+            throw RunLockedError(holder: try RunLedger.runningRun(on: connection))
+        }
+        defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
+        try RunLedger.abandonStale(on: connection)
+
+        let startedAt = Date()
+        let until = options.until ?? startedAt
+        let since = try options.since ?? RunLedger.watermark(on: connection).map { $0.addingTimeInterval(-Self.overlap) }
+        let runID = try RunLedger.start(
+            since: since, until: until, environment: settings.environment, dryRun: options.dryRun, on: connection)
+        var log = logger
+        log[metadataKey: "run.id"] = "\(runID)"
+        log.info("run started", metadata: [
+            "window.since": "\(since.map(TimeExpression.format) ?? "beginning")", "window.until": "\(TimeExpression.format(until))",
+        ])
+        var timings: [String: Double] = [:]
+        do {
+            let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
+            var clock = Date()
+            let total = try queue.enqueue(runID: runID, since: since, until: until, on: connection)
+            try await verifyAll(queue: queue, runID: runID, total: total, connection: connection, logger: log,
+                                progress: progress)
+            timings["verify"] = Date().timeIntervalSince(clock)
+
+            clock = Date()
+            let differ = Differ(
+                uploads: settings.uploadsRelation, deliveries: settings.deliveriesRelation,
+                products: settings.productsRelation)
+            let parameters = Differ.Parameters(
+                runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
+                judgeBefore: startedAt.addingTimeInterval(-settings.grace), since: since, until: until,
+                serverAPIEnabled: settings.serverAPIKey != nil)
+            let (findings, changes) = try connection.transaction {
+                try differ.computeFindings(parameters, on: connection)
+                let changes = options.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: runID, on: connection)
+                return (try ReportBuilder.findings(runID: runID, dryRun: options.dryRun, on: connection), changes)
+            }
+            timings["diff_and_queue"] = Date().timeIntervalSince(clock)
+
+            let verification = try RunLedger.verificationSummary(runID: runID, on: connection)
+            let status = verification.retry > 0 ? "completed_with_unresolved" : "completed"
+            var report = RunReport(
+                runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
+                environment: settings.environment.rawValue, dryRun: options.dryRun, verification: verification,
+                findings: findings, changes: changes, timings: timings)
+            clock = Date()
+            let directory = try ReportWriter(
+                root: options.reportDirectory ?? settings.reportDirectory
+            ).write(report)
+            report.timings["report"] = Date().timeIntervalSince(clock)
+            report.reportDirectory = directory
+            try RunLedger.finish(report, on: connection)
+            log.info("run finished", metadata: [
+                "run.status": "\(status)", "findings.total": "\(findings.count)", "findings.new": "\(changes.created)",
+            ])
+            return report
+        } catch {
+            let interrupted = error is CancellationError
+            try? RunLedger.fail(
+                runID: runID, status: interrupted ? "interrupted" : "failed", error: "\(error)", on: connection)
+            log.error("run \(interrupted ? "interrupted" : "failed")", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    /// Claims and verifies the run's uploads batch by batch until none is due.
+    func verifyAll(
+        queue: VerificationQueue, runID: Int64, total: Int, connection: Connection, logger: Logger,
+        progress: (@Sendable (RunProgress) -> Void)?
+    ) async throws {
+        var done = 0
+        let started = Date()
+        while true {
+            try Task.checkCancellation()
+            let batch = try queue.claim(runID: runID, worker: worker, limit: batchSize, on: connection)
+            if batch.isEmpty { break }
+            let results = try await verify(batch, logger: logger)
+            try queue.record(results, runID: runID, worker: worker, on: connection)
+            done += batch.count
+            progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
+        }
+    }
+
+    /// Verifies a batch with at most `RECONCILE_CONCURRENCY` uploads in flight.
+    func verify(_ batch: [(upload: Upload, attempts: Int)], logger: Logger) async throws
+        -> [(upload: Upload, attempts: Int, verdict: Verdict)]
+    {
+        let verifier = self.verifier
+        let limit = max(1, settings.concurrency)
+        return try await withThrowingTaskGroup(of: (Int, Verdict).self) { group in
+            var verdicts = [Verdict?](repeating: nil, count: batch.count)
+            var next = 0
+            func launch() {
+                guard next < batch.count else { return }
+                let index = next
+                let (upload, attempts) = batch[index]
+                next += 1
+                group.addTask { (index, try await verifier.verify(upload, attempt: attempts + 1)) }
+            }
+            for _ in 0..<min(limit, batch.count) { launch() }
+            while let (index, verdict) = try await group.next() {
+                verdicts[index] = verdict
+                var log = logger
+                log[metadataKey: "upload.id"] = "\(batch[index].upload.id)"
+                switch verdict {
+                case .verified(let verified):
+                    log.debug("upload verified", metadata: ["apple.environment": "\(verified.environment)",
+                                                            "transactions": "\(verified.transactions.count)"])
+                case .invalid(let code, let reason, let status):
+                    log.info("upload invalid", metadata: ["reason.code": "\(code)", "reason": "\(reason)",
+                                                          "apple.status": "\(status.map(String.init) ?? "")"])
+                case .retry(let reason, let status):
+                    log.notice("upload will be retried", metadata: ["reason": "\(reason)",
+                                                                    "apple.status": "\(status.map(String.init) ?? "")"])
+                }
+                launch()
+            }
+            return batch.enumerated().map { ($1.upload, $1.attempts, verdicts[$0]!) }
+        }
+    }
+}
+
+/// Progress of the verification phase, for the TTY progress line.
+public struct RunProgress: Sendable {
+    /// Uploads verified so far.
+    public var verified: Int
+    /// Uploads the run has to verify.
+    public var total: Int
+    /// Seconds since verification started.
+    public var elapsed: TimeInterval
+}
+
+/// Another run holds the run lock (exit 3).
+public struct RunLockedError: Error, CustomStringConvertible {
+    /// The run that holds it, as recorded in `reconcile.runs`, if found.
+    public let holder: RunLedger.RunningRun?
+
+    public var description: String {
+        guard let holder else { return "another reconcile run holds the lock on this database" }
+        return "run \(holder.id) holds the lock (started \(TimeExpression.format(holder.startedAt))"
+            + (holder.host.map { " on \($0)" } ?? "") + (holder.pid.map { ", pid \($0)" } ?? "") + ")"
+    }
+}

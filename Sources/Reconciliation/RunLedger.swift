@@ -1,0 +1,103 @@
+import Foundation
+import Postgres
+
+/// `reconcile.runs`: one row per run, its window, status, counts, timings and report location.
+public enum RunLedger {
+    /// A run recorded as running.
+    public struct RunningRun: Sendable {
+        /// Its id.
+        public var id: Int64
+        /// When it started.
+        public var startedAt: Date
+        /// The machine it runs on.
+        public var host: String?
+        /// Its process id.
+        public var pid: Int?
+    }
+
+    static func runningRun(on connection: Connection) throws -> RunningRun? {
+        try connection.queryFirst(
+            "SELECT id, started_at, host, pid FROM reconcile.runs WHERE status = 'running' ORDER BY id DESC LIMIT 1"
+        ).map {
+            RunningRun(
+                id: try $0.decode(Int64.self, "id"), startedAt: try $0.decode(Date.self, "started_at"),
+                host: try $0.decode(String?.self, "host"), pid: try $0.decode(Int?.self, "pid"))
+        }
+    }
+
+    /// Runs still marked running while we hold the lock died without saying so (kill -9, power loss).
+    static func abandonStale(on connection: Connection) throws {
+        try connection.execute(
+            """
+            UPDATE reconcile.runs SET status = 'failed', finished_at = now(),
+                   error = 'the process ended without finishing the run (killed, or the machine stopped)'
+             WHERE status = 'running'
+            """)
+    }
+
+    /// The end of the last successful run's window (dry runs do not count: they wrote no queue).
+    static func watermark(on connection: Connection) throws -> Date? {
+        try connection.query(
+            """
+            SELECT max(window_until) FROM reconcile.runs
+             WHERE status IN ('completed', 'completed_with_unresolved') AND NOT dry_run
+            """)[0].decode(Date?.self, at: 0)
+    }
+
+    static func start(
+        since: Date?, until: Date, environment: Settings.Environment, dryRun: Bool, on connection: Connection
+    ) throws -> Int64 {
+        try connection.query(
+            """
+            INSERT INTO reconcile.runs (window_since, window_until, environment, dry_run, host, pid)
+            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
+            """,
+            [since, until, environment.rawValue, dryRun, ProcessInfo.processInfo.hostName,
+             Int(ProcessInfo.processInfo.processIdentifier)])[0].decode(Int64.self, at: 0)
+    }
+
+    static func verificationSummary(runID: Int64, on connection: Connection) throws -> RunReport.Verification {
+        let rows = try connection.query(
+            """
+            SELECT state, coalesce(apple_status::text, ''), count(*)::bigint
+              FROM reconcile.upload_verifications WHERE last_run_id = $1
+             GROUP BY 1, 2
+            """, [runID])
+        var summary = RunReport.Verification()
+        for row in rows {
+            let state = try row.decode(String.self, at: 0)
+            let status = try row.decode(String.self, at: 1)
+            let count = try row.decode(Int.self, at: 2)
+            summary.uploads += count
+            switch state {
+            case "verified": summary.verified += count
+            case "invalid": summary.invalid += count
+            default: summary.retry += count
+            }
+            if !status.isEmpty { summary.byAppleStatus[status, default: 0] += count }
+        }
+        return summary
+    }
+
+    static func finish(_ report: RunReport, on connection: Connection) throws {
+        let counts = try PostgresJSON(encoding: report.counts)
+        let timings = try PostgresJSON(encoding: report.timings)
+        try connection.execute(
+            """
+            UPDATE reconcile.runs
+               SET status = $2, finished_at = $3, uploads_total = $4, uploads_verified = $5, uploads_invalid = $6,
+                   uploads_retry = $7, findings_total = $8, findings_new = $9, counts = $10, timings = $11,
+                   report_dir = $12
+             WHERE id = $1
+            """,
+            [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
+             report.verification.invalid, report.verification.retry, report.findings.count, report.changes.created,
+             counts, timings, report.reportDirectory])
+    }
+
+    static func fail(runID: Int64, status: String, error: String, on connection: Connection) throws {
+        try connection.execute(
+            "UPDATE reconcile.runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1",
+            [runID, status, error])
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// One row of the uploads relation, as the verifier needs it.
+public struct Upload: Sendable, Equatable {
+    /// `id`.
+    public var id: Int64
+    /// `user_id`: the account logged in when the client uploaded.
+    public var userID: String
+    /// `kind`: `app_receipt` or `signed_transaction`.
+    public var kind: String
+    /// `payload`, exactly as uploaded.
+    public var payload: String
+    /// `application_username`.
+    public var applicationUsername: String?
+    /// `app_account_token`.
+    public var appAccountToken: UUID?
+    /// `claimed_transaction_id`.
+    public var claimedTransactionID: String?
+    /// `uploaded_at`.
+    public var uploadedAt: Date
+
+    /// Creates an upload.
+    public init(
+        id: Int64, userID: String, kind: String, payload: String, applicationUsername: String? = nil,
+        appAccountToken: UUID? = nil, claimedTransactionID: String? = nil, uploadedAt: Date = Date()
+    ) {
+        self.id = id
+        self.userID = userID
+        self.kind = kind
+        self.payload = payload
+        self.applicationUsername = applicationUsername
+        self.appAccountToken = appAccountToken
+        self.claimedTransactionID = claimedTransactionID
+        self.uploadedAt = uploadedAt
+    }
+}
+
+/// One Apple-confirmed transaction, normalised for `reconcile.apple_transactions`.
+public struct AppleTransactionRecord: Sendable, Equatable, Codable {
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var productID: String
+    /// `consumable`, `non_consumable`, `auto_renewable`, `non_renewing`, or nil when unknown.
+    public var productType: String?
+    public var bundleID: String
+    /// `Production` or `Sandbox`, as Apple spells it.
+    public var environment: String
+    public var quantity: Int
+    public var purchaseDate: Date
+    public var originalPurchaseDate: Date?
+    public var expiresDate: Date?
+    public var revocationDate: Date?
+    public var revocationReason: Int?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var ownershipType: String?
+    public var appAccountToken: UUID?
+    public var webOrderLineItemID: String?
+    public var priceMilli: Int64?
+    public var currency: String?
+    public var storefront: String?
+    /// Apple's `signedDate`, or the receipt's creation time: newer data wins.
+    public var signedDate: Date?
+    /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`.
+    public var source: String
+
+    /// Creates a record.
+    public init(
+        transactionID: String, originalTransactionID: String, productID: String, productType: String? = nil,
+        bundleID: String, environment: String, quantity: Int = 1, purchaseDate: Date, originalPurchaseDate: Date? = nil,
+        expiresDate: Date? = nil, revocationDate: Date? = nil, revocationReason: Int? = nil,
+        ownershipType: String? = nil, appAccountToken: UUID? = nil, webOrderLineItemID: String? = nil,
+        priceMilli: Int64? = nil, currency: String? = nil, storefront: String? = nil, signedDate: Date? = nil,
+        source: String
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.productType = productType
+        self.bundleID = bundleID
+        self.environment = environment
+        self.quantity = quantity
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.revocationReason = revocationReason
+        self.ownershipType = ownershipType
+        self.appAccountToken = appAccountToken
+        self.webOrderLineItemID = webOrderLineItemID
+        self.priceMilli = priceMilli
+        self.currency = currency
+        self.storefront = storefront
+        self.signedDate = signedDate
+        self.source = source
+    }
+}
+
+/// What verifying one upload with Apple established.
+public enum Verdict: Sendable, Equatable {
+    /// Apple confirmed the upload: its environment, bundle and transactions.
+    case verified(VerifiedUpload)
+    /// Apple (or local verification) rejected it for good.
+    case invalid(code: String, reason: String, appleStatus: Int?)
+    /// A passing failure: try again later; nothing is judged on it meanwhile.
+    case retry(reason: String, appleStatus: Int?)
+}
+
+/// An upload Apple confirmed.
+public struct VerifiedUpload: Sendable, Equatable {
+    /// `verify_receipt`, `local_receipt`, `jws`.
+    public var method: String
+    /// Apple's status (verifyReceipt), when there is one.
+    public var appleStatus: Int?
+    /// `Production` or `Sandbox`.
+    public var environment: String
+    /// The bundle the receipt or transaction belongs to.
+    public var bundleID: String
+    /// Every transaction it carries.
+    public var transactions: [AppleTransactionRecord]
+
+    /// Creates a verified upload.
+    public init(method: String, appleStatus: Int?, environment: String, bundleID: String,
+                transactions: [AppleTransactionRecord]) {
+        self.method = method
+        self.appleStatus = appleStatus
+        self.environment = environment
+        self.bundleID = bundleID
+        self.transactions = transactions
+    }
+}
+
+/// Verifies uploads with Apple. Throws only for failures that must stop the run (a wrong
+/// shared secret, `21004`); everything about one upload is a `Verdict`.
+public protocol UploadVerifier: Sendable {
+    /// Verifies one upload; `attempt` is 1 for the first try across runs.
+    func verify(_ upload: Upload, attempt: Int) async throws -> Verdict
+}
+
+/// A failure that stops the run because the configuration is wrong (exit 64).
+public struct RunConfigurationError: Error, CustomStringConvertible {
+    /// What to fix.
+    public let description: String
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Postgres
+
+/// Verification work in `reconcile.upload_verifications`: enqueued per run, claimed in batches
+/// with `FOR UPDATE SKIP LOCKED` (so several workers share a window and each upload is verified
+/// once), and recorded together with the transactions it confirmed in one transaction per batch.
+public struct VerificationQueue: Sendable {
+    /// The uploads relation (quoted).
+    public let uploads: String
+    /// A claim older than this is taken to belong to a dead worker.
+    public let lease: TimeInterval
+    /// Attempts before a persistent `21002` makes an upload invalid.
+    public let maxAttempts: Int
+
+    /// Creates a queue over the uploads relation.
+    public init(uploads: String, lease: TimeInterval = 300, maxAttempts: Int) {
+        self.uploads = uploads
+        self.lease = lease
+        self.maxAttempts = maxAttempts
+    }
+
+    /// Marks the run's work: every upload of the window not yet verified, and every earlier upload
+    /// still pending or retrying. Returns how many uploads the run has to verify.
+    @discardableResult
+    public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.upload_verifications (upload_id, state, first_run_id, last_run_id)
+            SELECT u.id, 'pending', $1, $1 FROM \(uploads) u
+             WHERE u.uploaded_at >= $2 AND u.uploaded_at < $3
+            ON CONFLICT (upload_id) DO UPDATE SET last_run_id = EXCLUDED.last_run_id, updated_at = now()
+             WHERE reconcile.upload_verifications.state IN ('pending', 'retry')
+            """, [runID, since ?? Date.distantPast, until])
+        try connection.execute(
+            """
+            UPDATE reconcile.upload_verifications SET last_run_id = $1, updated_at = now()
+             WHERE state IN ('pending', 'retry') AND last_run_id IS DISTINCT FROM $1
+            """, [runID])
+        return try connection.query(
+            "SELECT count(*) FROM reconcile.upload_verifications WHERE last_run_id = $1 AND state IN ('pending', 'retry')",
+            [runID])[0].decode(Int.self, at: 0)
+    }
+
+    /// Claims up to `limit` uploads of the run that are due, for `worker`, and returns them.
+    public func claim(runID: Int64, worker: String, limit: Int, now: Date = Date(), on connection: Connection) throws
+        -> [(upload: Upload, attempts: Int)]
+    {
+        let rows = try connection.query(
+            """
+            WITH claimed AS (
+                UPDATE reconcile.upload_verifications v SET claimed_by = $2, claimed_at = $4
+                 WHERE v.upload_id IN (
+                       SELECT upload_id FROM reconcile.upload_verifications
+                        WHERE last_run_id = $1 AND state IN ('pending', 'retry')
+                          AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
+                          AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
+                        ORDER BY upload_id
+                        LIMIT $3
+                        FOR UPDATE SKIP LOCKED)
+                RETURNING v.upload_id, v.attempts
+            )
+            SELECT u.id, u.user_id, u.kind, u.payload, u.application_username, u.app_account_token,
+                   u.claimed_transaction_id, u.uploaded_at, c.attempts
+              FROM claimed c JOIN \(uploads) u ON u.id = c.upload_id
+             ORDER BY u.id
+            """, [runID, worker, limit, now, lease])
+        return try rows.map { row in
+            (Upload(
+                id: try row.decode(Int64.self, "id"), userID: try row.decode(String.self, "user_id"),
+                kind: try row.decode(String.self, "kind"), payload: try row.decode(String.self, "payload"),
+                applicationUsername: try row.decode(String?.self, "application_username"),
+                appAccountToken: try row.decode(UUID?.self, "app_account_token"),
+                claimedTransactionID: try row.decode(String?.self, "claimed_transaction_id"),
+                uploadedAt: try row.decode(Date.self, "uploaded_at")),
+             try row.decode(Int.self, "attempts"))
+        }
+    }
+
+    /// Records the verdicts of a batch, with every transaction they confirmed and who carried it,
+    /// atomically: a worker killed mid-batch leaves the batch claimed until the lease runs out and
+    /// then verified again, never half-recorded.
+    public func record(
+        _ results: [(upload: Upload, attempts: Int, verdict: Verdict)], runID: Int64, worker: String,
+        now: Date = Date(), on connection: Connection
+    ) throws {
+        guard !results.isEmpty else { return }
+        try connection.transaction {
+            var records: [(AppleTransactionRecord, Upload)] = []
+            for (upload, previousAttempts, verdict) in results {
+                let attempts = previousAttempts + 1
+                switch verdict {
+                case .verified(let verified):
+                    try connection.execute(
+                        """
+                        UPDATE reconcile.upload_verifications
+                           SET state = 'verified', method = $2, apple_status = $3, error_code = NULL, environment = $4,
+                               bundle_id = $5, attempts = $6, last_error = NULL, next_attempt_at = NULL,
+                               verified_at = $7, updated_at = $7, claimed_by = NULL, claimed_at = NULL, last_run_id = $8
+                         WHERE upload_id = $1
+                        """,
+                        [upload.id, verified.method, verified.appleStatus, verified.environment, verified.bundleID,
+                         attempts, now, runID])
+                    records += verified.transactions.map { ($0, upload) }
+                case .invalid(let code, let reason, let status):
+                    try connection.execute(
+                        """
+                        UPDATE reconcile.upload_verifications
+                           SET state = 'invalid', apple_status = $2, error_code = $3, last_error = $4, attempts = $5,
+                               next_attempt_at = NULL, updated_at = $6, claimed_by = NULL, claimed_at = NULL,
+                               last_run_id = $7
+                         WHERE upload_id = $1
+                        """, [upload.id, status, code, reason, attempts, now, runID])
+                case .retry(let reason, let status):
+                    // 21002 means "malformed" as well as "try later": once it persists, believe it.
+                    let exhausted = status == 21002 && attempts >= maxAttempts
+                    let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
+                    try connection.execute(
+                        """
+                        UPDATE reconcile.upload_verifications
+                           SET state = $2, apple_status = $3, error_code = $4, last_error = $5, attempts = $6,
+                               next_attempt_at = $7, updated_at = $8, claimed_by = NULL, claimed_at = NULL,
+                               last_run_id = $9
+                         WHERE upload_id = $1
+                        """,
+                        [upload.id, exhausted ? "invalid" : "retry", status,
+                         exhausted ? "persistent_21002" : "retry", reason, attempts,
+                         exhausted ? nil : now.addingTimeInterval(backoff), now, runID])
+                }
+            }
+            try TransactionStore.upsert(records, runID: runID, on: connection)
+        }
+    }
+}

@@ -1,0 +1,301 @@
+import Foundation
+import Postgres
+import Reconciliation
+import TestSupport
+import Testing
+
+/// The finding rules of SPEC section 5, over a white table seeded directly: every kind planted
+/// twice, every never-flag case once, and the exact set of findings asserted.
+@Suite("Differ: finding rules and the review queue")
+struct DifferTests {
+    let database: TestDatabase
+    let connection: Connection
+    let now = Date()
+    let differ = Differ(
+        uploads: "reconcile.receipt_uploads", deliveries: "reconcile.deliveries", products: "reconcile.products")
+
+    init() throws {
+        database = try TestDatabase.create("differ")
+        connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try seed()
+    }
+
+    struct Expected: Hashable, CustomStringConvertible {
+        let kind: String
+        let transaction: String?
+        let user: String?
+        let action: String
+        var description: String { "\(kind) \(transaction ?? "-") \(user ?? "-") \(action)" }
+    }
+
+    static let expected: Set<Expected> = [
+        Expected(kind: "missed_delivery", transaction: "t-m1", user: "u1", action: "grant"),
+        Expected(kind: "missed_delivery", transaction: "t-m2", user: "u2", action: "grant"),
+        Expected(kind: "duplicate_delivery", transaction: "t-d1", user: "u3", action: "revoke"),
+        Expected(kind: "duplicate_delivery", transaction: "t-d2", user: "u3", action: "revoke"),
+        Expected(kind: "wrong_account", transaction: "t-w1", user: "u4", action: "move"),
+        Expected(kind: "wrong_account", transaction: "t-w2", user: "u6", action: "move"),
+        Expected(kind: "product_mismatch", transaction: "t-p1", user: "u1", action: "investigate"),
+        Expected(kind: "product_mismatch", transaction: "t-p2", user: "u2", action: "investigate"),
+        Expected(kind: "quantity_mismatch", transaction: "t-q1", user: "u1", action: "investigate"),
+        Expected(kind: "quantity_mismatch", transaction: "t-q2", user: "u2", action: "investigate"),
+        Expected(kind: "refunded_delivery", transaction: "t-r1", user: "u1", action: "revoke"),
+        Expected(kind: "refunded_delivery", transaction: "t-r2", user: "u2", action: "revoke"),
+        Expected(kind: "unverified_delivery", transaction: "t-u1", user: "u8", action: "investigate"),
+        Expected(kind: "unverified_delivery", transaction: "t-u2", user: "u9", action: "investigate"),
+        Expected(kind: "environment_mismatch", transaction: "t-e1", user: "u1", action: "investigate"),
+        Expected(kind: "environment_mismatch", transaction: "t-e2", user: "u2", action: "investigate"),
+        Expected(kind: "foreign_bundle", transaction: "t-f1", user: "u1", action: "investigate"),
+        Expected(kind: "foreign_bundle", transaction: "t-f2", user: "u2", action: "investigate"),
+        Expected(kind: "shared_receipt", transaction: "t-s1", user: nil, action: "investigate"),
+        Expected(kind: "shared_receipt", transaction: "t-s2", user: nil, action: "investigate"),
+    ]
+
+    // MARK: Seeding
+
+    func seed() throws {
+        try connection.executeScript(
+            """
+            INSERT INTO reconcile.products VALUES
+                ('coin42', 'consumable', 6000, 'CNY'), ('coin4886', 'consumable', 648000, 'CNY'),
+                ('unlock', 'non_consumable', 12000, 'CNY'), ('vip_month', 'non_renewing', 30000, 'CNY');
+            INSERT INTO reconcile.account_tokens VALUES ('6f0d2f4c-0f7a-4a59-9a55-2d1e2f3a4b5c', 'u4');
+            """)
+        let old = now.addingTimeInterval(-2 * 86_400)
+        // (transaction, original, product, environment, bundle, quantity, revoked, token, purchased)
+        let transactions: [(String, String, String, String, Int, Bool, String?, Date)] = [
+            ("t-m1", "t-m1", "coin42", "Production", 1, false, nil, old),
+            ("t-m2", "t-m2", "unlock", "Production", 1, false, nil, old),
+            ("t-d1", "t-d1", "coin42", "Production", 1, false, nil, old),
+            ("t-d2", "t-d2", "unlock", "Production", 1, false, nil, old),
+            ("t-d2r", "t-d2", "unlock", "Production", 1, false, nil, old),
+            ("t-w1", "t-w1", "coin42", "Production", 1, false, "6f0d2f4c-0f7a-4a59-9a55-2d1e2f3a4b5c", old),
+            ("t-w2", "t-w2", "coin42", "Production", 1, false, nil, old),
+            ("t-p1", "t-p1", "coin42", "Production", 1, false, nil, old),
+            ("t-p2", "t-p2", "coin42", "Production", 1, false, nil, old),
+            ("t-q1", "t-q1", "coin42", "Production", 2, false, nil, old),
+            ("t-q2", "t-q2", "coin42", "Production", 1, false, nil, old),
+            ("t-r1", "t-r1", "coin42", "Production", 1, true, nil, old),
+            ("t-r2", "t-r2", "vip_month", "Production", 1, true, nil, old),
+            ("t-e1", "t-e1", "coin42", "Sandbox", 1, false, nil, old),
+            ("t-e2", "t-e2", "coin42", "Sandbox", 1, false, nil, old),
+            ("t-s1", "t-s1", "coin42", "Production", 1, false, nil, old),
+            ("t-s2", "t-s2", "coin42", "Production", 1, false, nil, old),
+            ("t-n1", "t-n1", "coin42", "Production", 1, false, nil, old),
+            ("t-n2", "t-n2", "unlock", "Production", 1, false, nil, old),
+            ("t-n2r", "t-n2", "unlock", "Production", 1, false, nil, old),
+            ("t-n4", "t-n4", "coin42", "Production", 1, true, nil, old),
+            ("t-n5", "t-n5", "coin42", "Sandbox", 1, false, nil, old),
+            ("t-n6", "t-n6", "coin42", "Production", 1, false, nil, now.addingTimeInterval(-300)),
+            ("t-n7", "t-n7", "coin42", "Production", 1, true, nil, old),
+            ("t-n8", "t-n8", "coin42", "Production", 1, false, nil, old),
+        ]
+        for (id, original, product, environment, quantity, revoked, token, purchased) in transactions {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.apple_transactions
+                    (transaction_id, original_transaction_id, product_id, bundle_id, environment, quantity,
+                     purchase_date, revocation_date, app_account_token, source, signed_date)
+                VALUES ($1, $2, $3, 'com.hncs.szj', $4, $5, $6, $7, $8::uuid, 'jws', $6)
+                """, [id, original, product, environment, quantity, purchased, revoked ? old : nil, token])
+        }
+        // Uploads: (id, user, claimed transaction, username, state, bundle, carried transactions)
+        let sha256OfU6 = "71ea5f5b962198c5d0532765e7e92cdd0519456bb3d735297e535dcab17bf84d"
+        let uploads: [(Int, String, String?, String?, String, String, [String])] = [
+            (1, "u1", nil, nil, "verified", "com.hncs.szj",
+             ["t-m1", "t-p1", "t-q1", "t-r1", "t-e1", "t-n1", "t-n4", "t-n5", "t-n6", "t-n7", "t-n8"]),
+            (2, "u2", nil, nil, "verified", "com.hncs.szj", ["t-m2", "t-p2", "t-q2", "t-r2", "t-e2"]),
+            (3, "u3", nil, nil, "verified", "com.hncs.szj", ["t-d1", "t-d2", "t-d2r", "t-n2", "t-n2r"]),
+            (4, "u5", "t-w1", nil, "verified", "com.hncs.szj", ["t-w1"]),
+            (5, "u7", "t-w2", "USERNAME", "verified", "com.hncs.szj", ["t-w2"]),
+            (6, "u6", nil, nil, "verified", "com.hncs.szj", []),
+            (7, "u8", nil, nil, "verified", "com.hncs.szj", []),
+            (8, "u9", "t-u2", nil, "invalid", "com.hncs.szj", []),
+            (9, "u10", "t-s1", nil, "verified", "com.hncs.szj", ["t-s1"]),
+            (10, "u11", "t-s1", nil, "verified", "com.hncs.szj", ["t-s1"]),
+            (11, "u12", "t-s2", nil, "verified", "com.hncs.szj", ["t-s2"]),
+            (12, "u13", "t-s2", nil, "verified", "com.hncs.szj", ["t-s2"]),
+            (13, "u14", "t-n3", nil, "retry", "com.hncs.szj", []),
+            (14, "u1", "t-f1", nil, "verified", "com.other.game", []),
+            (15, "u2", "t-f2", nil, "verified", "com.evil.clone", []),
+        ]
+        try connection.execute("INSERT INTO reconcile.runs (window_until, environment) VALUES ($1, 'production')", [now])
+        for (id, user, claimed, username, state, bundle, carried) in uploads {
+            let binding = username == "USERNAME" ? sha256OfU6 : username
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads
+                    (id, user_id, kind, payload, application_username, claimed_transaction_id, device, uploaded_at)
+                VALUES ($1, $2, 'signed_transaction', 'payload', $3, $4, '{"model": "iPhone14,5"}', $5)
+                """, [id, user, binding, claimed, now.addingTimeInterval(-86_400)])
+            try connection.execute(
+                """
+                INSERT INTO reconcile.upload_verifications (upload_id, state, bundle_id, environment, first_run_id, last_run_id)
+                VALUES ($1, $2, $3, 'Production', 1, 1)
+                """, [id, state, bundle])
+            for transaction in carried {
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.transaction_claims
+                        (transaction_id, upload_id, user_id, application_username, source, run_id)
+                    VALUES ($1, $2, $3, $4, 'jws', 1)
+                    """, [transaction, id, user, claimed == transaction ? binding : nil])
+            }
+        }
+        // The hash above is of "u6": check it so the test cannot drift from the rule.
+        let hash = try connection.query("SELECT encode(sha256(convert_to('u6', 'UTF8')), 'hex')")[0].decode(String.self, at: 0)
+        try #require(hash == sha256OfU6, "update sha256OfU6 to \(hash)")
+        // Deliveries: (transaction, user, product, quantity, revoked)
+        let deliveries: [(String, String, String, Int, Bool)] = [
+            ("t-d1", "u3", "coin42", 1, false), ("t-d1", "u3", "coin42", 1, false),
+            ("t-d2", "u3", "unlock", 1, false), ("t-d2r", "u3", "unlock", 1, false),
+            ("t-w1", "u5", "coin42", 1, false), ("t-w2", "u7", "coin42", 1, false),
+            ("t-p1", "u1", "coin4886", 1, false), ("t-p2", "u2", "coin4886", 1, false),
+            ("t-q1", "u1", "coin42", 1, false), ("t-q2", "u2", "coin42", 3, false),
+            ("t-r1", "u1", "coin42", 1, false), ("t-r2", "u2", "vip_month", 1, false),
+            ("t-u1", "u8", "coin4886", 1, false), ("t-u2", "u9", "coin4886", 1, false),
+            ("t-e1", "u1", "coin42", 1, false), ("t-e2", "u2", "coin42", 1, false),
+            ("t-s1", "u10", "coin42", 1, false), ("t-s2", "u12", "coin42", 1, false),
+            ("t-n1", "u1", "coin42", 1, false), ("t-n2", "u3", "unlock", 1, false),
+            ("t-n3", "u14", "coin42", 1, false), ("t-n7", "u1", "coin42", 1, true),
+            ("t-n8", "u1", "coin42", 1, false),
+        ]
+        for (transaction, user, product, quantity, revoked) in deliveries {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                """, [transaction, user, product, quantity, now.addingTimeInterval(-86_000), revoked ? now : nil])
+        }
+    }
+
+    // MARK: Helpers
+
+    func parameters(run: Int64) -> Differ.Parameters {
+        Differ.Parameters(
+            runID: run, bundleIDs: ["com.hncs.szj"], environment: .production,
+            judgeBefore: Date().addingTimeInterval(-1800), since: nil, until: Date(), serverAPIEnabled: false)
+    }
+
+    /// A new run; the seeded uploads count as verified by the first one.
+    func newRun() throws -> Int64 {
+        let run = try connection.query(
+            "INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'production') RETURNING id"
+        )[0].decode(Int64.self, at: 0)
+        try connection.execute("UPDATE reconcile.upload_verifications SET last_run_id = $1 WHERE last_run_id = 1", [run])
+        return run
+    }
+
+    func diff(upsert: Bool = true) throws -> (Set<Expected>, Differ.QueueChanges) {
+        let run = try newRun()
+        return try connection.transaction {
+            try differ.computeFindings(parameters(run: run), on: connection)
+            let changes = upsert ? try differ.upsertQueue(runID: run, on: connection) : Differ.QueueChanges()
+            let rows = try connection.query("SELECT kind, transaction_id, user_id FROM diff_findings")
+            let found = Set(try rows.map { row in
+                let kind = try row.decode(String.self, "kind")
+                return Expected(
+                    kind: kind, transaction: try row.decode(String?.self, "transaction_id"),
+                    user: try row.decode(String?.self, "user_id"),
+                    action: FindingKind(rawValue: kind)!.suggestedAction)
+            })
+            return (found, changes)
+        }
+    }
+
+    func openItems() throws -> Int {
+        try connection.query("SELECT count(*) FROM reconcile.review_items WHERE status IN ('open', 'in_review')")[0]
+            .decode(Int.self, at: 0)
+    }
+
+    // MARK: Tests
+
+    @Test func findsExactlyThePlantedDiscrepancies() throws {
+        let (found, changes) = try diff()
+        #expect(found.subtracting(Self.expected).isEmpty, "unexpected: \(found.subtracting(Self.expected).sorted { "\($0)" < "\($1)" })")
+        #expect(Self.expected.subtracting(found).isEmpty, "missing: \(Self.expected.subtracting(found).sorted { "\($0)" < "\($1)" })")
+        #expect(changes.created == Self.expected.count)
+        let events = try connection.query("SELECT count(*) FROM reconcile.review_events WHERE to_status = 'open'")
+        #expect(try events[0].decode(Int.self, at: 0) == Self.expected.count)
+    }
+
+    @Test func evidenceCarriesTheAppleTransactionLedgerRowsAndUploads() throws {
+        _ = try diff()
+        let row = try #require(try connection.queryFirst(
+            "SELECT severity, evidence FROM reconcile.review_items WHERE kind = 'wrong_account' AND transaction_id = 't-w2'"))
+        #expect(try row["severity", as: String.self] == "high")
+        struct Evidence: Decodable {
+            struct Apple: Decodable { let transaction_id: String; let product_id: String }
+            struct Delivery: Decodable { let user_id: String }
+            struct Upload: Decodable { let id: Int; let user_id: String; let device: [String: String]? }
+            struct Buyer: Decodable { let user_id: String?; let basis: String? }
+            let apple_transaction: Apple
+            let deliveries: [Delivery]
+            let uploads: [Upload]
+            let buyer: Buyer
+        }
+        let evidence = try row["evidence", as: PostgresJSON.self].decode(Evidence.self)
+        #expect(evidence.apple_transaction.transaction_id == "t-w2")
+        #expect(evidence.deliveries.map(\.user_id) == ["u7"])
+        #expect(evidence.uploads.map(\.user_id) == ["u7"])
+        #expect(evidence.uploads.first?.device?["model"] == "iPhone14,5")
+        #expect(evidence.buyer.user_id == "u6" && evidence.buyer.basis == "application_username")
+    }
+
+    @Test func aRerunAddsNothing() throws {
+        _ = try diff()
+        let before = try connection.query("SELECT count(*) FROM reconcile.review_items")[0].decode(Int.self, at: 0)
+        let (found, changes) = try diff()
+        #expect(found == Self.expected)
+        #expect(changes.created == 0)
+        #expect(changes.refreshed == Self.expected.count)
+        #expect(changes.autoResolved == 0)
+        #expect(try connection.query("SELECT count(*) FROM reconcile.review_items")[0].decode(Int.self, at: 0) == before)
+    }
+
+    @Test func aDeliveryForAMissedOrderAutoResolvesIt() throws {
+        _ = try diff()
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+            VALUES ('t-m1', 'u1', 'coin42', 1, now())
+            """)
+        let (found, changes) = try diff()
+        #expect(!found.contains { $0.transaction == "t-m1" })
+        #expect(changes.autoResolved == 1)
+        let item = try #require(try connection.queryFirst(
+            "SELECT id, status FROM reconcile.review_items WHERE fingerprint = 'missed_delivery:t-m1'"))
+        #expect(try item["status", as: String.self] == "auto_resolved")
+        let events = try connection.query(
+            "SELECT from_status, to_status FROM reconcile.review_events WHERE review_item_id = $1 ORDER BY id",
+            [try item["id", as: Int64.self]])
+        #expect(try events.map { try $0.decode(String.self, "to_status") } == ["open", "auto_resolved"])
+    }
+
+    @Test func aDismissedItemStaysDismissed() throws {
+        _ = try diff()
+        try connection.execute(
+            "UPDATE reconcile.review_items SET status = 'dismissed', resolved_by = 'ana' WHERE fingerprint = 'missed_delivery:t-m2'")
+        let (found, changes) = try diff()
+        #expect(found.contains { $0.transaction == "t-m2" && $0.kind == "missed_delivery" })
+        #expect(changes.created == 0)
+        let status = try connection.query(
+            "SELECT status FROM reconcile.review_items WHERE fingerprint = 'missed_delivery:t-m2'")[0].decode(String.self, at: 0)
+        #expect(status == "dismissed")
+    }
+
+    @Test func aRetryingUploadKeepsItsTransactionOutOfJudgementUntilVerified() throws {
+        _ = try diff()
+        // The retrying upload (u14, t-n3) resolves as invalid: now the delivery is unknown to Apple.
+        try connection.execute("UPDATE reconcile.upload_verifications SET state = 'invalid' WHERE upload_id = 13")
+        let (found, _) = try diff()
+        #expect(found.contains(Expected(kind: "unverified_delivery", transaction: "t-n3", user: "u14", action: "investigate")))
+    }
+
+    @Test func aDryRunWritesNoReviewItems() throws {
+        let (found, _) = try diff(upsert: false)
+        #expect(found == Self.expected)
+        #expect(try openItems() == 0)
+    }
+}
