@@ -31,13 +31,15 @@ extension Schema {
     /// Refuses to work on a database whose schema is older than this build.
     public static func requireUpToDate(_ connection: Connection) throws {
         let latest = try migrations().last?.version ?? 0
-        let applied = try connection.query(
-            """
-            SELECT CASE WHEN to_regclass('reconcile.schema_migrations') IS NULL THEN -1
-                        ELSE (SELECT coalesce(max(version), 0) FROM reconcile.schema_migrations) END
-            """)[0].decode(Int.self, at: 0)
+        // Two statements: a missing table fails at plan time, even in a branch never taken.
+        let exists = try connection.query("SELECT to_regclass('reconcile.schema_migrations') IS NOT NULL")[0]
+            .decode(Bool.self, at: 0)
+        let applied = exists
+            ? try connection.query("SELECT coalesce(max(version), 0) FROM reconcile.schema_migrations")[0]
+                .decode(Int.self, at: 0)
+            : 0
         guard applied >= latest else {
-            throw SchemaOutOfDateError(applied: max(applied, 0), latest: latest)
+            throw SchemaOutOfDateError(applied: applied, latest: latest)
         }
     }
 }
