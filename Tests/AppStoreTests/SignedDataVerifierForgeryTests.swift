@@ -22,6 +22,23 @@ struct SignedDataVerifierForgeryTests {
         #expect(result.payload == JWSTransaction.sample())
     }
 
+    @Test("an app transaction is checked at its receiptCreationDate")
+    func appTransactionUsesReceiptCreationDate() async throws {
+        let ca = try TestCertificateAuthority()
+        var transaction = AppTransaction()
+        transaction.bundleId = "com.example.coins"
+        transaction.receiptType = .sandbox
+        transaction.receiptCreationDate = Self.signedDate
+        let valid = try await Self.verifier(trusting: ca.roots).verifyAppTransaction(ca.sign(transaction))
+        #expect(valid.payload == transaction)
+        transaction.receiptCreationDate = Date(timeIntervalSince1970: 1_950_000_000)  // after the chain expired
+        let expired = try await Self.verifier(trusting: ca.roots).verifyAppTransaction(ca.sign(transaction))
+        guard case .untrustedChain = expired.failure else {
+            Issue.record("\(expired)")
+            return
+        }
+    }
+
     @Test("alg none is refused")
     func algNone() async throws {
         let ca = try TestCertificateAuthority()

@@ -304,6 +304,36 @@ struct SignedDataVerifierVectorTests {
         #expect(info.renewalDate?.millisecondsSince1970 == 1_700_358_336_049)
     }
 
+    @Test("the Xcode app transaction decodes (unverified), year-0001 purchase date included")
+    func xcodeAppTransactionDecodes() throws {
+        let transaction = try UnverifiedJWS.decodePayload(Self.jws("xcode-signed-app-transaction.jws"), as: AppTransaction.self)
+        #expect(transaction.appAppleId == nil)
+        #expect(transaction.bundleId == "com.example.naturelab.backyardbirds.example")
+        #expect(transaction.applicationVersion == "1")
+        #expect(transaction.versionExternalIdentifier == nil)
+        #expect(transaction.originalPurchaseDate?.millisecondsSince1970 == -62_135_769_600_000)
+        #expect(transaction.originalApplicationVersion == "1")
+        #expect(transaction.deviceVerification == "cYUsXc53EbYc0pOeXG5d6/31LGHeVGf84sqSN0OrJi5u/j2H89WWKgS8N0hMsMlf")
+        #expect(transaction.deviceVerificationNonce == UUID(uuidString: "48c8b92d-ce0d-4229-bedf-e61b4f9cfc92"))
+        #expect(transaction.preorderDate == nil)
+        #expect(transaction.receiptType == .xcode)
+    }
+
+    @Test("the Xcode app transaction is rejected by a production verifier")
+    func xcodeAppTransactionRejected() async throws {
+        let verifier = SignedDataVerifier(
+            configuration: .init(bundleIds: ["com.example.naturelab.backyardbirds.example"], environments: [.production])
+        )
+        let result = try await verifier.verifyAppTransaction(Self.jws("xcode-signed-app-transaction.jws"))
+        #expect(result.failure == .environmentNotAccepted("Xcode"))
+    }
+
+    @Test("the bundled roots are Apple Root CA - G3 and Apple Inc. Root")
+    func bundledRoots() throws {
+        let bundled = Set(TrustedRoots.apple.certificates)
+        #expect(bundled == [try Vectors.certificate("AppleRootCA-G3.cer"), try Vectors.certificate("AppleIncRootCertificate.cer")])
+    }
+
     // MARK: Apple's model fixtures
 
     @Test("Apple's full transaction model decodes every field, unknown ones ignored")

@@ -83,6 +83,16 @@ public final class SignedDataVerifier: Sendable {
         }
     }
 
+    /// Verifies a signed app transaction; its validity time is `receiptCreationDate`.
+    public func verifyAppTransaction(_ token: String) async -> JWSVerificationResult<AppTransaction> {
+        await verify(token, as: AppTransaction.self) { transaction in
+            .init(
+                signedDate: transaction.receiptCreationDate, bundleId: .some(transaction.bundleId), appAppleId: nil,
+                environment: transaction.receiptType
+            )
+        }
+    }
+
     /// Verifies a notification's `signedPayload`, then its nested transaction and renewal info.
     public func verifyNotification(_ token: String) async -> JWSVerificationResult<VerifiedNotification> {
         let outer = await verify(token, as: NotificationPayload.self) { payload in
