@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import X509
+@_spi(CMS) import X509
 
 @testable import AppStore
 
@@ -90,5 +90,76 @@ struct ReceiptSignatureTests {
         let receipt = try AppReceipt(berEncoded: bytes)
         #expect(receipt.inAppPurchases.contains { $0.productId == "org.getpure.pure.Yeek" })
         #expect(await receipt.verifySignature() == .invalid(.badSignature))
+    }
+}
+
+@Suite("Receipts signed like the simulator signs them")
+struct SimulatorStyleReceiptTests {
+    static let payload = AppReceipt.Payload(
+        environment: .productionSandbox,
+        bundleId: "com.example.coins",
+        appVersion: "7",
+        creationDate: Date(timeIntervalSince1970: 1_790_000_000),
+        inAppPurchases: [
+            .init(
+                quantity: 1, productId: "coins.100", transactionId: "2000000000000001",
+                purchaseDate: Date(timeIntervalSince1970: 1_789_999_000), originalTransactionId: "2000000000000001"
+            )
+        ]
+    )
+
+    static func sign(_ content: [UInt8], by ca: TestCertificateAuthority, signingTime: Date?) throws -> [UInt8] {
+        try CMS.sign(
+            content, additionalIntermediateCertificates: [ca.intermediate], certificate: ca.leaf,
+            privateKey: .init(ca.leafKey), signingTime: signingTime, detached: false
+        )
+    }
+
+    @Test(
+        "a payload signed with swift-certificates' CMS.sign parses and verifies",
+        arguments: [nil, Date(timeIntervalSince1970: 1_790_000_000)]
+    )
+    func cmsSignedReceiptVerifies(signingTime: Date?) async throws {
+        let ca = try TestCertificateAuthority()
+        let der = try Self.sign(Self.payload.derEncoded(), by: ca, signingTime: signingTime)
+        let receipt = try Receipt(base64Encoded: Data(der).base64EncodedString())
+        guard case .app(let app) = receipt else {
+            Issue.record("not recognised as an app receipt")
+            return
+        }
+        #expect(app.payload == Self.payload)
+        guard case .valid = await app.verifySignature(trustRoots: ca.roots) else {
+            Issue.record("\(await app.verifySignature(trustRoots: ca.roots))")
+            return
+        }
+    }
+
+    @Test("a CMS.sign receipt from another CA is not trusted")
+    func otherCARejected() async throws {
+        let ca = try TestCertificateAuthority()
+        let other = try TestCertificateAuthority()
+        let receipt = try AppReceipt(berEncoded: Self.sign(Self.payload.derEncoded(), by: ca, signingTime: nil))
+        guard case .invalid(.untrustedChain) = await receipt.verifySignature(trustRoots: other.roots) else {
+            Issue.record("a foreign CA was trusted")
+            return
+        }
+    }
+
+    @Test("content edited after signing fails: the signature without signed attributes, the digest with them")
+    func editedContentFails() async throws {
+        let ca = try TestCertificateAuthority()
+        let content = try Self.payload.derEncoded()
+        for (signingTime, expected) in [
+            (nil, ReceiptSignatureFailure.badSignature),
+            (Date(timeIntervalSince1970: 1_790_000_000), .digestMismatch),
+        ] {
+            var der = try Self.sign(content, by: ca, signingTime: signingTime)
+            let needle = Array("coins.100".utf8)
+            let offset = try #require(der.indices.first { der[$0...].starts(with: needle) })
+            der[offset] = UInt8(ascii: "k")
+            let receipt = try AppReceipt(berEncoded: der)
+            #expect(receipt.inAppPurchases.first?.productId == "koins.100")
+            #expect(await receipt.verifySignature(trustRoots: ca.roots) == .invalid(expected))
+        }
     }
 }
