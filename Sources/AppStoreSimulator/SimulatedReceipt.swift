@@ -176,18 +176,23 @@ public struct SimulatedReceipt: Sendable, Hashable, Codable {
 
     /// The same receipt with every default filled in: transaction ids, versions, dates. Ids are
     /// made from `nextTransactionID` so that they look like Apple's (15–16 digits) and are unique
-    /// within one simulator state.
+    /// within one simulator state. Dates are cut to whole seconds, the precision of a receipt's
+    /// RFC 3339 attributes, so that what the caller gets back is what the receipt says.
     func completed(now: Date, nextTransactionID: () -> String) -> SimulatedReceipt {
+        func seconds(_ date: Date) -> Date { Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)) }
         var receipt = self
         receipt.applicationVersion = applicationVersion ?? "1"
         receipt.originalApplicationVersion = originalApplicationVersion ?? "1.0"
-        receipt.creationDate = creationDate ?? now
+        receipt.creationDate = seconds(creationDate ?? now)
         receipt.purchases = purchases.map { purchase in
             var purchase = purchase
             let transactionID = purchase.transactionID ?? nextTransactionID()
             purchase.transactionID = transactionID
             purchase.originalTransactionID = purchase.originalTransactionID ?? transactionID
-            purchase.originalPurchaseDate = purchase.originalPurchaseDate ?? purchase.purchaseDate
+            purchase.purchaseDate = seconds(purchase.purchaseDate)
+            purchase.originalPurchaseDate = seconds(purchase.originalPurchaseDate ?? purchase.purchaseDate)
+            purchase.expiresDate = purchase.expiresDate.map(seconds)
+            purchase.cancellationDate = purchase.cancellationDate.map(seconds)
             purchase.quantity = purchase.quantity ?? 1
             return purchase
         }

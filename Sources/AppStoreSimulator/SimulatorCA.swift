@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
-@_spi(CMS) import X509
+@_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
 
 /// The simulator's own certificate authority, laid out like Apple's so that the job's verifiers
 /// run their real checks against it: a root, an intermediate carrying Apple's WWDR marker OID
@@ -36,10 +36,33 @@ public struct SimulatorCA: Sendable {
     public let intermediate: Certificate
     /// The signing leaf, issued by the intermediate.
     public let leaf: Certificate
+    // swift-crypto's keys are not `Sendable` on Linux; their raw bytes are, and rebuilding a key
+    // from 32 bytes costs next to nothing.
+    private let leafKeyBytes: Data
+    private let rootKeyBytes: Data
+    private let intermediateKeyBytes: Data
+
     /// The leaf's key: signs receipts and JWS.
-    public let leafKey: P256.Signing.PrivateKey
-    private let rootKey: P256.Signing.PrivateKey
-    private let intermediateKey: P256.Signing.PrivateKey
+    public var leafKey: P256.Signing.PrivateKey { Self.key(leafKeyBytes) }
+    private var rootKey: P256.Signing.PrivateKey { Self.key(rootKeyBytes) }
+    private var intermediateKey: P256.Signing.PrivateKey { Self.key(intermediateKeyBytes) }
+
+    private static func key(_ bytes: Data) -> P256.Signing.PrivateKey {
+        // The bytes came from a valid key of this type.
+        try! P256.Signing.PrivateKey(rawRepresentation: bytes)
+    }
+
+    private init(
+        root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey,
+        rootKey: P256.Signing.PrivateKey, intermediateKey: P256.Signing.PrivateKey
+    ) {
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
+        leafKeyBytes = leafKey.rawRepresentation
+        rootKeyBytes = rootKey.rawRepresentation
+        intermediateKeyBytes = intermediateKey.rawRepresentation
+    }
 
     /// Creates a fresh CA in memory. Validity runs from 2000 to 2099 so that receipts dated in
     /// the past (the tests backdate purchases) verify at their own creation date.

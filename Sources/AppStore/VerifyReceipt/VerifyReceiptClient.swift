@@ -260,7 +260,7 @@ public struct VerifyReceiptClient: Sendable {
                     return .transient("HTTP \(status) from verifyReceipt")
                 }
                 do {
-                    return .answered(try VerifyReceiptResponse.decode(bytes.readableBytesView, answeredBy: endpoint))
+                    return .answered(try VerifyReceiptResponse.decode(Data(bytes.readableBytesView), answeredBy: endpoint))
                 } catch {
                     return .transient("malformed verifyReceipt response: \(Self.describe(decoding: error))")
                 }
