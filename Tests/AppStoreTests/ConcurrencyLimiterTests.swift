@@ -6,20 +6,20 @@ import Testing
 @Suite struct ConcurrencyLimiterTests {
     @Test func neverMoreHoldersThanTheLimit() async throws {
         let limiter = ConcurrencyLimiter(limit: 3)
-        let counts = Mutex((current: 0, peak: 0))
+        let counts = Shared((current: 0, peak: 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<20 {
                 group.addTask {
                     try await limiter.withPermit {
-                        counts.withLock { $0.current += 1; $0.peak = max($0.peak, $0.current) }
+                        counts.value.withLock { $0.current += 1; $0.peak = max($0.peak, $0.current) }
                         try await Task.sleep(for: .milliseconds(5))
-                        counts.withLock { $0.current -= 1 }
+                        counts.value.withLock { $0.current -= 1 }
                     }
                 }
             }
             try await group.waitForAll()
         }
-        #expect(counts.withLock { $0.peak } == 3)
+        #expect(counts.value.withLock { $0.peak } == 3)
         #expect(limiter.availablePermits == 3)
     }
 
@@ -51,19 +51,25 @@ import Testing
     @Test func permitsGoToWaitersInArrivalOrder() async throws {
         let limiter = ConcurrencyLimiter(limit: 1)
         try await limiter.acquire()
-        let order = Mutex<[Int]>([])
+        let order = Shared<[Int]>([])
         var tasks: [Task<Void, any Error>] = []
         for index in 0..<3 {
             tasks.append(
                 Task {
                     try await limiter.acquire()
-                    order.withLock { $0.append(index) }
+                    order.value.withLock { $0.append(index) }
                     limiter.release()
                 })
             try await Task.sleep(for: .milliseconds(10))  // queue them in a known order
         }
         limiter.release()
         for task in tasks { try await task.value }
-        #expect(order.withLock { $0 } == [0, 1, 2])
+        #expect(order.value.withLock { $0 } == [0, 1, 2])
     }
+}
+
+/// A lock-protected value that escaping closures can share (a `Mutex` alone cannot be captured).
+final class Shared<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ initial: Value) { value = Mutex(initial) }
 }

@@ -2,7 +2,7 @@ import AppStoreSimulator
 import Foundation
 import SwiftASN1
 import Testing
-@_spi(CMS) import X509
+@_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
 
 @Suite struct SimulatorCATests {
     static func temporaryDirectory() -> URL {
@@ -62,7 +62,8 @@ import Testing
             return
         }
         var iterator = nodes.makeIterator()
-        let oid = try ASN1ObjectIdentifier(derEncoded: try #require(iterator.next()))
+        let first = iterator.next()
+        let oid = try ASN1ObjectIdentifier(derEncoded: try #require(first))
         #expect(oid == [1, 2, 840, 113_549, 1, 7, 2])
         let result = await CMS.isValidAttachedSignature(
             signatureBytes: signed, trustRoots: CertificateStore([ca.root])
