@@ -77,12 +77,32 @@ struct ServeCommand: AsyncParsableCommand {
         let host = self.host
         let portFile = self.portFile
         let application = simulator.buildApplication { port in
-            print("appstore-sim listening on http://\(host):\(port)")
-            print("  production verifyReceipt: POST http://\(host):\(port)/verifyReceipt")
-            print("  sandbox verifyReceipt:    POST http://\(host):\(port)/sandbox/verifyReceipt")
-            print("  trust root certificate:   APPLE_ROOT_CERTIFICATES=\(rootPath)")
+            // Written unbuffered: scripts read this output to learn the port.
+            let banner = """
+                appstore-sim listening on http://\(host):\(port)
+                  production verifyReceipt: POST http://\(host):\(port)/verifyReceipt
+                  sandbox verifyReceipt:    POST http://\(host):\(port)/sandbox/verifyReceipt
+                  trust root certificate:   APPLE_ROOT_CERTIFICATES=\(rootPath)
+
+                """
+            FileHandle.standardOutput.write(Data(banner.utf8))
             if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
         }
-        try await application.runService()
+        // SIGTERM/SIGINT cancel the server outright rather than shutting it down gracefully:
+        // a graceful shutdown would wait out every injected hang (a minute by default).
+        let server = Task { try await application.run() }
+        let signalSources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { server.cancel() }
+            source.resume()
+            return source
+        }
+        defer { signalSources.forEach { $0.cancel() } }
+        do {
+            try await server.value
+        } catch is CancellationError {
+            // Stopped by a signal.
+        }
     }
 }

@@ -138,7 +138,9 @@ enum ReceiptText {
         lines.append("  in_app: \(receipt.inApp.count), latest_receipt_info: \(receipt.latestReceiptInfo.count)")
         let transactions = receipt.transactions.sorted { $0.purchaseDate < $1.purchaseDate }
         lines.append("")
-        lines.append(transactions.isEmpty ? "no transactions" : "\(transactions.count) transactions:")
+        lines.append(
+            transactions.isEmpty
+                ? "no transactions" : "\(transactions.count) transaction\(transactions.count == 1 ? "" : "s"):")
         for t in transactions {
             var line = "  \(t.transactionID)  \(t.productID)  x\(t.quantity)  purchased \(timestamp(t.purchaseDate))"
             if let original = t.originalTransactionID, original != t.transactionID { line += "  original \(original)" }
