@@ -209,6 +209,34 @@ import Testing
         }
     }
 
+    @Test func aDERStructureThatIsNotPKCS7IsInvalidWithoutAskingApple() async throws {
+        try await withSimulator { sim in
+            let certificate = Data(sim.simulator.ca.rootDER).base64EncodedString()
+            let outcome = try await VerifyReceiptClient.withClient(configuration: fastClientConfiguration(sim)) {
+                try await $0.verify(receiptData: certificate, logger: silentLogger)
+            }
+            guard case .invalid(nil, let reason) = outcome else {
+                Issue.record("expected invalid without a status, got \(outcome)")
+                return
+            }
+            #expect(reason.contains("not a receipt"))
+            #expect(try await SimulatorAdmin.stats(sim).verifyReceiptRequests == 0)
+        }
+    }
+
+    @Test func aTruncatedReceiptIsStillLeftToApple() async throws {
+        try await withSimulator { sim in
+            let receipt = try #require(Data(base64Encoded: try sim.simulator.issueReceipt(.sample(.production)).receiptData))
+            let truncated = receipt.prefix(receipt.count / 2).base64EncodedString()
+            let outcome = try await VerifyReceiptClient.withClient(configuration: fastClientConfiguration(sim)) {
+                try await $0.verify(receiptData: truncated, logger: silentLogger)
+            }
+            // The simulator, like Apple, answers 21002 for it: retried, then left for a later run.
+            #expect(outcome == .retryLater(reason: "21002: the receipt data is malformed, or Apple had a temporary issue (after 3 attempts)", status: 21002))
+            #expect(try await SimulatorAdmin.stats(sim).verifyReceiptRequests == 3)
+        }
+    }
+
     @Test func aReceiptSignedByAnotherCAIsInvalid21003() async throws {
         let stranger = try AppStoreSimulator(configuration: .init())
         let forged = try stranger.issueReceipt(.sample(.production)).receiptData

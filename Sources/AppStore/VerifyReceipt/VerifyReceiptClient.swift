@@ -253,10 +253,9 @@ public struct VerifyReceiptClient: Sendable {
                 let bytes = try await response.body.collect(upTo: 32 << 20)
                 let status = response.status.code
                 guard response.status == .ok else {
-                    if status >= 500 || status == 429 || status == 408 {
-                        return .transient("HTTP \(status) from verifyReceipt")
-                    }
-                    // 4xx: a proxy or a wrong URL, not a verdict on the receipt.
+                    // Apple answers 200 even for bad receipts; anything else (5xx, a 4xx from a
+                    // proxy or a wrong URL) says nothing about the receipt, so it never becomes
+                    // `invalid`.
                     return .transient("HTTP \(status) from verifyReceipt")
                 }
                 do {
@@ -343,18 +342,22 @@ enum ReceiptPayloadCheck {
         case rejected(String)
     }
 
-    /// Uploads arrive with line breaks and padding quirks from clients; whitespace is dropped.
-    /// What remains must be base64 of either a PKCS#7 receipt (a DER/BER SEQUENCE, byte 0x30) or
-    /// an iOS 6 style transaction receipt (an old-style plist, `{`).
+    /// Uploads arrive with line breaks from clients; whitespace is dropped before sending. The
+    /// local parser decides only what is certain without Apple: not base64, empty, absurdly
+    /// large, or neither a PKCS#7 structure nor an iOS 6 style transaction receipt. A receipt that
+    /// is PKCS#7 but that the parser finds truncated or odd still goes to Apple, the authority:
+    /// a gap in the local parser must never turn a paid purchase into `invalid`.
     static func check(_ receiptData: String) -> Result {
         let compact = String(receiptData.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
-        guard !compact.isEmpty else { return .rejected("the receipt is empty") }
-        guard let bytes = Data(base64Encoded: compact), !bytes.isEmpty else {
-            return .rejected("the receipt is not base64")
-        }
-        let first = bytes.first { !(0x09...0x0d).contains($0) && $0 != 0x20 }
-        guard first == 0x30 || first == UInt8(ascii: "{") else {
-            return .rejected("the receipt is neither a PKCS#7 receipt nor an iOS 6 transaction receipt")
+        do {
+            _ = try Receipt(base64Encoded: compact)
+        } catch {
+            switch error {
+            case .empty, .notBase64, .tooLarge, .notAReceipt:
+                return .rejected("\(error)")
+            case .truncated, .unexpectedStructure, .malformedAttribute:
+                break
+            }
         }
         return .acceptable(compact)
     }
