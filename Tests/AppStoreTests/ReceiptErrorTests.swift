@@ -74,14 +74,12 @@ struct ReceiptErrorTests {
     @Test("a PKCS#7 whose content is not a SET of attributes is .unexpectedStructure")
     func wrongPayloadStructure() throws {
         // ContentInfo(signedData) whose eContent is an OCTET STRING holding an INTEGER.
-        let payload: [UInt8] = [0x02, 0x01, 0x05]
-        let encap: [UInt8] = [0x30, 0x10, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
-            + [0xA0, 0x05, 0x04, 0x03] + payload
-        let signedData: [UInt8] = [0x30, UInt8(3 + 2 + encap.count + 2)] + [0x02, 0x01, 0x01] + [0x31, 0x00] + encap
-            + [0x31, 0x00]
-        let explicit: [UInt8] = [0xA0, UInt8(signedData.count)] + signedData
-        let oid: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
-        let contentInfo: [UInt8] = [0x30, UInt8(oid.count + explicit.count)] + oid + explicit
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { [tag, UInt8(content.count)] + content }
+        let dataOID: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
+        let signedDataOID: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+        let encap = tlv(0x30, tlv(0x06, dataOID) + tlv(0xA0, tlv(0x04, [0x02, 0x01, 0x05])))
+        let signedData = tlv(0x30, tlv(0x02, [0x01]) + tlv(0x31, []) + encap + tlv(0x31, []))
+        let contentInfo = tlv(0x30, tlv(0x06, signedDataOID) + tlv(0xA0, signedData))
         #expect {
             try AppReceipt(berEncoded: contentInfo)
         } throws: { error in

@@ -225,12 +225,12 @@ enum AttributeCoding {
             throw ReceiptParsingError(asn1: error, context: context)
         }
         guard root.identifier == .set, case .constructed(let children) = root.content else {
-            throw .unexpectedStructure("\(context) is \(root.identifier), not a SET of attributes")
+            throw .unexpectedStructure("\(context) is \(root.identifier.typeName), not a SET of attributes")
         }
         var attributes: [AppReceipt.Attribute] = []
         for child in children {
             guard child.identifier == .sequence, case .constructed(let fields) = child.content else {
-                throw .unexpectedStructure("\(context) attribute is \(child.identifier), not a SEQUENCE")
+                throw .unexpectedStructure("\(context) attribute is \(child.identifier.typeName), not a SEQUENCE")
             }
             var iterator = fields.makeIterator()
             guard let typeNode = iterator.next(), let versionNode = iterator.next(),
@@ -262,7 +262,7 @@ private struct AttributeValue {
         let node = try parse()
         let stringTypes: [ASN1Identifier] = [.utf8String, .ia5String, .printableString, .visibleString]
         guard stringTypes.contains(node.identifier), case .primitive(let content) = node.content else {
-            throw .malformedAttribute(type: type, reason: "expected a string, found \(node.identifier)")
+            throw .malformedAttribute(type: type, reason: "expected a string, found \(node.identifier.typeName)")
         }
         guard let string = String(bytes: content, encoding: .utf8) else {
             throw .malformedAttribute(type: type, reason: "string is not valid UTF-8")
@@ -380,5 +380,23 @@ extension AttributeCoding {
         var serializer = DER.Serializer()
         try serializer.serialize(value)
         return serializer.serializedBytes
+    }
+}
+
+extension ASN1Identifier {
+    /// The ASN.1 type name for error messages ("INTEGER" rather than the tag dump).
+    var typeName: String {
+        switch self {
+        case .integer: "INTEGER"
+        case .octetString: "OCTET STRING"
+        case .sequence: "SEQUENCE"
+        case .set: "SET"
+        case .utf8String: "UTF8String"
+        case .ia5String: "IA5String"
+        case .objectIdentifier: "OBJECT IDENTIFIER"
+        case .boolean: "BOOLEAN"
+        case .null: "NULL"
+        default: "[\(tagClass) \(tagNumber)]"
+        }
     }
 }

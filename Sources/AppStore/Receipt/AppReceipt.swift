@@ -87,7 +87,7 @@ struct SignedData {
 
     private static func decode(_ root: ASN1Node) throws -> SignedData {
         guard root.identifier == .sequence, case .constructed(let outer) = root.content else {
-            throw ReceiptParsingError.notAReceipt("ASN.1 \(root.identifier) is not a PKCS#7 ContentInfo")
+            throw ReceiptParsingError.notAReceipt("ASN.1 \(root.identifier.typeName) is not a PKCS#7 ContentInfo")
         }
         var contentInfo = outer.makeIterator()
         guard let typeNode = contentInfo.next(), typeNode.identifier == .objectIdentifier else {
@@ -199,7 +199,7 @@ struct SignerInfo: Sendable, Hashable {
             }
             identifier = .subjectKeyIdentifier(Array(keyIdentifier))
         default:
-            throw ReceiptParsingError.unexpectedStructure("unknown signer identifier \(sid.identifier)")
+            throw ReceiptParsingError.unexpectedStructure("unknown signer identifier \(sid.identifier.typeName)")
         }
 
         guard let digest = iterator.next() else {
