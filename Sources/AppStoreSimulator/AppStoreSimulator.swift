@@ -228,8 +228,10 @@ public struct AppStoreSimulator: Sendable {
             // Not base64, or an iOS 6 style plist receipt, which the simulator does not issue.
             return status(21002)
         }
-        guard let receipt = try? SimulatorReceiptCodec.read(Array(bytes)) else { return status(21002) }
-        guard await ca.isValidReceiptSignature(Array(bytes), at: receipt.creationDate ?? Date()) else {
+        guard let parsed = try? AppReceipt(berEncoded: Array(bytes)),
+            let receipt = try? SimulatorReceiptCodec.read(parsed)
+        else { return status(21002) }
+        guard await ca.isValidReceiptSignature(parsed, at: receipt.creationDate ?? Date()) else {
             return status(21003)
         }
         if receipt.environment == .sandbox && endpoint == .production { return status(21007) }

@@ -1,7 +1,8 @@
+import AppStore
 import Crypto
 import Foundation
 import SwiftASN1
-@_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
+@_spi(CMS) import X509
 
 /// The simulator's own certificate authority, laid out like Apple's so that the job's verifiers
 /// run their real checks against it: a root, an intermediate carrying Apple's WWDR marker OID
@@ -199,14 +200,16 @@ public struct SimulatorCA: Sendable {
     }
 
     /// Whether `receipt` (PKCS#7 DER/BER) carries a valid signature by a certificate chaining to
-    /// this CA's root, with certificates valid at `date` (the receipt's creation date).
+    /// this CA's root at `date` (the receipt's creation date), with Apple's marker extensions on
+    /// the chain: the same check, by the same code, that the job applies to Apple's receipts.
     public func isValidReceiptSignature(_ receipt: [UInt8], at date: Date) async -> Bool {
-        let result = await CMS.isValidAttachedSignature(
-            signatureBytes: receipt, trustRoots: CertificateStore([root])
-        ) {
-            RFC5280Policy(fixedExpiryValidationTime: date)
-        }
-        if case .success = result { return true }
+        guard let parsed = try? AppReceipt(berEncoded: receipt) else { return false }
+        return await isValidReceiptSignature(parsed, at: date)
+    }
+
+    /// The same check on an already parsed receipt.
+    public func isValidReceiptSignature(_ receipt: AppReceipt, at date: Date) async -> Bool {
+        if case .valid = await receipt.verifySignature(trustRoots: TrustedRoots([root]), at: date) { return true }
         return false
     }
 }

@@ -41,9 +41,8 @@ enum SimulatorReceiptCodec {
         return try payload.derEncoded()
     }
 
-    /// Reads a PKCS#7 receipt back into the simulator's terms.
-    static func read(_ pkcs7: [UInt8]) throws -> SimulatedReceipt {
-        let receipt = try AppReceipt(berEncoded: pkcs7)
+    /// Reads a parsed receipt back into the simulator's terms.
+    static func read(_ receipt: AppReceipt) throws -> SimulatedReceipt {
         let payload = receipt.payload
         guard let bundleID = payload.bundleId else { throw Unreadable(description: "no bundle id") }
         guard let environment = payload.environment.flatMap({ SimulatedReceipt.Environment(lenient: $0.rawValue) })

@@ -1,3 +1,4 @@
+import AppStore
 import AppStoreSimulator
 import Foundation
 import SwiftASN1
@@ -49,6 +50,30 @@ import Testing
         #expect(await after.ca.isValidReceiptSignature(bytes, at: Date()))
         let stranger = try SimulatorCA.generate()
         #expect(await !stranger.isValidReceiptSignature(bytes, at: Date()))
+    }
+
+    @Test func simulatorReceiptsPassTheJobsOwnReceiptVerificationWithTheExportedRoot() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: directory))
+        let issued = try simulator.issueReceipt(.sample(.sandbox))
+        let receipt = try AppReceipt(base64Encoded: issued.receiptData)
+        #expect(receipt.payload.environment == .productionSandbox)
+        #expect(receipt.payload.bundleId == "com.example.coins")
+        #expect(receipt.inAppPurchases.map(\.transactionId) == ["2000000000000001", "2000000000000002"])
+
+        // What an operator does: APPLE_ROOT_CERTIFICATES=<state-dir>/root.pem.
+        let rootFile = try Data(contentsOf: directory.appendingPathComponent(SimulatorCA.FileName.rootCertificate))
+        let roots = try TrustedRoots(derOrPEM: Array(rootFile))
+        guard case .valid(let signer) = await receipt.verifySignature(trustRoots: roots) else {
+            Issue.record("a simulator receipt does not verify against the exported root")
+            return
+        }
+        #expect(signer == simulator.ca.leaf)
+        guard case .invalid = await receipt.verifySignature(trustRoots: .apple) else {
+            Issue.record("a simulator receipt must not verify against Apple's roots")
+            return
+        }
     }
 
     @Test func signedReceiptsArePKCS7SignedDataWithTheChainIncluded() async throws {
