@@ -92,6 +92,16 @@ let package = Package(
             ]
         ),
 
+        // Seeds the demo's database with uploads signed by the simulator's CA (scripts/demo only).
+        .executableTarget(
+            name: "demo-seed",
+            dependencies: [
+                "Postgres",
+                "AppStoreSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         // Build tooling: embeds SQL migrations and certificates into the binaries, so that
         // `reconcile` is one self-contained file that cron can run from anywhere.
         .executableTarget(name: "embed-files"),
