@@ -68,6 +68,8 @@ let package = Package(
                 "Postgres",
                 "AppStore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Embedded"],
             plugins: ["EmbedFiles"]
@@ -121,7 +123,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ReconciliationTests",
-            dependencies: ["Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport"]
+            dependencies: [
+                "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ]
 )

@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import Postgres
 import Reconciliation
 import TestSupport
@@ -50,5 +52,40 @@ struct PreflightTests {
         let results = Preflight.database(settings)
         #expect(results.filter { !$0.passed }.allSatisfy { $0.detail.contains("reconcile migrate") })
         #expect(results.filter { !$0.passed }.count == 4)
+    }
+}
+
+@Suite("reconcile check: Apple side")
+struct ApplePreflightTests {
+    func key(_ path: String) -> Settings.ServerAPIKey {
+        let settings = try! Settings(lookup: [
+            "RECONCILE_BUNDLE_IDS": "x", "APPSTORE_KEY_ID": "K1", "APPSTORE_ISSUER_ID": "I",
+            "APPSTORE_PRIVATE_KEY_FILE": path,
+        ].lookup)
+        return settings.serverAPIKey!
+    }
+
+    @Test func aReadableP8KeyPasses() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey_\(UUID()).p8").path
+        try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(Preflight.checkKey(key(path)).passed)
+    }
+
+    @Test func anUnreadableOrWrongKeySaysWhatToFix() throws {
+        let missing = Preflight.checkKey(key("/nonexistent/AuthKey.p8"))
+        #expect(!missing.passed && missing.detail.contains("cannot read APPSTORE_PRIVATE_KEY_FILE"))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-key-\(UUID())").path
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: path))
+        let wrong = Preflight.checkKey(key(path))
+        #expect(!wrong.passed && wrong.detail.contains("not a PEM P-256 private key"))
+    }
+
+    @Test func unreadableRootsFail() async throws {
+        let settings = try Settings(lookup: [
+            "RECONCILE_BUNDLE_IDS": "x", "APPLE_ROOT_CERTIFICATES": "/nonexistent/root.pem",
+            "RECONCILE_RECEIPT_VERIFICATION": "local",
+        ].lookup)
+        let roots = try #require(await Preflight.apple(settings).first { $0.name == "roots" })
+        #expect(!roots.passed && roots.detail.contains("/nonexistent/root.pem"))
     }
 }
