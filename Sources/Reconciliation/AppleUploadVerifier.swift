@@ -7,7 +7,8 @@ import Logging
 /// JWS locally. Every upload ends as a `Verdict`; only a configuration Apple refuses throws.
 public struct AppleUploadVerifier: UploadVerifier {
     let receiptClient: VerifyReceiptClient?
-    let jwsVerifier: SignedDataVerifier
+    /// Verifies StoreKit 2 JWS and notifications.
+    public let jwsVerifier: SignedDataVerifier
     let roots: TrustedRoots
     let acceptedBundles: Set<String>
     let logger: Logger

@@ -30,9 +30,10 @@ public enum AppleVerification {
             maxConcurrentRequests: settings.concurrency)
     }
 
-    /// Runs `body` with a verifier for the settings; its HTTP client is shut down afterwards.
+    /// Runs `body` with a verifier for the settings (uploads and notifications); its HTTP client
+    /// is shut down afterwards.
     public static func withVerifier<T: Sendable>(
-        settings: Settings, logger: Logger, _ body: (any UploadVerifier) async throws -> T
+        settings: Settings, logger: Logger, _ body: (AppleUploadVerifier) async throws -> T
     ) async throws -> T {
         let roots = try roots(settings)
         guard settings.receiptVerification == .apple else {

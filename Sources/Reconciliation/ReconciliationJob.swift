@@ -33,14 +33,19 @@ public struct ReconciliationJob: Sendable {
 
     let settings: Settings
     let verifier: any UploadVerifier
+    let notifications: NotificationApplier?
     let logger: Logger
     let worker: String
     let batchSize: Int
 
     /// Creates the job.
-    public init(settings: Settings, verifier: any UploadVerifier, logger: Logger, batchSize: Int = 64) {
+    public init(
+        settings: Settings, verifier: any UploadVerifier, notifications: NotificationApplier? = nil, logger: Logger,
+        batchSize: Int = 64
+    ) {
         self.settings = settings
         self.verifier = verifier
+        self.notifications = notifications
         self.logger = logger
         self.batchSize = batchSize
         worker = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
@@ -75,6 +80,12 @@ public struct ReconciliationJob: Sendable {
             try await verifyAll(queue: queue, runID: runID, total: total, connection: connection, logger: log,
                                 progress: progress)
             timings["verify"] = Date().timeIntervalSince(clock)
+            if let notifications {
+                clock = Date()
+                let applied = try await notifications.applyPending(runID: runID, on: connection)
+                timings["notifications"] = Date().timeIntervalSince(clock)
+                log.info("notifications applied", metadata: ["notifications.applied": "\(applied)"])
+            }
 
             clock = Date()
             let differ = Differ(

@@ -66,7 +66,9 @@ struct RunCommand: AsyncParsableCommand {
         do {
             let settings = try await ConfigurationLoader.settings(configFile: config)
             let report = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
-                let job = ReconciliationJob(settings: settings, verifier: verifier, logger: logger)
+                let job = ReconciliationJob(
+                    settings: settings, verifier: verifier,
+                    notifications: NotificationApplier(verify: verifier.verifyNotification), logger: logger)
                 return try await ShutdownSignals.cancellingOnSignal {
                     try await job.run(options, progress: ProgressLine.standardError())
                 }

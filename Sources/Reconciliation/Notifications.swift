@@ -1,0 +1,111 @@
+import AppStore
+import Foundation
+import Postgres
+
+/// What verifying one stored App Store Server Notification established.
+public enum NotificationVerdict: Sendable, Equatable {
+    /// Signed by Apple and for this app: its UUID, type, and the transaction it carries (if any).
+    case verified(uuid: UUID, type: String, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?)
+    /// Not acceptable, for good.
+    case invalid(reason: String)
+}
+
+extension AppleUploadVerifier {
+    /// Verifies a stored `{"signedPayload": …}` body (or a bare signed payload) with its nested
+    /// signed transaction.
+    public func verifyNotification(_ body: String) async -> NotificationVerdict {
+        switch await jwsVerifier.verifyNotificationBody(body) {
+        case .invalid(let failure):
+            return .invalid(reason: failure.description)
+        case .valid(let notification):
+            guard let text = notification.notificationUUID, let uuid = UUID(uuidString: text) else {
+                return .invalid(reason: "the notification has no notificationUUID")
+            }
+            let transaction = notification.transaction.flatMap { Self.record($0, source: "notification") }
+            return .verified(
+                uuid: uuid, type: notification.payload.notificationType?.rawValue ?? "UNKNOWN",
+                subtype: notification.payload.subtype?.rawValue, signedDate: notification.payload.signedDate,
+                transaction: transaction)
+        }
+    }
+}
+
+/// Applies `reconcile.notifications` (SPEC section 3): each stored body is verified once;
+/// `REFUND`/`REVOKE` carry a revoked transaction, `REFUND_REVERSED` one whose revocation is gone,
+/// `ONE_TIME_CHARGE` and the subscription types new transactions. Apple resends a notification
+/// with the same `notificationUUID`: only the first is applied.
+public struct NotificationApplier: Sendable {
+    /// Verifies a body.
+    public let verify: @Sendable (String) async -> NotificationVerdict
+
+    /// Creates an applier around a verification function.
+    public init(verify: @escaping @Sendable (String) async -> NotificationVerdict) {
+        self.verify = verify
+    }
+
+    /// Applies every stored notification not yet seen; returns how many were applied.
+    @discardableResult
+    public func applyPending(runID: Int64, on connection: Connection, batchSize: Int = 100) async throws -> Int {
+        var applied = 0
+        var after: Int64 = 0
+        while true {
+            try Task.checkCancellation()
+            let batch = try connection.query(
+                """
+                SELECT n.id, n.signed_payload FROM reconcile.notifications n
+                 WHERE n.id > $1
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
+                                    WHERE v.notification_id = n.id AND v.state <> 'retry')
+                 ORDER BY n.id LIMIT $2
+                """, [after, batchSize]
+            ).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
+            guard let last = batch.last else { return applied }
+            after = last.0
+            var verdicts: [(Int64, NotificationVerdict)] = []
+            for (id, body) in batch { verdicts.append((id, await verify(body))) }
+            applied += try connection.transaction { try record(verdicts, runID: runID, on: connection) }
+        }
+    }
+
+    private func record(_ verdicts: [(Int64, NotificationVerdict)], runID: Int64, on connection: Connection) throws -> Int {
+        var applied = 0
+        var records: [(AppleTransactionRecord, Upload?)] = []
+        for (id, verdict) in verdicts {
+            switch verdict {
+            case .invalid(let reason):
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.notification_verifications (notification_id, state, error, run_id)
+                    VALUES ($1, 'invalid', $2, $3)
+                    ON CONFLICT (notification_id) DO UPDATE SET state = 'invalid', error = EXCLUDED.error,
+                        run_id = EXCLUDED.run_id, updated_at = now()
+                    """, [id, reason, runID])
+            case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
+                let duplicate = try connection.queryFirst(
+                    """
+                    SELECT 1 FROM reconcile.notification_verifications
+                     WHERE notification_uuid = $1 AND state = 'applied' AND notification_id <> $2
+                    """, uuid, id) != nil
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.notification_verifications
+                        (notification_id, state, notification_uuid, notification_type, subtype, transaction_id,
+                         signed_date, run_id)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                    ON CONFLICT (notification_id) DO UPDATE SET state = EXCLUDED.state,
+                        notification_uuid = EXCLUDED.notification_uuid, notification_type = EXCLUDED.notification_type,
+                        subtype = EXCLUDED.subtype, transaction_id = EXCLUDED.transaction_id,
+                        signed_date = EXCLUDED.signed_date, run_id = EXCLUDED.run_id, error = NULL, updated_at = now()
+                    """,
+                    [id, duplicate ? "duplicate" : "applied", uuid, type, subtype, transaction?.transactionID,
+                     signedDate, runID])
+                if !duplicate {
+                    applied += 1
+                    if let transaction { records.append((transaction, nil)) }
+                }
+            }
+        }
+        try TransactionStore.upsert(records, runID: runID, on: connection)
+        return applied
+    }
+}
