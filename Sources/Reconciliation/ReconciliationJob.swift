@@ -128,6 +128,32 @@ public struct ReconciliationJob: Sendable {
         }
     }
 
+    /// `reconcile run --worker`: helps the run in progress verify its uploads, then returns how
+    /// many this worker verified (0 when no run is in progress).
+    public func work(progress: (@Sendable (RunProgress) -> Void)? = nil) async throws -> Int {
+        let connection = try Connection(url: settings.databaseURL)
+        try Schema.requireUpToDate(connection)
+        guard let run = try RunLedger.runningRun(on: connection) else { return 0 }
+        var log = logger
+        log[metadataKey: "run.id"] = "\(run.id)"
+        log[metadataKey: "worker"] = "\(worker)"
+        log.info("worker joined the run")
+        let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
+        var done = 0
+        let started = Date()
+        while true {
+            try Task.checkCancellation()
+            let batch = try queue.claim(runID: run.id, worker: worker, limit: batchSize, on: connection)
+            if batch.isEmpty { break }
+            let results = try await verify(batch, logger: log)
+            try queue.record(results, runID: run.id, worker: worker, on: connection)
+            done += batch.count
+            progress?(RunProgress(verified: done, total: done, elapsed: Date().timeIntervalSince(started)))
+        }
+        log.info("worker finished", metadata: ["uploads.verified": "\(done)"])
+        return done
+    }
+
     /// Claims and verifies the run's uploads batch by batch until none is due.
     func verifyAll(
         queue: VerificationQueue, runID: Int64, total: Int, connection: Connection, logger: Logger,
@@ -138,7 +164,13 @@ public struct ReconciliationJob: Sendable {
         while true {
             try Task.checkCancellation()
             let batch = try queue.claim(runID: runID, worker: worker, limit: batchSize, on: connection)
-            if batch.isEmpty { break }
+            if batch.isEmpty {
+                // Workers (`run --worker`) may still be verifying batches they claimed; their
+                // claims expire if they die, and the work comes back here.
+                guard try queue.othersAreWorking(runID: runID, on: connection) else { break }
+                try await Task.sleep(for: .milliseconds(250))
+                continue
+            }
             let results = try await verify(batch, logger: logger)
             try queue.record(results, runID: runID, worker: worker, on: connection)
             done += batch.count

@@ -76,6 +76,18 @@ public struct VerificationQueue: Sendable {
         }
     }
 
+    /// Whether other workers still hold unexpired claims on the run's due work.
+    public func othersAreWorking(runID: Int64, now: Date = Date(), on connection: Connection) throws -> Bool {
+        try connection.queryFirst(
+            """
+            SELECT 1 FROM reconcile.upload_verifications
+             WHERE last_run_id = $1 AND state IN ('pending', 'retry')
+               AND (next_attempt_at IS NULL OR next_attempt_at <= $2)
+               AND claimed_at >= $2 - make_interval(secs => $3)
+             LIMIT 1
+            """, runID, now, lease) != nil
+    }
+
     /// Records the verdicts of a batch, with every transaction they confirmed and who carried it,
     /// atomically: a worker killed mid-batch leaves the batch claimed until the lease runs out and
     /// then verified again, never half-recorded.

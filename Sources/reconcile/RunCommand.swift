@@ -35,6 +35,9 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Exit 2 when the run found new findings.")
     var failOnFindings = false
 
+    @Flag(help: "Help the run in progress verify its uploads (several processes or machines), then exit.")
+    var worker = false
+
     @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
     var config: String?
 
@@ -65,6 +68,15 @@ struct RunCommand: AsyncParsableCommand {
             dryRun: dryRun, reportDirectory: reportDir)
         do {
             let settings = try await ConfigurationLoader.settings(configFile: config)
+            if worker {
+                let verified = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
+                    try await ShutdownSignals.cancellingOnSignal {
+                        try await ReconciliationJob(settings: settings, verifier: verifier, logger: logger).work()
+                    }
+                }
+                print(verified == 0 ? "no reconciliation run needs help" : "verified \(verified) uploads")
+                return
+            }
             let report = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
                 let job = ReconciliationJob(
                     settings: settings, verifier: verifier,

@@ -145,6 +145,33 @@ struct JobTests {
         #expect(try await first.value.status == "completed")
     }
 
+    @Test func workersShareTheRunAndVerifyEachUploadOnce() async throws {
+        let connection = try database.connect()
+        for index in 100..<140 {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                VALUES ($1, 'signed_transaction', $2, $2, now() - interval '1 day')
+                """, ["user-\(index)", "tx-\(index)"])
+        }
+        let verifier = ScriptedVerifier(delay: .milliseconds(40))
+        let coordinator = Task { try await job(verifier).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
+        try await Task.sleep(for: .milliseconds(150))
+        let helped = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<3 { group.addTask { try await job(verifier).work() } }
+            return try await group.reduce(0, +)
+        }
+        let report = try await coordinator.value
+        #expect(verifier.calls.count == 46, "every upload verified exactly once")
+        #expect(Set(verifier.calls).count == 46)
+        #expect(helped > 0, "the workers took part")
+        #expect(report.verification.uploads == 46 && report.findings.count == 44)
+    }
+
+    @Test func aWorkerWithoutARunInProgressDoesNothing() async throws {
+        #expect(try await job(ScriptedVerifier()).work() == 0)
+    }
+
     @Test func refusesAnOutdatedSchema() async throws {
         let empty = try TestDatabase.create("job_empty")
         let settings = try Settings(lookup: ["DATABASE_URL": empty.url, "RECONCILE_BUNDLE_IDS": "x"].lookup)
