@@ -68,7 +68,7 @@ extension ReportWriter {
         return page
     }
 
-    static let severityColor = ["high": "#c2410c", "medium": "#b45309", "low": "#4d7c0f"]
+    static let severityColor = ["high": "#dc2626", "medium": "#f59e0b", "low": "#65a30d"]
 
     private static func kindChart(_ report: RunReport) -> String {
         let counts = report.counts
@@ -87,8 +87,8 @@ extension ReportWriter {
                 + "fill=\"\(severityColor[kind.severity] ?? "#475569")\"><title>\(HTMLText.escape(kind.rawValue)): \(count)</title></rect>"
             svg += "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 17)\" class=\"count\">\(count)</text>"
         }
-        return svg + "</svg><p class=\"legend\"><span style=\"background:#c2410c\"></span>high "
-            + "<span style=\"background:#b45309\"></span>medium <span style=\"background:#4d7c0f\"></span>low</p>"
+        return svg + "</svg><p class=\"legend\"><span style=\"background:#dc2626\"></span>high "
+            + "<span style=\"background:#f59e0b\"></span>medium <span style=\"background:#65a30d\"></span>low</p>"
     }
 
     private static func dayChart(_ findings: [RunReport.Finding]) -> String {
@@ -162,11 +162,11 @@ extension ReportWriter {
         for finding in findings {
             let amount = finding.amountMilli.map { formatMilli($0) + " " + (finding.currency ?? "") } ?? ""
             html += "<tr><td>\(finding.reviewItemID.map(String.init) ?? "—")\(finding.isNew ? " <span class=\"new\">new</span>" : "")</td>"
-                + "<td>\(e(finding.kind.rawValue))</td><td><span class=\"sev sev-\(finding.kind.severity)\">\(finding.kind.severity)</span></td>"
+                + "<td>\(e(finding.kind.rawValue))</td><td class=\"nowrap\"><span class=\"sev sev-\(finding.kind.severity)\">\(finding.kind.severity)</span></td>"
                 + "<td><code>\(e(finding.transactionID ?? "—"))</code></td><td>\(e(finding.userID ?? "—"))</td>"
                 + "<td>\(e(finding.productID ?? "—"))</td>"
-                + "<td>\(e(finding.purchaseDate.map { String(TimeExpression.format($0).prefix(10)) } ?? "—"))</td>"
-                + "<td class=\"num\">\(e(amount))</td><td>\(e(finding.kind.suggestedAction))</td></tr>"
+                + "<td class=\"nowrap\">\(e(finding.purchaseDate.map { String(TimeExpression.format($0).prefix(10)) } ?? "—"))</td>"
+                + "<td class=\"num nowrap\">\(e(amount))</td><td>\(e(finding.kind.suggestedAction))</td></tr>"
         }
         return html + "</tbody></table>"
     }
@@ -181,17 +181,17 @@ extension ReportWriter {
         .status-completed_with_unresolved{background:#fef3c7;color:#92400e}\
         .cards,.totals{display:flex;flex-wrap:wrap;gap:10px;margin-bottom:18px}.card{background:#fff;border:1px solid \
         #e2e8f0;border-radius:10px;padding:10px 16px;min-width:110px}.card .value{font-size:1.5rem;font-weight:600}\
-        .card .label{color:#64748b;font-size:.8rem}.card.warn .value{color:#b45309}.card.good .value{color:#15803d}\
+        .card .label{color:#64748b;font-size:.8rem}.card.warn .value{color:#d97706}.card.good .value{color:#15803d}\
         .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:16px}\
         .chart,section>table,.notice{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:14px}\
         section{margin-bottom:18px}svg text{font-size:11px;fill:#334155}svg .count{font-weight:600}\
         .legend{color:#64748b;font-size:.8rem}.legend span{display:inline-block;width:10px;height:10px;\
         border-radius:2px;margin:0 4px 0 10px}.notice{background:#fffbeb;border-color:#fde68a}\
         table{width:100%;border-collapse:collapse;font-size:.88rem}th,td{text-align:left;padding:7px 8px;\
-        border-bottom:1px solid #e2e8f0;vertical-align:top;overflow-wrap:anywhere}th{color:#475569;font-weight:600}\
+        border-bottom:1px solid #e2e8f0;vertical-align:top;overflow-wrap:anywhere}th{color:#475569;font-weight:600;white-space:nowrap}.nowrap{white-space:nowrap}\
         .num{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.85em}.new{background:#dbeafe;\
         color:#1e40af;border-radius:4px;padding:0 5px;font-size:.75rem}.sev{border-radius:4px;padding:1px 6px;\
-        font-size:.78rem}.sev-high{background:#ffedd5;color:#9a3412}.sev-medium{background:#fef3c7;color:#92400e}\
+        font-size:.78rem}.sev-high{background:#fee2e2;color:#b91c1c}.sev-medium{background:#fef3c7;color:#92400e}\
         .sev-low{background:#ecfccb;color:#3f6212}.empty{color:#64748b}footer{color:#94a3b8;font-size:.8rem}
         """
 }

@@ -16,12 +16,20 @@ enum ItemPageBuilder {
         let apple = evidence["apple_transaction"] as? [String: Any] ?? [:]
         let appleKeys = appleFieldOrder.filter { apple[$0] != nil }
             + apple.keys.filter { !appleFieldOrder.contains($0) }.sorted()
-        let appleRows = appleKeys.filter { !(apple[$0] is NSNull) }.map { key -> ItemPage.KeyValue in
+        // Prices are milliunits: shown once, as money, rather than as two raw fields.
+        var value: String?
+        if let price = (apple["price_milli"] as? NSNumber)?.int64Value, let currency = apple["currency"] as? String {
+            let quantity = (apple["quantity"] as? NSNumber)?.int64Value ?? 1
+            value = "\(ReportWriter.formatMilli(price * quantity)) \(currency)"
+                + (quantity == 1 ? "" : " (\(quantity) × \(ReportWriter.formatMilli(price)))")
+        }
+        let appleRows = appleKeys.filter { !(apple[$0] is NSNull) && $0 != "price_milli" && $0 != "currency" }
+            .map { key -> ItemPage.KeyValue in
             let value = apple[key]
             let shown = key.hasSuffix("_date") || key.hasSuffix("_seen") || key.hasSuffix("_at")
                 ? Format.evidenceTime(value) : Format.text(value)
             return ItemPage.KeyValue(key: Format.label(key), value: shown)
-        }
+        } + (value.map { [ItemPage.KeyValue(key: "Price", value: $0)] } ?? [])
         let deliveries = (evidence["deliveries"] as? [[String: Any]] ?? []).map { row in
             ItemPage.Delivery(
                 id: Format.text(row["id"]), transaction: Format.text(row["transaction_id"]), user: Format.text(row["user_id"]),
@@ -54,7 +62,7 @@ enum ItemPageBuilder {
         }
         let closedMessage = switch item.status {
         case .autoResolved: "A later run no longer detects this condition, so it closed itself. Nothing to decide."
-        default: "This item is decided. A decision is final."
+        default: "A decision is final."
         }
         let suggested: Resolution? = switch item.suggestedAction {
         case "grant": .granted
@@ -69,12 +77,14 @@ enum ItemPageBuilder {
         return ItemPage(
             session: SessionView(session), flash: flash, csrf: session.csrfToken,
             item: .init(
-                id: item.id, kindLabel: Format.label(item.kind), severity: item.severity, status: item.status.rawValue,
+                id: item.id, kindLabel: Format.label(item.kind),
+                userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? "Buyer" : "Account", severity: item.severity, status: item.status.rawValue,
                 statusLabel: Format.label(item.status.rawValue), explanation: Format.explanation(item.kind),
                 suggestedAction: item.suggestedAction, transaction: item.transactionID ?? "—",
                 originalTransaction: item.originalTransactionID ?? "—", user: item.userID ?? "—",
                 product: item.productID ?? "—", detected: Format.minute(item.createdAt), firstSeenRun: item.firstSeenRun,
-                lastSeenRun: item.lastSeenRun, assignee: item.assignee ?? "nobody yet", decision: decision, note: item.note),
+                lastSeenRun: item.lastSeenRun, assignee: item.assignee ?? "nobody yet", decision: decision, note: item.note,
+                value: value),
             canAct: canAct, claimable: item.status == .open, claimedByMe: item.status == .inReview && !claimedByOther,
             claimedByOther: claimedByOther, closedMessage: closedMessage,
             resolutionOptions: Resolution.allCases.map {
@@ -96,7 +106,9 @@ enum ItemPageBuilder {
                 case (_, "auto_resolved"): change = "auto-resolved it"
                 case (let from, let to): change = "moved it from \(from ?? "—") to \(to)"
                 }
-                return ItemPage.Event(when: Format.minute(event.createdAt), actor: event.actor, change: change, note: event.note)
+                // The job's "detected" note repeats what the change already says.
+                let note = event.fromStatus == nil && event.actor == "reconcile" ? nil : event.note
+                return ItemPage.Event(when: Format.minute(event.createdAt), actor: event.actor, change: change, note: note)
             },
             outbox: detail.outbox.map { entry in
                 ItemPage.Outbox(

@@ -128,23 +128,15 @@ enum Templates {
             <dl class="kv">
               <dt>Transaction</dt><dd><code id="transaction-id">{{item.transaction}}</code></dd>
               <dt>Original transaction</dt><dd><code>{{item.originalTransaction}}</code></dd>
-              <dt>User</dt><dd id="user-id">{{item.user}}</dd>
+              <dt>{{item.userLabel}}</dt><dd id="user-id">{{item.user}}</dd>
               <dt>Product</dt><dd>{{item.product}}</dd>
               <dt>Detected</dt><dd>{{item.detected}} (run {{item.firstSeenRun}}, last seen in run {{item.lastSeenRun}})</dd>
               <dt>Assignee</dt><dd>{{item.assignee}}</dd>
-              {{#item.decision}}<dt>Decision</dt><dd>{{item.decision}}</dd>{{/item.decision}}
-              {{#item.note}}<dt>Note</dt><dd class="note">{{item.note}}</dd>{{/item.note}}
+              {{#item.value}}<dt>Value</dt><dd>{{item.value}}</dd>{{/item.value}}
             </dl>
-            {{#outbox}}
-            <div class="outbox">
-              <h3>Action for the app</h3>
-              <p><b>{{description}}</b></p>
-              <p class="muted">Outbox #{{id}}, decided by {{decidedBy}} · {{state}}</p>
-            </div>
-            {{/outbox}}
           </section>
           <section class="card actions-panel">
-            <h2>Decide</h2>
+            <h2>{{#canAct}}Decide{{/canAct}}{{^canAct}}Decision{{/canAct}}</h2>
             {{#canAct}}
               {{#claimedByOther}}
               <p class="muted">Claimed by <b>{{item.assignee}}</b>.</p>
@@ -174,7 +166,18 @@ enum Templates {
                 <button type="submit" class="button danger">Dismiss</button>
               </form>
             {{/canAct}}
-            {{^canAct}}<p class="muted">{{closedMessage}}</p>{{/canAct}}
+            {{^canAct}}
+              {{#item.decision}}<p class="decision">{{item.decision}}</p>{{/item.decision}}
+              {{#item.note}}<blockquote class="note">{{item.note}}</blockquote>{{/item.note}}
+              {{#outbox}}
+              <div class="outbox">
+                <h3>Action for the app</h3>
+                <p><b>{{description}}</b></p>
+                <p class="muted">Outbox #{{id}} · {{state}}</p>
+              </div>
+              {{/outbox}}
+              <p class="muted">{{closedMessage}}</p>
+            {{/canAct}}
           </section>
         </div>
         <section class="card">
@@ -277,15 +280,15 @@ enum Templates {
         .chip{border:1px solid var(--line);background:#fff;border-radius:999px;padding:5px 12px;font-size:.85rem;color:#334155}
         .chip b{margin-left:4px}.chip.zero{color:#94a3b8}.chip.active{background:#0f172a;color:#fff;border-color:#0f172a}
         .chip:hover{text-decoration:none;border-color:#94a3b8}
-        .chip.sev-high b{color:#c2410c}.chip.sev-medium b{color:#b45309}.chip.sev-low b{color:#4d7c0f}
+        .chip.sev-high b{color:#dc2626}.chip.sev-medium b{color:#d97706}.chip.sev-low b{color:#4d7c0f}
         .chip.active b{color:#fff}
         table{width:100%;border-collapse:collapse;background:#fff;font-size:.9rem}
         table.queue{border:1px solid var(--line);border-radius:12px;overflow:hidden}
         th,td{text-align:left;padding:9px 10px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
-        th{font-size:.75rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#f8fafc}
+        th{white-space:nowrap;font-size:.75rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);background:#f8fafc}
         tbody tr:hover{background:#f8fafc}.nowrap{white-space:nowrap}tr.revoked td{color:#94a3b8;text-decoration:line-through}
         .sev,.status{display:inline-block;border-radius:6px;padding:2px 8px;font-size:.78rem;font-weight:600}
-        .sev-high{background:#ffedd5;color:#9a3412}.sev-medium{background:#fef3c7;color:#92400e}.sev-low{background:#ecfccb;color:#3f6212}
+        .sev-high{background:#fee2e2;color:#b91c1c}.sev-medium{background:#fef3c7;color:#92400e}.sev-low{background:#ecfccb;color:#3f6212}
         .st-open{background:#dbeafe;color:#1e40af}.st-in_review{background:#ede9fe;color:#5b21b6}
         .st-resolved,.st-completed{background:#dcfce7;color:#166534}.st-dismissed{background:#f1f5f9;color:#475569}
         .st-auto_resolved{background:#f0fdfa;color:#115e59}.st-failed,.st-interrupted{background:#fee2e2;color:#991b1b}
@@ -303,7 +306,8 @@ enum Templates {
         margin-left:6px;position:relative}.timeline li::before{content:"";position:absolute;left:-6px;top:13px;width:10px;\
         height:10px;border-radius:50%;background:#3b82f6}.timeline .when{color:var(--muted);font-size:.82rem;margin-right:6px}
         .note{white-space:pre-wrap;color:#334155;margin-top:2px}
-        .buyer{margin:12px 0 0}.empty{text-align:center;color:#475569}
+        .buyer{margin:12px 0 0}.decision{font-weight:600;margin:0 0 10px}
+        blockquote.note{margin:0 0 12px;padding:8px 12px;border-left:3px solid #cbd5e1;background:#f8fafc;border-radius:0 8px 8px 0}.empty{text-align:center;color:#475569}
         .login{max-width:380px;margin:60px auto}.login form{display:flex;flex-direction:column;gap:14px;margin-top:14px}
         """
 }

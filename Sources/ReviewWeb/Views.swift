@@ -99,6 +99,8 @@ struct ItemPage {
     struct ItemView {
         let id: Int64
         let kindLabel: String
+        /// What the item's user is to the finding: the buyer, or the account holding the goods.
+        let userLabel: String
         let severity: String
         let status: String
         let statusLabel: String
@@ -114,6 +116,8 @@ struct ItemPage {
         let assignee: String
         let decision: String?
         let note: String?
+        /// Apple's price times quantity, when known (`6.000 CNY`).
+        let value: String?
     }
 
     struct KeyValue {
