@@ -40,27 +40,45 @@ public enum OutboxAction: String, Sendable, CaseIterable, Codable {
 
 /// One row of `reconcile.review_items`.
 public struct ReviewItem: Sendable, Equatable {
+    /// The row id.
     public var id: Int64
+    /// Kind plus the identity of the discrepancy; one item per condition ever.
     public var fingerprint: String
     /// The finding kind as stored; `FindingKind(rawValue:)` types it.
     public var kind: String
+    /// `high`, `medium` or `low`.
     public var severity: String
+    /// Where the item stands.
     public var status: ReviewStatus
+    /// Apple's transaction id.
     public var transactionID: String?
+    /// Apple's original transaction id.
     public var originalTransactionID: String?
     /// The account the finding is about (for a grant or a move: the buyer; otherwise the delivery's account).
     public var userID: String?
+    /// The product (Apple's, when Apple knows the transaction).
     public var productID: String?
+    /// The upload a per-upload finding (`foreign_bundle`) is about.
     public var uploadID: Int64?
+    /// `grant`, `revoke`, `move` or `investigate`.
     public var suggestedAction: String
+    /// The run that first detected it.
     public var firstSeenRun: Int64
+    /// The last run that detected it.
     public var lastSeenRun: Int64
+    /// When it was created.
     public var createdAt: Date
+    /// When it last changed.
     public var updatedAt: Date
+    /// Who claimed it.
     public var assignee: String?
+    /// The decision, when resolved.
     public var resolution: Resolution?
+    /// Who resolved or dismissed it.
     public var resolvedBy: String?
+    /// When it was resolved or dismissed.
     public var resolvedAt: Date?
+    /// The note left with the decision.
     public var note: String?
 
     /// The columns `init(row:)` reads, for `SELECT`s.
@@ -100,14 +118,21 @@ public struct ReviewItem: Sendable, Equatable {
 
 /// One row of `reconcile.review_events`: who moved an item from where to where, and why.
 public struct ReviewEvent: Sendable, Equatable {
+    /// The row id.
     public var id: Int64
+    /// The run that wrote it, for events written by the job.
     public var runID: Int64?
+    /// A person's name, or `reconcile` for the job.
     public var actor: String
+    /// The status before; nil when the item was created.
     public var fromStatus: String?
+    /// The status after.
     public var toStatus: String
+    /// The note left with the decision.
     public var note: String?
     /// Extra facts as JSON text (the outbox action written, a previous assignee).
     public var details: String?
+    /// When it was created.
     public var createdAt: Date
 
     init(row: Row) throws {
@@ -124,19 +149,29 @@ public struct ReviewEvent: Sendable, Equatable {
 
 /// One row of `reconcile.action_outbox`: a decision the app's fulfilment system carries out.
 public struct OutboxEntry: Sendable, Equatable {
+    /// The row id.
     public var id: Int64
+    /// The item decided.
     public var reviewItemID: Int64
+    /// The event that recorded the decision.
     public var reviewEventID: Int64
+    /// What to do.
     public var action: OutboxAction
+    /// Apple's transaction id.
     public var transactionID: String?
+    /// The product (Apple's, when Apple knows the transaction).
     public var productID: String?
+    /// How many units.
     public var quantity: Int?
     /// The account to take the goods from (revoke, move).
     public var fromUserID: String?
     /// The account to give the goods to (grant, move).
     public var toUserID: String?
+    /// Who decided.
     public var decidedBy: String
+    /// The note left with the decision.
     public var note: String?
+    /// When it was created.
     public var createdAt: Date
     /// When the app carried it out; nil while pending.
     public var consumedAt: Date?
@@ -193,19 +228,31 @@ public struct TransitionOutcome: Sendable {
 
 /// One row of `reconcile.runs`, for the runs list.
 public struct RunSummary: Sendable {
+    /// The row id.
     public var id: Int64
+    /// `running`, `completed`, `completed_with_unresolved`, `failed` or `interrupted`.
     public var status: String
+    /// Window start; nil from the beginning.
     public var since: Date?
+    /// Window end.
     public var until: Date
+    /// `production` or `sandbox`.
     public var environment: String
+    /// A dry run writes no review items.
     public var dryRun: Bool
+    /// When it started.
     public var startedAt: Date
+    /// When it finished; nil while running.
     public var finishedAt: Date?
+    /// Uploads in the window.
     public var uploads: Int
+    /// Open findings the run detected.
     public var findingsTotal: Int
+    /// Findings first detected by the run.
     public var findingsNew: Int
     /// Where the job wrote the run's report files.
     public var reportDirectory: String?
+    /// Why it failed, if it did.
     public var error: String?
 
     static let columns = """
