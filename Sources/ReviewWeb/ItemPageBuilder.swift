@@ -10,7 +10,9 @@ enum ItemPageBuilder {
         "revocation_date", "revocation_reason", "web_order_line_item_id", "source",
     ]
 
-    static func page(_ detail: ReviewItemDetail, session: SessionStore.Session, flash: FlashView?) -> ItemPage {
+    static func page(
+        _ detail: ReviewItemDetail, session: SessionStore.Session, flash: FlashView?, nextHref: String?
+    ) -> ItemPage {
         let item = detail.item
         let evidence = (try? JSONSerialization.jsonObject(with: Data(detail.evidence.utf8))) as? [String: Any] ?? [:]
         let apple = evidence["apple_transaction"] as? [String: Any] ?? [:]
@@ -75,7 +77,7 @@ enum ItemPageBuilder {
             .moved: "Moved — move the goods to the buyer", .noAction: "No action — nothing for the app to do",
         ]
         return ItemPage(
-            session: SessionView(session), flash: flash, csrf: session.csrfToken,
+            session: SessionView(session), flash: flash, csrf: session.csrfToken, nextHref: nextHref,
             item: .init(
                 id: item.id, kindLabel: Format.label(item.kind),
                 userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? "Buyer" : "Account", severity: item.severity, status: item.status.rawValue,

@@ -239,8 +239,11 @@ struct ReviewSite: Sendable {
         id: Int64, session: SessionStore.Session, status: HTTPResponse.Status, error: String? = nil
     ) async throws -> Response {
         let detail: ReviewItemDetail
+        let next: Int64?
         do {
-            detail = try await database.run { try $0.detail(id: id) }
+            (detail, next) = try await database.run { service in
+                (try service.detail(id: id), try service.nextInQueue(after: id))
+            }
         } catch ReviewError.notFound {
             return render(
                 "error", ErrorPage(session: SessionView(session), heading: "Not found", message: "Review item \(id) does not exist."),
@@ -248,7 +251,9 @@ struct ReviewSite: Sendable {
         }
         let flash = await sessions.takeFlash(for: session.id)
         let flashView = error.map { FlashView(text: $0, isError: true) } ?? flash.map { FlashView(text: $0.text, isError: $0.isError) }
-        return render("item", ItemPageBuilder.page(detail, session: session, flash: flashView), status: status)
+        return render(
+            "item", ItemPageBuilder.page(detail, session: session, flash: flashView, nextHref: next.map { "/items/\($0)" }),
+            status: status)
     }
 
     /// Runs a transition, then shows the item again: a redirect with a message on success (so a
@@ -338,12 +343,16 @@ struct ReviewSite: Sendable {
     }
 
     /// A browser's POST names its origin; one from another site is refused before anything else.
+    /// Behind a proxy the origin is the proxy's public host, which the proxy passes on as `Host`
+    /// or `X-Forwarded-Host` (a cross-site form cannot set either on the victim's request).
     private func checkOrigin(_ request: Request) throws {
         guard let origin = request.headers[.origin] else { return }
-        let host = request.head.authority ?? ""
-        guard let url = URL(string: origin), let originHost = url.host,
-            host == originHost + (url.port.map { ":\($0)" } ?? "")
-        else {
+        guard let url = URL(string: origin), let originHost = url.host else {
+            throw HTTPError(.forbidden, message: "Cross-site form posts are refused.")
+        }
+        let expected = originHost + (url.port.map { ":\($0)" } ?? "")
+        let hosts = [request.head.authority, request.headers[.init("X-Forwarded-Host")!]].compactMap { $0 }
+        guard hosts.contains(where: { $0.caseInsensitiveCompare(expected) == .orderedSame }) else {
             throw HTTPError(.forbidden, message: "Cross-site form posts are refused.")
         }
     }

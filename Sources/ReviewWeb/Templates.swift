@@ -115,7 +115,7 @@ enum Templates {
         {{<layout}}
         {{$title}}Item {{item.id}}{{/title}}
         {{$content}}
-        <p class="crumbs"><a href="/">← Queue</a></p>
+        <p class="crumbs"><a href="/">← Queue</a>{{#nextHref}}<a class="next" href="{{nextHref}}">Next in queue →</a>{{/nextHref}}</p>
         <div class="heading">
           <h1>#{{item.id}} · {{item.kindLabel}}</h1>
           <span class="sev sev-{{item.severity}}">{{item.severity}}</span>
@@ -259,7 +259,7 @@ enum Templates {
         main{max-width:1180px;margin:0 auto;padding:24px 28px 48px}
         h1{font-size:1.5rem;margin:0}h2{font-size:1rem;margin:0 0 12px}h3{font-size:.92rem;margin:0 0 6px}
         .heading{display:flex;align-items:center;gap:12px;margin-bottom:14px}.heading .button{margin-left:auto}
-        .muted{color:var(--muted)}.lede{color:#334155;margin:0 0 18px}.crumbs{margin:0 0 8px}
+        .muted{color:var(--muted)}.lede{color:#334155;margin:0 0 18px}.crumbs{margin:0 0 8px;display:flex;justify-content:space-between}
         .card{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:18px 20px;\
         margin-bottom:18px;box-shadow:0 1px 2px rgba(15,23,42,.04)}
         .grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:18px}

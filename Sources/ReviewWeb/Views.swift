@@ -167,6 +167,8 @@ struct ItemPage {
     let session: SessionView
     let flash: FlashView?
     let csrf: String
+    /// The top of the working queue other than this item, to go on without a trip to the list.
+    let nextHref: String?
     let item: ItemView
     let canAct: Bool
     let claimable: Bool

@@ -11,7 +11,9 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Staff log in with RECONCILE_WEB_TOKEN (at least 16 characters) and their name, which is recorded \
             with every decision. Sessions live in memory: a restart logs everyone out. Listens on loopback by \
-            default; put it behind a TLS proxy (and pass --secure-cookies) to reach it from elsewhere. Stops \
+            default; put it behind a TLS proxy (and pass --secure-cookies) to reach it from elsewhere; the proxy \
+            must pass the public host on as Host or X-Forwarded-Host, since form posts from another origin \
+            are refused. Stops \
             gracefully on SIGTERM or SIGINT.
             """
     )

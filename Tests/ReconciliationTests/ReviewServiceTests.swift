@@ -216,6 +216,14 @@ struct ReviewServiceTests {
         #expect(try service.list(filter).total == 8)
     }
 
+    @Test func nextInQueueIsTheMostSevereOtherOpenItem() throws {
+        let first = try #require(try service.list(ReviewFilter(), limit: 1).items.first)
+        let next = try #require(try service.nextInQueue(after: first.id))
+        #expect(next != first.id)
+        _ = try service.dismiss(id: next, by: "alice", note: "not a problem")
+        #expect(try service.nextInQueue(after: first.id) != next)
+    }
+
     @Test func showCarriesEvidenceEventsAndOutbox() throws {
         let item = try id("t-w1")
         _ = try service.resolve(id: item, resolution: .moved, by: "alice", note: "bound by token")

@@ -66,6 +66,17 @@ public struct ReviewService {
             outbox: try outbox(itemID: id))
     }
 
+    /// The item at the top of the working queue (open or in review, most severe, oldest) other
+    /// than `id`: where a person goes next after deciding one.
+    public func nextInQueue(after id: Int64) throws -> Int64? {
+        try connection.queryFirst(
+            """
+            SELECT id FROM reconcile.review_items WHERE status IN ('open', 'in_review') AND id <> $1
+             ORDER BY \(Self.severityRank), created_at, id LIMIT 1
+            """, id
+        )?.decode(Int64.self, at: 0)
+    }
+
     /// Writes the items matching `filter` as CSV, header first, streaming so any size fits.
     /// Fields go through `ReportWriter.csvField`, which defuses spreadsheet formulas.
     public func exportCSV(_ filter: ReviewFilter, write: (String) throws -> Void) throws {
