@@ -69,6 +69,8 @@ let package = Package(
                 "Postgres",
                 "AppStore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Embedded"],
             plugins: ["EmbedFiles"]
@@ -105,6 +107,16 @@ let package = Package(
             ]
         ),
 
+        // Seeds the demo's database with uploads signed by the simulator's CA (scripts/demo only).
+        .executableTarget(
+            name: "demo-seed",
+            dependencies: [
+                "Postgres",
+                "AppStoreSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         // Build tooling: embeds SQL migrations and certificates into the binaries, so that
         // `reconcile` is one self-contained file that cron can run from anywhere.
         .executableTarget(name: "embed-files"),
@@ -124,7 +136,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ReconciliationTests",
-            dependencies: ["Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport"]
+            dependencies: [
+                "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "ReviewWebTests",

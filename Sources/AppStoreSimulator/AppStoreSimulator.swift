@@ -1,4 +1,305 @@
 import AppStore
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// How to run the simulator.
+public struct SimulatorConfiguration: Sendable {
+    /// Address to listen on; loopback by default, the simulator is not meant to be reachable.
+    public var host: String
+    /// Port to listen on; 0 picks a free one (tests).
+    public var port: Int
+    /// Where the CA's keys and certificates live; nil keeps a fresh CA in memory (tests).
+    public var stateDirectory: URL?
+    /// When set, verifyReceipt answers `21004` to a request whose `password` differs.
+    public var sharedSecret: String?
+    /// Faults in force at start.
+    public var faults: SimulatorFaults
+    /// The simulator's own log.
+    public var logger: Logger
+
+    /// Creates a configuration.
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, stateDirectory: URL? = nil, sharedSecret: String? = nil,
+        faults: SimulatorFaults = .none, logger: Logger = Logger(label: "appstore-sim")
+    ) {
+        self.host = host
+        self.port = port
+        self.stateDirectory = stateDirectory
+        self.sharedSecret = sharedSecret
+        self.faults = faults
+        self.logger = logger
+    }
+}
 
 /// The local App Store simulator used by the demo and the tests; production never uses it.
-public enum AppStoreSimulator {}
+///
+/// Endpoints (one port; production and sandbox differ by path, as Apple's differ by host):
+/// - `POST /verifyReceipt`: production verifyReceipt; `21007` for a sandbox receipt.
+/// - `POST /sandbox/verifyReceipt`: sandbox verifyReceipt; `21008` for a production receipt.
+/// - `POST /sim/receipts`: issue a signed PKCS#7 receipt from a ``SimulatedReceipt`` JSON body.
+/// - `GET|POST|DELETE /sim/faults`: read, replace, clear the ``SimulatorFaults``.
+/// - `GET|DELETE /sim/stats`: read, reset the ``SimulatorStats``.
+/// - `GET /sim/root.pem`: the CA root to trust.
+public struct AppStoreSimulator: Sendable {
+    /// The configuration it runs with.
+    public let configuration: SimulatorConfiguration
+    /// Its certificate authority.
+    public let ca: SimulatorCA
+    /// Its faults and counters.
+    public let state: SimulatorState
+
+    /// Loads (or creates) the CA and sets up the state.
+    public init(configuration: SimulatorConfiguration) throws {
+        self.configuration = configuration
+        if let directory = configuration.stateDirectory {
+            ca = try SimulatorCA.loadOrCreate(stateDirectory: directory)
+        } else {
+            ca = try SimulatorCA.generate()
+        }
+        state = SimulatorState(faults: configuration.faults)
+    }
+
+    /// The root certificate file to trust (`APPLE_ROOT_CERTIFICATES`), when the CA is on disk.
+    public var rootCertificatePath: String? {
+        configuration.stateDirectory?.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path
+    }
+
+    /// The seam `appstore-sim` and the tests start: the simulator as a Hummingbird application.
+    public static func buildApplication(
+        configuration: SimulatorConfiguration, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
+        try AppStoreSimulator(configuration: configuration).buildApplication(onServerRunning: onServerRunning)
+    }
+
+    /// This simulator as a Hummingbird application; `onServerRunning` gets the bound port.
+    public func buildApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
+        let router = Router(context: BasicRequestContext.self)
+        let simulator = self
+        router.post("verifyReceipt") { request, _ in
+            await simulator.verifyReceipt(request, endpoint: .production)
+        }
+        router.post("sandbox/verifyReceipt") { request, _ in
+            await simulator.verifyReceipt(request, endpoint: .sandbox)
+        }
+        // Apple answers 21000 when the request is not a POST.
+        router.get("verifyReceipt") { _, _ in Self.json(["status": 21000]) }
+        router.get("sandbox/verifyReceipt") { _, _ in Self.json(["status": 21000]) }
+        router.post("sim/receipts") { request, _ in
+            await simulator.createReceipt(request)
+        }
+        router.get("sim/faults") { _, _ in Self.json(encoding: simulator.state.faults) }
+        router.post("sim/faults") { request, _ in
+            await simulator.setFaults(request)
+        }
+        router.delete("sim/faults") { _, _ in
+            simulator.state.faults = .none
+            return Self.json(encoding: simulator.state.faults)
+        }
+        router.get("sim/stats") { _, _ in Self.json(encoding: simulator.state.stats) }
+        router.delete("sim/stats") { _, _ in
+            simulator.state.resetStats()
+            return Self.json(encoding: simulator.state.stats)
+        }
+        router.get("sim/root.pem") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/x-pem-file"],
+                body: .init(byteBuffer: ByteBuffer(string: simulator.ca.rootPEM)))
+        }
+        router.get("health") { _, _ in Self.json(["status": "ok"]) }
+
+        return Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "appstore-sim"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: configuration.logger)
+    }
+
+    // MARK: - Issuing receipts
+
+    /// Issues a signed PKCS#7 receipt: the base64 a client would upload, and the receipt with
+    /// every default (transaction ids, dates) filled in.
+    public func issueReceipt(_ receipt: SimulatedReceipt) throws -> (receiptData: String, receipt: SimulatedReceipt) {
+        let completed = receipt.completed(now: Date(), nextTransactionID: state.nextTransactionID)
+        let payload = try SimulatorReceiptCodec.payload(for: completed)
+        let signed = try ca.signReceipt(payload: payload)
+        state.countReceiptCreated()
+        return (Data(signed).base64EncodedString(), completed)
+    }
+
+    private struct IssuedReceipt: Encodable {
+        var receiptData: String
+        var receipt: SimulatedReceipt
+        enum CodingKeys: String, CodingKey {
+            case receiptData = "receipt_data"
+            case receipt
+        }
+    }
+
+    private func createReceipt(_ request: Request) async -> Response {
+        do {
+            var request = request
+            let body = try await request.collectBody(upTo: 4 << 20)
+            let receipt = try JSONDecoder().decode(SimulatedReceipt.self, from: Data(body.readableBytesView))
+            let issued = try issueReceipt(receipt)
+            return Self.json(encoding: IssuedReceipt(receiptData: issued.receiptData, receipt: issued.receipt))
+        } catch {
+            return Self.json(["error": "\(error)"], status: .badRequest)
+        }
+    }
+
+    private func setFaults(_ request: Request) async -> Response {
+        do {
+            var request = request
+            let body = try await request.collectBody(upTo: 1 << 20)
+            let faults =
+                body.readableBytes == 0
+                ? SimulatorFaults.none : try JSONDecoder().decode(SimulatorFaults.self, from: Data(body.readableBytesView))
+            state.faults = faults
+            configuration.logger.info("faults set", metadata: ["faults": "\(faults)"])
+            return Self.json(encoding: faults)
+        } catch {
+            return Self.json(["error": "\(error)"], status: .badRequest)
+        }
+    }
+
+    // MARK: - verifyReceipt
+
+    private struct VerifyRequest: Decodable {
+        var receiptData: String?
+        var password: String?
+        enum CodingKeys: String, CodingKey {
+            case receiptData = "receipt-data"
+            case password
+        }
+    }
+
+    private func verifyReceipt(_ request: Request, endpoint: SimulatedReceipt.Environment) async -> Response {
+        let (latency, action) = state.beginVerifyRequest(endpoint: endpoint == .production ? "production" : "sandbox")
+        var answer = "cancelled"
+        defer { state.endVerifyRequest(answer: answer) }
+        do {
+            if latency > .zero { try await Task.sleep(for: latency) }
+            switch action {
+            case .none:
+                break
+            case .hang(let duration):
+                answer = "hang"
+                // A hang outlives the client's timeout; answering afterwards is what a slow Apple does.
+                try await Task.sleep(for: duration)
+            case .http503:
+                answer = "http_503"
+                return Response(
+                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
+                    body: .init(byteBuffer: ByteBuffer(string: "Service Unavailable")))
+            case .malformed:
+                answer = "malformed"
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"#)))
+            case .status(let status, let isRetryable):
+                answer = String(status)
+                var body: [String: any Sendable] = ["status": status]
+                if let isRetryable { body["is_retryable"] = isRetryable }
+                return Self.json(body)
+            }
+            var request = request
+            let body = try await request.collectBody(upTo: 16 << 20)
+            let (status, response) = await answerVerifyReceipt(Data(body.readableBytesView), endpoint: endpoint)
+            if answer == "cancelled" { answer = String(status) }
+            return response
+        } catch {
+            return Response(status: .internalServerError)
+        }
+    }
+
+    /// Apple's answer to a well-formed request: decode, authenticate, route, check the secret.
+    private func answerVerifyReceipt(_ body: Data, endpoint: SimulatedReceipt.Environment) async -> (Int, Response) {
+        func status(_ code: Int) -> (Int, Response) { (code, Self.json(["status": code])) }
+        guard let request = try? JSONDecoder().decode(VerifyRequest.self, from: body),
+            let receiptData = request.receiptData
+        else { return status(21002) }
+        let compact = receiptData.filter { !$0.isWhitespace }
+        guard let bytes = Data(base64Encoded: compact), bytes.first == 0x30 else {
+            // Not base64, or an iOS 6 style plist receipt, which the simulator does not issue.
+            return status(21002)
+        }
+        guard let parsed = try? AppReceipt(berEncoded: Array(bytes)),
+            let receipt = try? SimulatorReceiptCodec.read(parsed)
+        else { return status(21002) }
+        guard await ca.isValidReceiptSignature(parsed, at: receipt.creationDate ?? Date()) else {
+            return status(21003)
+        }
+        if receipt.environment == .sandbox && endpoint == .production { return status(21007) }
+        if receipt.environment == .production && endpoint == .sandbox { return status(21008) }
+        if let secret = configuration.sharedSecret, request.password != secret { return status(21004) }
+
+        let verified = Self.verifiedReceipt(receipt, receiptData: compact, now: Date())
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let json = try encoder.encode(verified)
+            return (0, Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: json))))
+        } catch {
+            return (0, Response(status: .internalServerError))
+        }
+    }
+
+    /// The status-0 answer, shaped like Apple's: `in_app` in receipt order, `latest_receipt_info`
+    /// sorted by purchase date, `latest_receipt` for receipts with subscriptions.
+    static func verifiedReceipt(_ receipt: SimulatedReceipt, receiptData: String, now: Date) -> VerifiedReceipt {
+        let transactions = receipt.purchases.map { purchase in
+            VerifiedReceipt.Transaction(
+                transactionID: purchase.transactionID ?? "",
+                originalTransactionID: purchase.originalTransactionID ?? purchase.transactionID,
+                productID: purchase.productID,
+                quantity: purchase.quantity ?? 1,
+                purchaseDate: purchase.purchaseDate,
+                originalPurchaseDate: purchase.originalPurchaseDate ?? purchase.purchaseDate,
+                expiresDate: purchase.expiresDate,
+                cancellationDate: purchase.cancellationDate,
+                cancellationReason: purchase.cancellationDate == nil ? nil : "0",
+                webOrderLineItemID: purchase.webOrderLineItemID.map(String.init),
+                isTrialPeriod: purchase.expiresDate == nil ? nil : false,
+                isInIntroOfferPeriod: purchase.expiresDate == nil ? nil : false,
+                inAppOwnershipType: "PURCHASED")
+        }
+        let hasSubscriptions = receipt.purchases.contains { $0.expiresDate != nil }
+        return VerifiedReceipt(
+            status: 0,
+            environment: receipt.environment.verified,
+            bundleID: receipt.bundleID,
+            applicationVersion: receipt.applicationVersion,
+            originalApplicationVersion: receipt.originalApplicationVersion,
+            receiptType: receipt.environment == .production ? "Production" : "ProductionSandbox",
+            appItemID: "0",
+            receiptCreationDate: receipt.creationDate,
+            requestDate: now,
+            originalPurchaseDate: receipt.purchases.map(\.purchaseDate).min(),
+            inApp: transactions,
+            latestReceiptInfo: transactions.sorted { $0.purchaseDate < $1.purchaseDate },
+            latestReceipt: hasSubscriptions ? receiptData : nil)
+    }
+
+    // MARK: - JSON
+
+    static func json(_ object: [String: any Sendable], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func json(encoding value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

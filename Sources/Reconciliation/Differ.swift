@@ -81,7 +81,8 @@ public struct Differ: Sendable {
             """)
         // What this run can have changed: transactions Apple confirmed or changed in this run or
         // bought in the window, deliveries made or revoked in the window, what this run's uploads
-        // carried, and every transaction an open review item is about (so it can auto-resolve).
+        // carried or their accounts were credited, and every transaction an open review item is
+        // about (so it can auto-resolve).
         try connection.execute(
             """
             INSERT INTO diff_scope
@@ -95,6 +96,11 @@ public struct Differ: Sendable {
              WHERE v.last_run_id = $1 AND u.claimed_transaction_id IS NOT NULL
             UNION SELECT transaction_id FROM reconcile.review_items
              WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
+            -- Deliveries of accounts whose uploads this run verified: an earlier run could not
+            -- judge them while those uploads were still retrying, whatever the window.
+            UNION SELECT d.transaction_id FROM \(deliveries) d
+             WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
+                                   JOIN \(uploads) u ON u.id = v.upload_id WHERE v.last_run_id = $1)
             ON CONFLICT DO NOTHING
             """, [parameters.runID, since, parameters.until])
         // A non-consumable is matched by its original transaction: bring the whole family in.

@@ -1,0 +1,402 @@
+import Foundation
+import SwiftASN1
+
+extension AppReceipt {
+    /// One `SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }` of a receipt payload.
+    ///
+    /// Attributes Apple does not document (there are many: 8, 10, 14, 1707, 1709…) are kept as
+    /// they are, so nothing a receipt says is silently lost and a decoded payload re-encodes to
+    /// the same attributes.
+    public struct Attribute: Sendable, Hashable {
+        /// The attribute type number (e.g. 2 for the bundle id, 1702 for a product id).
+        public var type: Int
+        /// The attribute version Apple wrote; it carries no meaning for the fields used here.
+        public var version: Int
+        /// The DER of the value inside the OCTET STRING (e.g. a UTF8String or an INTEGER).
+        public var value: [UInt8]
+
+        /// Creates an attribute from its parts.
+        public init(type: Int, version: Int = 1, value: [UInt8]) {
+            self.type = type
+            self.version = version
+            self.value = value
+        }
+    }
+
+    /// The receipt type written in attribute 0 (`Production`, `ProductionSandbox`, `Xcode`, …).
+    ///
+    /// A struct rather than an enum so that a type Apple adds later is kept as written.
+    public struct Environment: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The string exactly as the receipt holds it.
+        public var rawValue: String
+        /// Creates an environment from the receipt's string.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A receipt for a purchase with real money.
+        public static let production = Environment(rawValue: "Production")
+        /// A sandbox receipt (TestFlight, App Review, sandbox testers).
+        public static let productionSandbox = Environment(rawValue: "ProductionSandbox")
+        /// A receipt made by StoreKit testing in Xcode; never real money.
+        public static let xcode = Environment(rawValue: "Xcode")
+
+        /// The raw value.
+        public var description: String { rawValue }
+    }
+
+    /// The signed content of an app receipt: its app-level fields and every in-app purchase.
+    public struct Payload: Sendable, Hashable {
+        /// Attribute 0: the receipt type.
+        public var environment: Environment?
+        /// Attribute 1: the App Store item id of the app (0 in sandbox).
+        public var appItemId: Int64?
+        /// Attribute 2: the app's bundle identifier.
+        public var bundleId: String?
+        /// Attribute 3: the app version (`CFBundleVersion`) the receipt was made for.
+        public var appVersion: String?
+        /// Attribute 4: the opaque value used in the device hash.
+        public var opaqueValue: [UInt8]?
+        /// Attribute 5: SHA-1 of device identifier, opaque value and bundle id.
+        public var sha1Hash: [UInt8]?
+        /// Attribute 12: when the receipt was created; the chain is checked at this time.
+        public var creationDate: Date?
+        /// Attribute 18: when the app was first purchased.
+        public var originalPurchaseDate: Date?
+        /// Attribute 19: the version of the app originally purchased.
+        public var originalAppVersion: String?
+        /// Attribute 21: when the receipt expires (Volume Purchase Program; Xcode writes year 4001).
+        public var expirationDate: Date?
+        /// Attribute 17, once per purchase, in receipt order (which is not chronological).
+        public var inAppPurchases: [InAppPurchase]
+        /// Every other attribute, as written.
+        public var otherAttributes: [Attribute]
+
+        /// Creates a payload; every field is optional as in real receipts.
+        public init(
+            environment: Environment? = nil,
+            appItemId: Int64? = nil,
+            bundleId: String? = nil,
+            appVersion: String? = nil,
+            opaqueValue: [UInt8]? = nil,
+            sha1Hash: [UInt8]? = nil,
+            creationDate: Date? = nil,
+            originalPurchaseDate: Date? = nil,
+            originalAppVersion: String? = nil,
+            expirationDate: Date? = nil,
+            inAppPurchases: [InAppPurchase] = [],
+            otherAttributes: [Attribute] = []
+        ) {
+            self.environment = environment
+            self.appItemId = appItemId
+            self.bundleId = bundleId
+            self.appVersion = appVersion
+            self.opaqueValue = opaqueValue
+            self.sha1Hash = sha1Hash
+            self.creationDate = creationDate
+            self.originalPurchaseDate = originalPurchaseDate
+            self.originalAppVersion = originalAppVersion
+            self.expirationDate = expirationDate
+            self.inAppPurchases = inAppPurchases
+            self.otherAttributes = otherAttributes
+        }
+    }
+
+    /// One in-app purchase (attribute 17) of an app receipt.
+    public struct InAppPurchase: Sendable, Hashable {
+        /// 1701: number of units bought.
+        public var quantity: Int?
+        /// 1702: the product identifier.
+        public var productId: String?
+        /// 1703: the transaction identifier.
+        public var transactionId: String?
+        /// 1704: when this transaction was charged (or restored).
+        public var purchaseDate: Date?
+        /// 1705: the transaction a restore or renewal descends from; absent in Xcode receipts.
+        public var originalTransactionId: String?
+        /// 1706: the purchase date of the original transaction.
+        public var originalPurchaseDate: Date?
+        /// 1708: when an auto-renewable subscription period ends.
+        public var expiresDate: Date?
+        /// 1711: the subscription period's web order line item id.
+        public var webOrderLineItemId: Int64?
+        /// 1712: when Apple customer support cancelled (refunded) the transaction.
+        public var cancellationDate: Date?
+        /// 1713: whether the period is a free trial (undocumented by Apple, present since 2015).
+        public var isTrialPeriod: Bool?
+        /// 1719: whether the period is an introductory offer.
+        public var isInIntroOfferPeriod: Bool?
+        /// 1721: the promotional offer the customer redeemed.
+        public var promotionalOfferId: String?
+        /// Every other attribute (Apple writes many undocumented ones), as written.
+        public var otherAttributes: [Attribute]
+
+        /// Creates an in-app purchase record.
+        public init(
+            quantity: Int? = nil,
+            productId: String? = nil,
+            transactionId: String? = nil,
+            purchaseDate: Date? = nil,
+            originalTransactionId: String? = nil,
+            originalPurchaseDate: Date? = nil,
+            expiresDate: Date? = nil,
+            webOrderLineItemId: Int64? = nil,
+            cancellationDate: Date? = nil,
+            isTrialPeriod: Bool? = nil,
+            isInIntroOfferPeriod: Bool? = nil,
+            promotionalOfferId: String? = nil,
+            otherAttributes: [Attribute] = []
+        ) {
+            self.quantity = quantity
+            self.productId = productId
+            self.transactionId = transactionId
+            self.purchaseDate = purchaseDate
+            self.originalTransactionId = originalTransactionId
+            self.originalPurchaseDate = originalPurchaseDate
+            self.expiresDate = expiresDate
+            self.webOrderLineItemId = webOrderLineItemId
+            self.cancellationDate = cancellationDate
+            self.isTrialPeriod = isTrialPeriod
+            self.isInIntroOfferPeriod = isInIntroOfferPeriod
+            self.promotionalOfferId = promotionalOfferId
+            self.otherAttributes = otherAttributes
+        }
+    }
+}
+
+// MARK: - Decoding
+
+extension AppReceipt.Payload {
+    /// Decodes the payload from the signed content of a receipt (BER or DER).
+    public init(berEncoded bytes: ArraySlice<UInt8>) throws(ReceiptParsingError) {
+        self.init()
+        for attribute in try AttributeCoding.decodeSet(bytes, context: "payload") {
+            let value = AttributeValue(type: attribute.type, bytes: attribute.value)
+            switch attribute.type {
+            case 0: environment = try value.string().map(AppReceipt.Environment.init(rawValue:))
+            case 1: appItemId = try value.integer()
+            case 2: bundleId = try value.string()
+            case 3: appVersion = try value.string()
+            case 4: opaqueValue = attribute.value
+            case 5: sha1Hash = attribute.value
+            case 12: creationDate = try value.date()
+            case 17: inAppPurchases.append(try AppReceipt.InAppPurchase(berEncoded: attribute.value[...]))
+            case 18: originalPurchaseDate = try value.date()
+            case 19: originalAppVersion = try value.string()
+            case 21: expirationDate = try value.date()
+            default: otherAttributes.append(attribute)
+            }
+        }
+    }
+}
+
+extension AppReceipt.InAppPurchase {
+    /// Decodes one in-app purchase from the value of a type-17 attribute.
+    public init(berEncoded bytes: ArraySlice<UInt8>) throws(ReceiptParsingError) {
+        self.init()
+        for attribute in try AttributeCoding.decodeSet(bytes, context: "in-app purchase") {
+            let value = AttributeValue(type: attribute.type, bytes: attribute.value)
+            switch attribute.type {
+            case 1701: quantity = try value.integer().map { Int($0) }
+            case 1702: productId = try value.string()
+            case 1703: transactionId = try value.string()
+            case 1704: purchaseDate = try value.date()
+            case 1705: originalTransactionId = try value.string()
+            case 1706: originalPurchaseDate = try value.date()
+            case 1708: expiresDate = try value.date()
+            case 1711: webOrderLineItemId = try value.integer()
+            case 1712: cancellationDate = try value.date()
+            case 1713: isTrialPeriod = try value.integer().map { $0 != 0 }
+            case 1719: isInIntroOfferPeriod = try value.integer().map { $0 != 0 }
+            case 1721: promotionalOfferId = try value.string()
+            default: otherAttributes.append(attribute)
+            }
+        }
+    }
+}
+
+/// Reads the SET OF attribute SEQUENCEs shared by the payload and each in-app purchase.
+enum AttributeCoding {
+    static func decodeSet(_ bytes: ArraySlice<UInt8>, context: String) throws(ReceiptParsingError)
+        -> [AppReceipt.Attribute]
+    {
+        let root: ASN1Node
+        do {
+            root = try BER.parse(bytes)
+        } catch {
+            throw ReceiptParsingError(asn1: error, context: context)
+        }
+        guard root.identifier == .set, case .constructed(let children) = root.content else {
+            throw .unexpectedStructure("\(context) is \(root.identifier.typeName), not a SET of attributes")
+        }
+        var attributes: [AppReceipt.Attribute] = []
+        for child in children {
+            guard child.identifier == .sequence, case .constructed(let fields) = child.content else {
+                throw .unexpectedStructure("\(context) attribute is \(child.identifier.typeName), not a SEQUENCE")
+            }
+            var iterator = fields.makeIterator()
+            guard let typeNode = iterator.next(), let versionNode = iterator.next(),
+                let valueNode = iterator.next(), iterator.next() == nil
+            else {
+                throw .unexpectedStructure("\(context) attribute does not have exactly three fields")
+            }
+            do {
+                let type = try Int(berEncoded: typeNode)
+                let version = try Int(berEncoded: versionNode)
+                let value = try ASN1OctetString(berEncoded: valueNode)
+                attributes.append(.init(type: type, version: version, value: Array(value.bytes)))
+            } catch {
+                throw .unexpectedStructure("\(context) attribute: \(error)")
+            }
+        }
+        return attributes
+    }
+}
+
+/// The value of one attribute, read as the type its number calls for.
+private struct AttributeValue {
+    var type: Int
+    var bytes: [UInt8]
+
+    /// A UTF8String or IA5String; `nil` when the attribute is empty (Apple writes `0C 00`).
+    func string() throws(ReceiptParsingError) -> String? {
+        guard !bytes.isEmpty else { return nil }
+        let node = try parse()
+        let stringTypes: [ASN1Identifier] = [.utf8String, .ia5String, .printableString, .visibleString]
+        guard stringTypes.contains(node.identifier), case .primitive(let content) = node.content else {
+            throw .malformedAttribute(type: type, reason: "expected a string, found \(node.identifier.typeName)")
+        }
+        guard let string = String(bytes: content, encoding: .utf8) else {
+            throw .malformedAttribute(type: type, reason: "string is not valid UTF-8")
+        }
+        return string.isEmpty ? nil : string
+    }
+
+    func integer() throws(ReceiptParsingError) -> Int64? {
+        guard !bytes.isEmpty else { return nil }
+        let node = try parse()
+        do {
+            return try Int64(berEncoded: node)
+        } catch {
+            throw .malformedAttribute(type: type, reason: "expected an INTEGER that fits 64 bits: \(error)")
+        }
+    }
+
+    func date() throws(ReceiptParsingError) -> Date? {
+        guard let text = try string() else { return nil }
+        guard let date = ReceiptDate.parse(text) else {
+            throw .malformedAttribute(type: type, reason: "\"\(text)\" is not an RFC 3339 date")
+        }
+        return date
+    }
+
+    private func parse() throws(ReceiptParsingError) -> ASN1Node {
+        do {
+            return try BER.parse(bytes)
+        } catch {
+            throw .malformedAttribute(type: type, reason: "value is not ASN.1: \(error)")
+        }
+    }
+}
+
+// MARK: - Encoding
+
+extension AppReceipt.Payload {
+    /// The DER of the payload: the SET of attribute SEQUENCEs that a receipt signs.
+    ///
+    /// The simulator wraps this in CMS SignedData; `init(berEncoded:)` reads it back.
+    public func derEncoded() throws -> [UInt8] {
+        var attributes = otherAttributes
+        func add(_ type: Int, _ value: [UInt8]?) { if let value { attributes.append(.init(type: type, value: value)) } }
+        add(0, try environment.map { try AttributeCoding.utf8($0.rawValue) })
+        add(1, try appItemId.map(AttributeCoding.integer))
+        add(2, try bundleId.map(AttributeCoding.utf8))
+        add(3, try appVersion.map(AttributeCoding.utf8))
+        add(4, opaqueValue)
+        add(5, sha1Hash)
+        add(12, try creationDate.map(AttributeCoding.date))
+        add(18, try originalPurchaseDate.map(AttributeCoding.date))
+        add(19, try originalAppVersion.map(AttributeCoding.utf8))
+        add(21, try expirationDate.map(AttributeCoding.date))
+        for purchase in inAppPurchases {
+            attributes.append(.init(type: 17, value: try purchase.derEncoded()))
+        }
+        return try AttributeCoding.encodeSet(attributes)
+    }
+}
+
+extension AppReceipt.InAppPurchase {
+    /// The DER of this purchase's SET of attributes (the value of a type-17 attribute).
+    public func derEncoded() throws -> [UInt8] {
+        var attributes = otherAttributes
+        func add(_ type: Int, _ value: [UInt8]?) { if let value { attributes.append(.init(type: type, value: value)) } }
+        add(1701, try quantity.map { try AttributeCoding.integer(Int64($0)) })
+        add(1702, try productId.map(AttributeCoding.utf8))
+        add(1703, try transactionId.map(AttributeCoding.utf8))
+        add(1704, try purchaseDate.map(AttributeCoding.date))
+        add(1705, try originalTransactionId.map(AttributeCoding.utf8))
+        add(1706, try originalPurchaseDate.map(AttributeCoding.date))
+        add(1708, try expiresDate.map(AttributeCoding.date))
+        add(1711, try webOrderLineItemId.map(AttributeCoding.integer))
+        add(1712, try cancellationDate.map(AttributeCoding.date))
+        add(1713, try isTrialPeriod.map { try AttributeCoding.integer($0 ? 1 : 0) })
+        add(1719, try isInIntroOfferPeriod.map { try AttributeCoding.integer($0 ? 1 : 0) })
+        add(1721, try promotionalOfferId.map(AttributeCoding.utf8))
+        return try AttributeCoding.encodeSet(attributes)
+    }
+}
+
+extension AttributeCoding {
+    /// An attribute as DER; `serializeSetOf` sorts these as DER requires, as Apple's receipts are.
+    private struct EncodedAttribute: DERSerializable {
+        var attribute: AppReceipt.Attribute
+        func serialize(into coder: inout DER.Serializer) throws {
+            try coder.appendConstructedNode(identifier: .sequence) { coder in
+                try coder.serialize(attribute.type)
+                try coder.serialize(attribute.version)
+                try coder.serialize(ASN1OctetString(contentBytes: attribute.value[...]))
+            }
+        }
+    }
+
+    static func encodeSet(_ attributes: [AppReceipt.Attribute]) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serializeSetOf(attributes.map(EncodedAttribute.init))
+        return serializer.serializedBytes
+    }
+
+    static func utf8(_ string: String) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(ASN1UTF8String(string))
+        return serializer.serializedBytes
+    }
+
+    // Apple writes dates as IA5String, not UTF8String.
+    static func date(_ date: Date) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(ASN1IA5String(ReceiptDate.format(date)))
+        return serializer.serializedBytes
+    }
+
+    static func integer(_ value: Int64) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(value)
+        return serializer.serializedBytes
+    }
+}
+
+extension ASN1Identifier {
+    /// The ASN.1 type name for error messages ("INTEGER" rather than the tag dump).
+    var typeName: String {
+        switch self {
+        case .integer: "INTEGER"
+        case .octetString: "OCTET STRING"
+        case .sequence: "SEQUENCE"
+        case .set: "SET"
+        case .utf8String: "UTF8String"
+        case .ia5String: "IA5String"
+        case .objectIdentifier: "OBJECT IDENTIFIER"
+        case .boolean: "BOOLEAN"
+        case .null: "NULL"
+        default: "[\(tagClass) \(tagNumber)]"
+        }
+    }
+}

@@ -1,0 +1,378 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+
+/// Verifies StoreKit 1 app receipts with Apple's verifyReceipt endpoint.
+///
+/// Production first; `21007` sends the receipt to the sandbox and `21008` back to production.
+/// Transient trouble (HTTP 5xx, timeouts, connection errors, `21002`, `21005`, `21009`, and
+/// `21100`–`21199` when Apple marks them retryable) is retried with exponential backoff and
+/// jitter; when the retry budget is spent the outcome is ``VerifyReceiptOutcome/retryLater(reason:status:)``,
+/// never `invalid`. `21004` throws ``VerifyReceiptConfigurationError``. At most
+/// ``Configuration/maxConcurrentRequests`` requests are in flight at once over one shared
+/// `HTTPClient`, so connections are reused.
+public struct VerifyReceiptClient: Sendable {
+    /// Where and how to call verifyReceipt.
+    public struct Configuration: Sendable {
+        /// Apple's production endpoint.
+        public static let appleProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
+        /// Apple's sandbox endpoint.
+        public static let appleSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
+
+        /// Production endpoint (`APPLE_VERIFY_RECEIPT_URL`).
+        public var productionURL: String
+        /// Sandbox endpoint (`APPLE_VERIFY_RECEIPT_SANDBOX_URL`).
+        public var sandboxURL: String
+        /// Sent as `password` when set (`APPLE_SHARED_SECRET`); needed for subscription receipts.
+        public var sharedSecret: AppleSharedSecret?
+        /// `exclude-old-transactions`: false, because reconciliation needs every transaction.
+        public var excludeOldTransactions: Bool
+        /// Deadline of one HTTP request, connection included.
+        public var requestTimeout: Duration
+        /// Retries within one ``VerifyReceiptClient/verify(receiptData:logger:)`` call.
+        public var retry: RetryPolicy
+        /// Requests in flight at once (`RECONCILE_CONCURRENCY`), and connections kept per host.
+        public var maxConcurrentRequests: Int
+
+        /// Creates a configuration; the defaults are Apple's endpoints and production settings.
+        public init(
+            productionURL: String = Configuration.appleProductionURL,
+            sandboxURL: String = Configuration.appleSandboxURL,
+            sharedSecret: AppleSharedSecret? = nil,
+            excludeOldTransactions: Bool = false,
+            requestTimeout: Duration = .seconds(30),
+            retry: RetryPolicy = RetryPolicy(),
+            maxConcurrentRequests: Int = 16
+        ) {
+            self.productionURL = productionURL
+            self.sandboxURL = sandboxURL
+            self.sharedSecret = sharedSecret
+            self.excludeOldTransactions = excludeOldTransactions
+            self.requestTimeout = requestTimeout
+            self.retry = retry
+            self.maxConcurrentRequests = maxConcurrentRequests
+        }
+    }
+
+    /// Exponential backoff with jitter between attempts of one call.
+    public struct RetryPolicy: Sendable {
+        /// Attempts per call, the first included (routing to the other environment is not counted).
+        public var maxAttempts: Int
+        /// The wait before the second attempt, before jitter.
+        public var initialBackoff: Duration
+        /// The longest wait, before jitter.
+        public var maxBackoff: Duration
+        /// Growth of the wait per attempt.
+        public var multiplier: Double
+
+        /// Creates a policy; defaults suit a nightly batch job against Apple.
+        public init(
+            maxAttempts: Int = 4, initialBackoff: Duration = .milliseconds(500), maxBackoff: Duration = .seconds(10),
+            multiplier: Double = 2
+        ) {
+            self.maxAttempts = max(1, maxAttempts)
+            self.initialBackoff = initialBackoff
+            self.maxBackoff = maxBackoff
+            self.multiplier = multiplier
+        }
+
+        /// The wait after failed attempt `attempt` (1-based): half the exponential delay fixed,
+        /// half random ("equal jitter"), so that many uploads failing together do not retry in
+        /// lock step, and the wait never collapses to zero.
+        public func backoff(afterAttempt attempt: Int) -> Duration {
+            let base = initialBackoff.seconds * pow(multiplier, Double(max(0, attempt - 1)))
+            let capped = min(base, maxBackoff.seconds)
+            let jittered = capped / 2 + Double.random(in: 0...(capped / 2))
+            return .milliseconds(Int64((jittered * 1000).rounded()))
+        }
+    }
+
+    /// The configuration the client was made with.
+    public let configuration: Configuration
+    private let httpClient: HTTPClient
+    private let limiter: ConcurrencyLimiter
+
+    /// Creates a client on a caller-owned `HTTPClient` (see ``makeHTTPClient(configuration:)``);
+    /// the caller shuts it down.
+    public init(configuration: Configuration, httpClient: HTTPClient) {
+        self.configuration = configuration
+        self.httpClient = httpClient
+        limiter = ConcurrencyLimiter(limit: configuration.maxConcurrentRequests)
+    }
+
+    /// An `HTTPClient` whose connection pool keeps as many connections per host as the client
+    /// sends requests at once, so that every request reuses a warm connection.
+    public static func makeHTTPClient(configuration: Configuration) -> HTTPClient {
+        var http = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .milliseconds(min(configuration.requestTimeout.milliseconds, 10_000))),
+            connectionPool: .init(
+                idleTimeout: .seconds(60),
+                concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentRequests))
+        )
+        http.httpVersion = .automatic
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+    }
+
+    /// Runs `body` with a client on its own `HTTPClient`, shut down afterwards.
+    public static func withClient<T: Sendable>(
+        configuration: Configuration, _ body: (VerifyReceiptClient) async throws -> T
+    ) async throws -> T {
+        let http = makeHTTPClient(configuration: configuration)
+        do {
+            let result = try await body(VerifyReceiptClient(configuration: configuration, httpClient: http))
+            try await http.shutdown()
+            return result
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
+
+    /// Verifies one base64 app receipt (or iOS 6 style transaction receipt) exactly as uploaded.
+    ///
+    /// Throws ``VerifyReceiptConfigurationError`` for `21004` and `CancellationError` when the
+    /// task is cancelled; every other result is the returned outcome.
+    public func verify(receiptData: String, logger: Logger) async throws -> VerifyReceiptOutcome {
+        let payload: String
+        switch ReceiptPayloadCheck.check(receiptData) {
+        case .acceptable(let normalized): payload = normalized
+        case .rejected(let reason): return .invalid(status: nil, reason: reason)
+        }
+        let body = try requestBody(payload)
+
+        var endpoint = VerifiedReceipt.Environment.production
+        var attempt = 0
+        var reroutes = 0
+        while true {
+            try Task.checkCancellation()
+            attempt += 1
+            var logger = logger
+            logger[metadataKey: "apple.endpoint"] = "\(endpoint)"
+            logger[metadataKey: "apple.attempt"] = "\(attempt)"
+
+            let failure: (reason: String, status: Int?)
+            switch try await post(body, to: endpoint, logger: logger) {
+            case .answered(let response):
+                logger[metadataKey: "apple.status"] = "\(response.status)"
+                switch Self.classify(response, endpoint: endpoint) {
+                case .verified(let receipt):
+                    logger.debug("verifyReceipt verified the receipt")
+                    return .verified(receipt)
+                case .reroute(let next):
+                    // Routing is Apple telling us where the receipt lives, not a failure: it does
+                    // not use up an attempt. Two hops are the most a consistent Apple can need.
+                    guard reroutes < 2 else {
+                        return .retryLater(
+                            reason: "verifyReceipt keeps sending the receipt between production and sandbox",
+                            status: response.status)
+                    }
+                    logger.debug("verifyReceipt routes the receipt to \(next)")
+                    reroutes += 1
+                    attempt -= 1
+                    endpoint = next
+                    continue
+                case .invalid(let reason):
+                    logger.debug("verifyReceipt rejected the receipt", metadata: ["reason": "\(reason)"])
+                    return .invalid(status: response.status, reason: reason)
+                case .configurationError:
+                    logger.error("verifyReceipt rejected the shared secret")
+                    throw VerifyReceiptConfigurationError(status: response.status, environment: endpoint)
+                case .retryLaterNow(let reason):
+                    logger.warning("verifyReceipt answered an unexpected status", metadata: ["reason": "\(reason)"])
+                    return .retryLater(reason: reason, status: response.status)
+                case .retryable(let reason):
+                    failure = (reason, response.status)
+                }
+            case .transient(let reason):
+                failure = (reason, nil)
+            }
+
+            guard attempt < configuration.retry.maxAttempts else {
+                logger.warning(
+                    "verifyReceipt still failing, leaving the receipt for a later run",
+                    metadata: ["reason": "\(failure.reason)"])
+                return .retryLater(
+                    reason: "\(failure.reason) (after \(attempt) attempts)", status: failure.status)
+            }
+            let wait = configuration.retry.backoff(afterAttempt: attempt)
+            logger.info(
+                "verifyReceipt failed, retrying",
+                metadata: ["reason": "\(failure.reason)", "retry.after_ms": "\(wait.milliseconds)"])
+            try await Task.sleep(for: wait)
+        }
+    }
+
+    // MARK: - One request
+
+    private enum AttemptResult {
+        case answered(VerifyReceiptResponse)
+        case transient(String)
+    }
+
+    private struct RequestBody: Encodable {
+        var receiptData: String
+        var password: String?
+        var excludeOldTransactions: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case receiptData = "receipt-data"
+            case password
+            case excludeOldTransactions = "exclude-old-transactions"
+        }
+    }
+
+    private func requestBody(_ payload: String) throws -> ByteBuffer {
+        let body = RequestBody(
+            receiptData: payload, password: configuration.sharedSecret?.value,
+            excludeOldTransactions: configuration.excludeOldTransactions)
+        return ByteBuffer(bytes: try JSONEncoder().encode(body))
+    }
+
+    private func url(for endpoint: VerifiedReceipt.Environment) -> String {
+        endpoint == .sandbox ? configuration.sandboxURL : configuration.productionURL
+    }
+
+    /// One POST, holding a concurrency permit only while the request is in flight (not during
+    /// backoff waits). Never logs the body: it carries the shared secret and the receipt.
+    private func post(_ body: ByteBuffer, to endpoint: VerifiedReceipt.Environment, logger: Logger) async throws
+        -> AttemptResult
+    {
+        var request = HTTPClientRequest(url: url(for: endpoint))
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.body = .bytes(body)
+        let timeout = TimeAmount.milliseconds(configuration.requestTimeout.milliseconds)
+
+        return try await limiter.withPermit {
+            let started = ContinuousClock.now
+            do {
+                let response = try await httpClient.execute(request, timeout: timeout, logger: logger)
+                let bytes = try await response.body.collect(upTo: 32 << 20)
+                let status = response.status.code
+                guard response.status == .ok else {
+                    // Apple answers 200 even for bad receipts; anything else (5xx, a 4xx from a
+                    // proxy or a wrong URL) says nothing about the receipt, so it never becomes
+                    // `invalid`.
+                    return .transient("HTTP \(status) from verifyReceipt")
+                }
+                do {
+                    return .answered(try VerifyReceiptResponse.decode(Data(bytes.readableBytesView), answeredBy: endpoint))
+                } catch {
+                    return .transient("malformed verifyReceipt response: \(Self.describe(decoding: error))")
+                }
+            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout
+                || error == .connectTimeout
+            {
+                if Task.isCancelled { throw CancellationError() }
+                let elapsed = ContinuousClock.now - started
+                return .transient("verifyReceipt timed out after \(elapsed.milliseconds) ms (\(error))")
+            } catch {
+                if Task.isCancelled || error is CancellationError { throw CancellationError() }
+                return .transient("connection error: \(error)")
+            }
+        }
+    }
+
+    private static func describe(decoding error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing \(key.stringValue) \(context.debugDescription)"
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+            DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        default:
+            return "\(error)"
+        }
+    }
+
+    // MARK: - Apple's statuses
+
+    enum Verdict: Sendable, Equatable {
+        case verified(VerifiedReceipt)
+        case reroute(VerifiedReceipt.Environment)
+        case invalid(String)
+        case configurationError
+        case retryable(String)
+        case retryLaterNow(String)
+    }
+
+    /// What a status means, from DOMAIN.md and Apple's documentation.
+    static func classify(_ response: VerifyReceiptResponse, endpoint: VerifiedReceipt.Environment) -> Verdict {
+        switch response.status {
+        case 0, 21006:
+            guard let receipt = response.receipt else { return .retryable("status \(response.status) without a receipt") }
+            return .verified(receipt)
+        case 21007:
+            return endpoint == .production
+                ? .reroute(.sandbox) : .retryLaterNow("the sandbox answered 21007 (a sandbox receipt)")
+        case 21008:
+            return endpoint == .sandbox
+                ? .reroute(.production) : .retryLaterNow("production answered 21008 (a production receipt)")
+        case 21002:
+            return .retryable("21002: the receipt data is malformed, or Apple had a temporary issue")
+        case 21005:
+            return .retryable("21005: the receipt server is unavailable")
+        case 21009:
+            return .retryable("21009: internal data access error")
+        case 21003:
+            return .invalid("21003: the receipt could not be authenticated")
+        case 21004:
+            return .configurationError
+        case 21010:
+            return .invalid("21010: the receipt could not be authorized (account not found or deleted)")
+        case 21100...21199:
+            return response.isRetryable == true
+                ? .retryable("\(response.status): internal error, retryable")
+                : .invalid("\(response.status): internal error, not retryable")
+        default:
+            // 21000, 21001 and statuses Apple may add: not a verdict on the receipt.
+            return .retryLaterNow("verifyReceipt answered unexpected status \(response.status)")
+        }
+    }
+}
+
+/// Rejects what cannot be a receipt before it costs a request to Apple.
+enum ReceiptPayloadCheck {
+    enum Result: Equatable {
+        case acceptable(String)
+        case rejected(String)
+    }
+
+    /// Uploads arrive with line breaks from clients; whitespace is dropped before sending. The
+    /// local parser decides only what is certain without Apple: not base64, empty, absurdly
+    /// large, or neither a PKCS#7 structure nor an iOS 6 style transaction receipt. A receipt that
+    /// is PKCS#7 but that the parser finds truncated or odd still goes to Apple, the authority:
+    /// a gap in the local parser must never turn a paid purchase into `invalid`.
+    static func check(_ receiptData: String) -> Result {
+        let compact = String(receiptData.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+        do {
+            _ = try Receipt(base64Encoded: compact)
+        } catch {
+            switch error {
+            case .empty, .notBase64, .tooLarge, .notAReceipt:
+                return .rejected("\(error)")
+            case .truncated, .unexpectedStructure, .malformedAttribute:
+                break
+            }
+        }
+        return .acceptable(compact)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions kept.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// The duration in whole milliseconds.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

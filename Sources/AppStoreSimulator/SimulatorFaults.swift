@@ -1,0 +1,108 @@
+import Foundation
+
+/// Trouble the simulator injects into verifyReceipt answers, set by flags at start and by
+/// `POST /sim/faults` at run time. Shares are probabilities from 0 to 1, drawn per request in the
+/// order of the fields below (a hang first, then HTTP 503, ...); 1 makes a fault certain, which is
+/// what tests use.
+public struct SimulatorFaults: Sendable, Hashable, Codable {
+    /// Added to every verifyReceipt answer, milliseconds.
+    public var latencyMilliseconds: Int
+    /// Share of requests that hang for ``hangMilliseconds`` before answering normally.
+    public var hangShare: Double
+    /// How long a hang lasts, milliseconds (default 60 s: past any sane client timeout).
+    public var hangMilliseconds: Int
+    /// Share answered with HTTP 503 and no JSON.
+    public var http503Share: Double
+    /// Share answered HTTP 200 with a truncated JSON body.
+    public var malformedShare: Double
+    /// Share answered `{"status": 21005}`.
+    public var status21005Share: Double
+    /// Share answered `{"status": 21100, "is_retryable": true}`.
+    public var status21100RetryableShare: Double
+    /// Share answered `{"status": 21100, "is_retryable": false}`.
+    public var status21100Share: Double
+    /// When set, every request not hit by another fault gets this status (with
+    /// ``forcedIsRetryable`` when set), to exercise any status code.
+    public var forcedStatus: Int?
+    /// `is_retryable` sent with ``forcedStatus``.
+    public var forcedIsRetryable: Bool?
+    /// When set, the faults apply to this many more verifyReceipt requests, then clear themselves;
+    /// lets a test say "fail twice, then answer".
+    public var remainingRequests: Int?
+
+    /// No faults.
+    public static let none = SimulatorFaults()
+
+    /// Creates a fault set; everything defaults to off.
+    public init(
+        latencyMilliseconds: Int = 0, hangShare: Double = 0, hangMilliseconds: Int = 60_000, http503Share: Double = 0,
+        malformedShare: Double = 0, status21005Share: Double = 0, status21100RetryableShare: Double = 0,
+        status21100Share: Double = 0, forcedStatus: Int? = nil, forcedIsRetryable: Bool? = nil,
+        remainingRequests: Int? = nil
+    ) {
+        self.latencyMilliseconds = latencyMilliseconds
+        self.hangShare = hangShare
+        self.hangMilliseconds = hangMilliseconds
+        self.http503Share = http503Share
+        self.malformedShare = malformedShare
+        self.status21005Share = status21005Share
+        self.status21100RetryableShare = status21100RetryableShare
+        self.status21100Share = status21100Share
+        self.forcedStatus = forcedStatus
+        self.forcedIsRetryable = forcedIsRetryable
+        self.remainingRequests = remainingRequests
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case latencyMilliseconds = "latency_ms"
+        case hangShare = "hang_share"
+        case hangMilliseconds = "hang_ms"
+        case http503Share = "http_503_share"
+        case malformedShare = "malformed_share"
+        case status21005Share = "status_21005_share"
+        case status21100RetryableShare = "status_21100_retryable_share"
+        case status21100Share = "status_21100_share"
+        case forcedStatus = "status"
+        case forcedIsRetryable = "is_retryable"
+        case remainingRequests = "requests"
+    }
+
+    /// Every field is optional in the JSON; a missing one is off.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = SimulatorFaults()
+        latencyMilliseconds = try c.decodeIfPresent(Int.self, forKey: .latencyMilliseconds) ?? 0
+        hangShare = try c.decodeIfPresent(Double.self, forKey: .hangShare) ?? 0
+        hangMilliseconds = try c.decodeIfPresent(Int.self, forKey: .hangMilliseconds) ?? defaults.hangMilliseconds
+        http503Share = try c.decodeIfPresent(Double.self, forKey: .http503Share) ?? 0
+        malformedShare = try c.decodeIfPresent(Double.self, forKey: .malformedShare) ?? 0
+        status21005Share = try c.decodeIfPresent(Double.self, forKey: .status21005Share) ?? 0
+        status21100RetryableShare = try c.decodeIfPresent(Double.self, forKey: .status21100RetryableShare) ?? 0
+        status21100Share = try c.decodeIfPresent(Double.self, forKey: .status21100Share) ?? 0
+        forcedStatus = try c.decodeIfPresent(Int.self, forKey: .forcedStatus)
+        forcedIsRetryable = try c.decodeIfPresent(Bool.self, forKey: .forcedIsRetryable)
+        remainingRequests = try c.decodeIfPresent(Int.self, forKey: .remainingRequests)
+    }
+
+    /// What to do to one request.
+    enum Action: Sendable, Equatable {
+        case none
+        case hang(Duration)
+        case http503
+        case malformed
+        case status(Int, isRetryable: Bool?)
+    }
+
+    /// Draws the fault for one request.
+    func draw() -> Action {
+        func hit(_ share: Double) -> Bool { share > 0 && Double.random(in: 0..<1) < share }
+        if hit(hangShare) { return .hang(.milliseconds(hangMilliseconds)) }
+        if hit(http503Share) { return .http503 }
+        if hit(malformedShare) { return .malformed }
+        if hit(status21005Share) { return .status(21005, isRetryable: nil) }
+        if hit(status21100RetryableShare) { return .status(21100, isRetryable: true) }
+        if hit(status21100Share) { return .status(21100, isRetryable: false) }
+        if let forcedStatus { return .status(forcedStatus, isRetryable: forcedIsRetryable) }
+        return .none
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+
+/// The simulator's mutable state: current faults and request counters. Shared by every request
+/// handler, so it lives behind a lock.
+public final class SimulatorState: Sendable {
+    private struct Inner {
+        var faults: SimulatorFaults
+        var stats = SimulatorStats()
+        var inFlight = 0
+        var lastTransactionID: Int64
+    }
+
+    private let inner: Mutex<Inner>
+
+    /// Creates the state with the faults given at start.
+    public init(faults: SimulatorFaults = .none) {
+        // Apple's transaction ids are 15–16 digit numbers; starting from the clock keeps ids from
+        // two simulator runs on one database apart.
+        let seed = Int64(Date().timeIntervalSince1970 * 1000) * 100 % 900_000_000_000_000 + 100_000_000_000_000
+        inner = Mutex(Inner(faults: faults, lastTransactionID: seed))
+    }
+
+    /// The faults in force.
+    public var faults: SimulatorFaults {
+        get { inner.withLock { $0.faults } }
+        set { inner.withLock { $0.faults = newValue } }
+    }
+
+    /// A snapshot of the counters.
+    public var stats: SimulatorStats { inner.withLock { $0.stats } }
+
+    /// Sets every counter back to zero.
+    public func resetStats() { inner.withLock { $0.stats = SimulatorStats() } }
+
+    /// A fresh transaction id.
+    func nextTransactionID() -> String {
+        inner.withLock { state in
+            state.lastTransactionID += 1
+            return String(state.lastTransactionID)
+        }
+    }
+
+    /// Counts a receipt issued.
+    func countReceiptCreated() { inner.withLock { $0.stats.receiptsCreated += 1 } }
+
+    /// Counts a verifyReceipt request arriving and draws its fault (using up one of a limited
+    /// number of faulty requests).
+    func beginVerifyRequest(endpoint: String) -> (latency: Duration, action: SimulatorFaults.Action) {
+        inner.withLock { state in
+            state.stats.verifyReceiptRequests += 1
+            state.stats.requestsByEndpoint[endpoint, default: 0] += 1
+            state.inFlight += 1
+            state.stats.maxInFlight = max(state.stats.maxInFlight, state.inFlight)
+            let faults = state.faults
+            if let remaining = faults.remainingRequests {
+                state.faults.remainingRequests = remaining - 1
+                if remaining <= 1 { state.faults = .none }
+                if remaining <= 0 { return (.zero, .none) }
+            }
+            return (.milliseconds(faults.latencyMilliseconds), faults.draw())
+        }
+    }
+
+    /// Counts a verifyReceipt request answered, by what it was answered with.
+    func endVerifyRequest(answer: String) {
+        inner.withLock { state in
+            state.inFlight -= 1
+            state.stats.answers[answer, default: 0] += 1
+        }
+    }
+}
+
+/// Counters served by `GET /sim/stats`, so that tests can count Apple calls.
+public struct SimulatorStats: Sendable, Hashable, Codable {
+    /// verifyReceipt requests received, both endpoints.
+    public var verifyReceiptRequests = 0
+    /// Requests per endpoint: `production`, `sandbox`.
+    public var requestsByEndpoint: [String: Int] = [:]
+    /// Answers by kind: a status (`"0"`, `"21007"`), `http_503`, `malformed`, `hang`.
+    public var answers: [String: Int] = [:]
+    /// The most verifyReceipt requests in flight at once.
+    public var maxInFlight = 0
+    /// Receipts issued by `POST /sim/receipts`.
+    public var receiptsCreated = 0
+
+    /// Empty counters.
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case verifyReceiptRequests = "verify_receipt_requests"
+        case requestsByEndpoint = "requests_by_endpoint"
+        case answers
+        case maxInFlight = "max_in_flight"
+        case receiptsCreated = "receipts_created"
+    }
+}

@@ -1,0 +1,47 @@
+import AppStore
+import Foundation
+import Logging
+
+/// Builds the Apple side of a run from the settings and keeps its HTTP client alive for the run.
+public enum AppleVerification {
+    /// The trusted roots: `APPLE_ROOT_CERTIFICATES` when set (replacing the bundled ones), else
+    /// Apple Root CA - G3 and Apple Inc. Root.
+    public static func roots(_ settings: Settings) throws -> TrustedRoots {
+        guard !settings.rootCertificateFiles.isEmpty else { return .apple }
+        var files: [[UInt8]] = []
+        for path in settings.rootCertificateFiles {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw RunConfigurationError("APPLE_ROOT_CERTIFICATES: cannot read \(path)")
+            }
+            files.append(Array(data))
+        }
+        do {
+            return try TrustedRoots(derOrPEM: files)
+        } catch {
+            throw RunConfigurationError("APPLE_ROOT_CERTIFICATES: \(error)")
+        }
+    }
+
+    /// The verifyReceipt client configuration of the settings.
+    public static func receiptConfiguration(_ settings: Settings) -> VerifyReceiptClient.Configuration {
+        VerifyReceiptClient.Configuration(
+            productionURL: settings.verifyReceiptURL, sandboxURL: settings.verifyReceiptSandboxURL,
+            sharedSecret: settings.sharedSecret.map { AppleSharedSecret($0.value) },
+            maxConcurrentRequests: settings.concurrency)
+    }
+
+    /// Runs `body` with a verifier for the settings; its HTTP client is shut down afterwards.
+    public static func withVerifier<T: Sendable>(
+        settings: Settings, logger: Logger, _ body: (any UploadVerifier) async throws -> T
+    ) async throws -> T {
+        let roots = try roots(settings)
+        guard settings.receiptVerification == .apple else {
+            return try await body(
+                AppleUploadVerifier(receiptClient: nil, roots: roots, bundleIDs: settings.bundleIDs, logger: logger))
+        }
+        return try await VerifyReceiptClient.withClient(configuration: receiptConfiguration(settings)) { client in
+            try await body(
+                AppleUploadVerifier(receiptClient: client, roots: roots, bundleIDs: settings.bundleIDs, logger: logger))
+        }
+    }
+}

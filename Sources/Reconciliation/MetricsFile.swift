@@ -1,0 +1,48 @@
+import Foundation
+
+/// Prometheus text-format metrics of one run, for node-exporter's textfile collector.
+public enum MetricsFile {
+    /// The metrics text for a finished run.
+    public static func text(_ report: RunReport) -> String {
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+            for sample in samples {
+                lines.append("\(name)\(sample.labels.isEmpty ? "" : "{\(sample.labels)}") \(sample.value)")
+            }
+        }
+        metric("reconcile_run_info", "gauge", "The last run: its id and status.",
+               [("run_id=\"\(report.runID)\",status=\"\(report.status)\",environment=\"\(report.environment)\"", "1")])
+        metric("reconcile_run_finished_timestamp_seconds", "gauge", "When the last run finished.",
+               [("", String(Int(report.finishedAt.timeIntervalSince1970)))])
+        metric("reconcile_run_success", "gauge", "1 when the last run completed (with or without unresolved uploads).",
+               [("", report.status.hasPrefix("completed") ? "1" : "0")])
+        metric("reconcile_phase_duration_seconds", "gauge", "Duration of each phase of the last run.",
+               report.timings.keys.sorted().map { ("phase=\"\($0)\"", String(format: "%.3f", report.timings[$0]!)) })
+        metric("reconcile_uploads", "gauge", "Uploads of the last run by verification outcome.", [
+            ("outcome=\"verified\"", "\(report.verification.verified)"),
+            ("outcome=\"invalid\"", "\(report.verification.invalid)"),
+            ("outcome=\"retry\"", "\(report.verification.retry)"),
+        ])
+        metric("reconcile_apple_responses", "gauge", "Uploads of the last run by Apple status code.",
+               report.verification.byAppleStatus.keys.sorted().map {
+                   ("status=\"\($0)\"", "\(report.verification.byAppleStatus[$0]!)")
+               })
+        let counts = report.counts
+        metric("reconcile_findings_open", "gauge", "Open findings the last run detected, by kind.",
+               FindingKind.allCases.map { ("kind=\"\($0.rawValue)\"", "\(counts[$0.rawValue] ?? 0)") })
+        metric("reconcile_findings_new", "gauge", "Findings first detected by the last run.",
+               [("", "\(report.newFindings)")])
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Writes the metrics atomically (the collector must never read half a file).
+    public static func write(_ report: RunReport, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid())")
+        try Data(text(report).utf8).write(to: temporary)
+        _ = try? FileManager.default.removeItem(at: url)
+        try FileManager.default.moveItem(at: temporary, to: url)
+    }
+}

@@ -1,3 +1,0 @@
-import AppStoreSimulator
-
-print("appstore-sim: not yet implemented")

@@ -1,0 +1,54 @@
+import AppStoreSimulator
+import ArgumentParser
+import Foundation
+import Postgres
+
+/// Seeds the demo: a game selling coin packs and VIP, a few thousand players, StoreKit 1 clients
+/// uploading receipts signed by the local simulator's CA, the ledger the game's backend wrote, and
+/// the accidents that leak orders in real life. Deterministic, and a no-op on a seeded database.
+@main
+struct DemoSeed: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo-seed",
+        abstract: "Seed a realistic demo dataset (uploads, ledger, catalogue) for scripts/demo.")
+
+    @Option(help: "The simulator's state directory (its CA signs the receipts).")
+    var simState: String
+
+    @Option(help: "Number of players.")
+    var players = 3000
+
+    @Option(help: "Random seed; the same seed gives the same data.")
+    var seed: UInt64 = 42
+
+    func run() throws {
+        let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
+        if try connection.queryFirst("SELECT 1 FROM reconcile.receipt_uploads WHERE user_id LIKE 'player-%' LIMIT 1") != nil {
+            print("demo data already seeded")
+            return
+        }
+        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let forger = try AppStoreSimulator(configuration: .init())
+        var world = DemoWorld(simulator: simulator, forger: forger, random: SplitMix64(seed: seed))
+        try world.generate(players: players)
+        try connection.transaction {
+            try world.write(to: connection)
+        }
+        print("seeded \(players) players: \(world.uploads.count) uploads, \(world.deliveries.count) deliveries, "
+              + "\(world.accidents.count) planted accidents")
+        for accident in world.accidents { print("  - \(accident)") }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a demo can be reproduced exactly.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,225 @@
+import AppStoreSimulator
+import Foundation
+import Postgres
+
+/// The demo's game, players, uploads and ledger.
+struct DemoWorld {
+    static let bundle = "com.hncs.szj"
+    /// (product id, type, price in CNY milliunits)
+    static let catalogue: [(String, String, Int64)] = [
+        ("com.hncs.szj.coin42", "consumable", 6000), ("com.hncs.szj.coin210", "consumable", 30000),
+        ("com.hncs.szj.coin686", "consumable", 98000), ("com.hncs.szj.coin1386", "consumable", 198000),
+        ("com.hncs.szj.coin4886", "consumable", 648000), ("com.hncs.szj.vip_month", "non_renewing", 30000),
+        ("com.hncs.szj.vip_auto", "auto_renewable", 25000),
+    ]
+
+    struct UploadRow {
+        var user: String
+        var payload: String
+        var username: String?
+        var claimed: String?
+        var device: String
+        var uploadedAt: Date
+    }
+
+    struct DeliveryRow {
+        var transaction: String
+        var user: String
+        var product: String
+        var quantity: Int
+        var deliveredAt: Date
+        var revokedAt: Date?
+    }
+
+    let simulator: AppStoreSimulator
+    let forger: AppStoreSimulator
+    var random: SplitMix64
+    var uploads: [UploadRow] = []
+    var deliveries: [DeliveryRow] = []
+    var accidents: [String] = []
+    var nextTransaction: Int64 = 2_000_000_100_000_000
+    let now = Date()
+
+    init(simulator: AppStoreSimulator, forger: AppStoreSimulator, random: SplitMix64) {
+        self.simulator = simulator
+        self.forger = forger
+        self.random = random
+    }
+
+    mutating func transactionID() -> String {
+        nextTransaction += Int64.random(in: 1...40, using: &random)
+        return String(nextTransaction)
+    }
+
+    mutating func device() -> String {
+        let models = ["iPhone15,2", "iPhone14,5", "iPhone16,1", "iPhone13,2", "iPad13,18"]
+        let os = ["17.5.1", "18.1", "18.2", "16.7.10"]
+        return #"{"model": "\#(models.randomElement(using: &random)!)", "os": "\#(os.randomElement(using: &random)!)", "app": "4.2.\#(Int.random(in: 0...3, using: &random))"}"#
+    }
+
+    func sha256(_ text: String, on connection: Connection) throws -> String {
+        try connection.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", [text])[0].decode(String.self, at: 0)
+    }
+
+    mutating func receipt(_ purchases: [SimulatedReceipt.Purchase], bundle: String = DemoWorld.bundle,
+                          environment: SimulatedReceipt.Environment = .production, forged: Bool = false) throws -> String {
+        try (forged ? forger : simulator).issueReceipt(
+            SimulatedReceipt(bundleID: bundle, environment: environment, purchases: purchases)).receiptData
+    }
+
+    mutating func purchase(_ product: String, at date: Date, quantity: Int = 1, cancelled: Date? = nil,
+                           original: String? = nil) -> SimulatedReceipt.Purchase {
+        let id = transactionID()
+        return .init(productID: product, transactionID: id, originalTransactionID: original ?? id, purchaseDate: date,
+                     quantity: quantity, cancellationDate: cancelled)
+    }
+
+    mutating func generate(players: Int) throws {
+        // Normal life: every purchase uploaded once and credited once.
+        for index in 1...players {
+            let user = String(format: "player-%05d", index)
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let (product, _, _) = Self.catalogue.randomElement(using: &random)!
+                let bought = now.addingTimeInterval(-Double.random(in: 3600...(2 * 86_400), using: &random))
+                let item = purchase(product, at: bought, quantity: product.contains("coin42") && Bool.random(using: &random) ? 2 : 1)
+                uploads.append(UploadRow(
+                    user: user, payload: try receipt([item]), claimed: item.transactionID, device: device(),
+                    uploadedAt: bought.addingTimeInterval(5)))
+                deliveries.append(DeliveryRow(
+                    transaction: item.transactionID!, user: user, product: product, quantity: item.quantity ?? 1,
+                    deliveredAt: bought.addingTimeInterval(7)))
+            }
+        }
+        try plantAccidents()
+    }
+
+    /// The real-world accidents of DOMAIN.md, two of each.
+    mutating func plantAccidents() throws {
+        let day = now.addingTimeInterval(-86_400)
+        func player(_ number: Int) -> String { String(format: "player-%05d", number) }
+        for round in 0..<2 {
+            let base = 11 + round * 40
+            // The app was killed before it told the server; the next receipt still carries it.
+            let killed = purchase("com.hncs.szj.coin1386", at: day)
+            let later = purchase("com.hncs.szj.coin42", at: day.addingTimeInterval(600))
+            uploads.append(UploadRow(user: player(base), payload: try receipt([killed, later]), claimed: later.transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(605)))
+            deliveries.append(DeliveryRow(transaction: later.transactionID!, user: player(base), product: later.productID,
+                                          quantity: 1, deliveredAt: day.addingTimeInterval(606)))
+            accidents.append("app killed before upload: \(killed.transactionID!) of \(player(base)) never credited")
+            // Callbacks lost with several unfinished transactions: only the last one was credited.
+            let pending = (0..<3).map { minute in
+                purchase("com.hncs.szj.coin210", at: day.addingTimeInterval(Double(minute) * 60))
+            }
+            uploads.append(UploadRow(user: player(base + 1), payload: try receipt(pending), claimed: pending[2].transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(200)))
+            deliveries.append(DeliveryRow(transaction: pending[2].transactionID!, user: player(base + 1),
+                                          product: pending[2].productID, quantity: 1, deliveredAt: day.addingTimeInterval(201)))
+            accidents.append("lost callbacks: 2 of 3 unfinished purchases of \(player(base + 1)) never credited")
+            // Bought under one account (applicationUsername = SHA-256 of it), uploaded under another.
+            let misdelivered = purchase("com.hncs.szj.coin686", at: day)
+            uploads.append(UploadRow(user: player(base + 3), payload: try receipt([misdelivered]),
+                                     username: "sha256:" + player(base + 2), claimed: misdelivered.transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(3600)))
+            deliveries.append(DeliveryRow(transaction: misdelivered.transactionID!, user: player(base + 3),
+                                          product: misdelivered.productID, quantity: 1, deliveredAt: day.addingTimeInterval(3601)))
+            accidents.append("wrong account: \(player(base + 2))'s purchase credited to \(player(base + 3))")
+            // Credited twice by a retrying backend.
+            let twice = purchase("com.hncs.szj.coin4886", at: day)
+            uploads.append(UploadRow(user: player(base + 4), payload: try receipt([twice]), claimed: twice.transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(5)))
+            for second in [6.0, 9.0] {
+                deliveries.append(DeliveryRow(transaction: twice.transactionID!, user: player(base + 4),
+                                              product: twice.productID, quantity: 1, deliveredAt: day.addingTimeInterval(second)))
+            }
+            accidents.append("double credit: \(twice.transactionID!) credited twice to \(player(base + 4))")
+            // Refunded by Apple after delivery.
+            let refunded = purchase("com.hncs.szj.vip_month", at: day.addingTimeInterval(-86_400),
+                                    cancelled: day.addingTimeInterval(3600))
+            uploads.append(UploadRow(user: player(base + 5), payload: try receipt([refunded]), claimed: refunded.transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(7200)))
+            deliveries.append(DeliveryRow(transaction: refunded.transactionID!, user: player(base + 5),
+                                          product: refunded.productID, quantity: 1, deliveredAt: day.addingTimeInterval(-86_000)))
+            accidents.append("refund after delivery: \(refunded.transactionID!) of \(player(base + 5)) still credited")
+            // A tester's sandbox purchase credited in production.
+            let sandbox = purchase("com.hncs.szj.coin4886", at: day)
+            uploads.append(UploadRow(user: "tester-\(round + 1)", payload: try receipt([sandbox], environment: .sandbox),
+                                     claimed: sandbox.transactionID, device: device(), uploadedAt: day.addingTimeInterval(10)))
+            deliveries.append(DeliveryRow(transaction: sandbox.transactionID!, user: "tester-\(round + 1)",
+                                          product: sandbox.productID, quantity: 1, deliveredAt: day.addingTimeInterval(11)))
+            accidents.append("sandbox purchase by tester-\(round + 1) credited as real money")
+            // A receipt of another app, uploaded to claim coins.
+            let foreign = purchase("com.other.puzzle.gems", at: day)
+            uploads.append(UploadRow(user: player(base + 6),
+                                     payload: try receipt([foreign], bundle: ["com.other.puzzle", "com.clone.szj"][round]),
+                                     claimed: foreign.transactionID, device: device(), uploadedAt: day.addingTimeInterval(50)))
+            accidents.append("receipt of another app uploaded by \(player(base + 6))")
+            // A receipt replayed from another account, and credited again there.
+            let replayed = purchase("com.hncs.szj.coin1386", at: day)
+            let payload = try receipt([replayed])
+            for (user, minute) in [(player(base + 7), 1.0), (player(base + 8), 90.0)] {
+                uploads.append(UploadRow(user: user, payload: payload, claimed: replayed.transactionID, device: device(),
+                                         uploadedAt: day.addingTimeInterval(minute * 60)))
+                deliveries.append(DeliveryRow(transaction: replayed.transactionID!, user: user, product: replayed.productID,
+                                              quantity: 1, deliveredAt: day.addingTimeInterval(minute * 60 + 1)))
+            }
+            accidents.append("replayed receipt: \(player(base + 7))'s receipt uploaded again by \(player(base + 8))")
+            // A forged receipt (signed by someone else's CA) credited by an old backend.
+            let forged = purchase("com.hncs.szj.coin4886", at: day)
+            uploads.append(UploadRow(user: player(base + 9), payload: try receipt([forged], forged: true),
+                                     claimed: forged.transactionID, device: device(), uploadedAt: day.addingTimeInterval(30)))
+            deliveries.append(DeliveryRow(transaction: forged.transactionID!, user: player(base + 9),
+                                          product: forged.productID, quantity: 1, deliveredAt: day.addingTimeInterval(31)))
+            accidents.append("forged receipt credited to \(player(base + 9))")
+            // Order brushing: a cheap purchase used to claim an expensive product.
+            let cheap = purchase("com.hncs.szj.coin42", at: day)
+            uploads.append(UploadRow(user: player(base + 10), payload: try receipt([cheap]), claimed: cheap.transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(20)))
+            deliveries.append(DeliveryRow(transaction: cheap.transactionID!, user: player(base + 10),
+                                          product: "com.hncs.szj.coin4886", quantity: 1, deliveredAt: day.addingTimeInterval(21)))
+            accidents.append("a coin42 purchase credited as coin4886 to \(player(base + 10))")
+            // Three coin packs bought at once, one credited.
+            let bulk = purchase("com.hncs.szj.coin42", at: day, quantity: 3)
+            uploads.append(UploadRow(user: player(base + 12), payload: try receipt([bulk]), claimed: bulk.transactionID,
+                                     device: device(), uploadedAt: day.addingTimeInterval(20)))
+            deliveries.append(DeliveryRow(transaction: bulk.transactionID!, user: player(base + 12), product: bulk.productID,
+                                          quantity: 1, deliveredAt: day.addingTimeInterval(21)))
+            accidents.append("quantity 3 bought, 1 credited to \(player(base + 12))")
+        }
+    }
+
+    func write(to connection: Connection) throws {
+        var hashed: [String: String] = [:]
+        for upload in uploads where upload.username?.hasPrefix("sha256:") == true {
+            let account = String(upload.username!.dropFirst("sha256:".count))
+            hashed[account] = try sha256(account, on: connection)
+        }
+        try connection.copyIn(
+            "COPY reconcile.products (product_id, product_type, price_milli, currency) FROM STDIN"
+        ) { writer in
+            for (product, type, price) in Self.catalogue { try writer.append([product, type, Int64(price), "CNY"]) }
+        }
+        try connection.copyIn(
+            """
+            COPY reconcile.receipt_uploads (user_id, kind, payload, application_username, claimed_transaction_id, device,
+                                            uploaded_at) FROM STDIN
+            """
+        ) { writer in
+            for upload in uploads {
+                let username = upload.username.map { $0.hasPrefix("sha256:") ? hashed[String($0.dropFirst(7))]! : $0 }
+                try writer.append([upload.user, "app_receipt", upload.payload, username, upload.claimed, upload.device,
+                                   upload.uploadedAt])
+            }
+        }
+        try connection.copyIn(
+            """
+            COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at) FROM STDIN
+            """
+        ) { writer in
+            for delivery in deliveries {
+                try writer.append([delivery.transaction, delivery.user, delivery.product, delivery.quantity,
+                                   delivery.deliveredAt, delivery.revokedAt])
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import Reconciliation
+
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate configuration, database, input relations, Apple endpoints, roots and keys.",
+        discussion: "Prints one pass/fail line per check and exits 0 when all pass, 1 when one fails, 64 when the "
+            + "configuration itself is wrong."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
+    var config: String?
+
+    func run() async throws {
+        _ = common.makeLogger()
+        let settings: Settings
+        do {
+            settings = try await ConfigurationLoader.settings(configFile: config)
+        } catch {
+            print("FAIL configuration: \(error)")
+            throw ExitStatus.usage
+        }
+        var results = [CheckResult(
+            "configuration", passed: true,
+            "bundles \(settings.bundleIDs.joined(separator: ", ")); environment \(settings.environment.rawValue); "
+                + "receipts via \(settings.receiptVerification.rawValue)")]
+        results += Preflight.database(settings)
+        results += await Preflight.apple(settings)
+        for result in results {
+            print("\(result.passed ? "pass" : "FAIL") \(result.name): \(result.detail)")
+        }
+        if results.contains(where: { !$0.passed }) { throw ExitStatus.failed }
+    }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "The nightly job: verify the window's uploads with Apple, diff against the ledger, fill the review queue.",
+        discussion: """
+            Without --since, continues from the last successful run's watermark (minus an hour for late \
+            uploads); the first run reconciles the whole history. T is a date (2026-11-01, UTC midnight), \
+            an RFC 3339 timestamp (2026-11-01T02:00:00Z, …+08:00) or a duration back from now (36h, 7d).
+
+            Exit codes: 0 completed; 1 failed; 2 completed with new findings (only with --fail-on-findings); \
+            3 another run holds the lock; 64 bad usage or configuration.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "Start of the window (date, RFC 3339 timestamp, or duration back from now).")
+    var since: String?
+
+    @Option(help: "End of the window (default: now).")
+    var until: String?
+
+    @Flag(help: "Verify and diff, but write no review items.")
+    var dryRun = false
+
+    @Option(help: "Where run-<id>/ report folders go (default: RECONCILE_REPORT_DIR or ./reports).")
+    var reportDir: String?
+
+    @Flag(help: "Exit 2 when the run found new findings.")
+    var failOnFindings = false
+
+    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
+    var config: String?
+
+    @Option(help: "Write Prometheus text-format metrics here at the end of the run (node-exporter textfile collector).")
+    var metricsFile: String?
+
+    func validate() throws {
+        let now = Date()
+        if let since, TimeExpression.instant(since, now: now) == nil {
+            throw ValidationError("--since \(since) is not a date, an RFC 3339 timestamp or a duration such as 36h")
+        }
+        if let until, TimeExpression.instant(until, now: now) == nil {
+            throw ValidationError("--until \(until) is not a date, an RFC 3339 timestamp or a duration such as 36h")
+        }
+        if let since, let until, let start = TimeExpression.instant(since, now: now),
+            let end = TimeExpression.instant(until, now: now), start >= end
+        {
+            throw ValidationError("--since must be before --until")
+        }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger()
+        let now = Date()
+        let options = ReconciliationJob.Options(
+            since: since.flatMap { TimeExpression.instant($0, now: now) },
+            until: until.flatMap { TimeExpression.instant($0, now: now) },
+            dryRun: dryRun, reportDirectory: reportDir)
+        do {
+            let settings = try await ConfigurationLoader.settings(configFile: config)
+            let report = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
+                let job = ReconciliationJob(settings: settings, verifier: verifier, logger: logger)
+                return try await ShutdownSignals.cancellingOnSignal {
+                    try await job.run(options, progress: ProgressLine.standardError())
+                }
+            }
+            ProgressLine.clear()
+            if let metricsFile { try MetricsFile.write(report, to: metricsFile) }
+            print(RunSummary.text(report))
+            if failOnFindings, report.newFindings > 0 { throw ExitStatus.findings }
+        } catch let error as RunLockedError {
+            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
+            throw ExitStatus.locked
+        } catch let error as ExitCode {
+            throw error
+        } catch let error as RunConfigurationError {
+            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
+            throw ExitStatus.usage
+        } catch {
+            ProgressLine.clear()
+            throw report(error, logger: logger)
+        }
+    }
+}
+
+/// The short summary printed at the end of a run.
+enum RunSummary {
+    static func text(_ report: RunReport) -> String {
+        var lines = [
+            "run \(report.runID): \(report.status)\(report.dryRun ? " (dry run)" : "")",
+            "  window  \(report.since.map(TimeExpression.format) ?? "beginning") → \(TimeExpression.format(report.until))",
+            "  uploads \(report.verification.uploads): \(report.verification.verified) verified, "
+                + "\(report.verification.invalid) invalid, \(report.verification.retry) to retry",
+            "  findings \(report.findings.count) open (\(report.newFindings) new, "
+                + "\(report.changes.autoResolved) auto-resolved)",
+        ]
+        let counts = report.counts
+        for kind in FindingKind.allCases where counts[kind.rawValue, default: 0] > 0 {
+            lines.append("    \(kind.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)) \(counts[kind.rawValue]!)")
+        }
+        for entry in report.valueAtRisk {
+            lines.append("  at risk \(entry.kind.rawValue): \(ReportWriter.formatMilli(entry.amountMilli)) \(entry.currency)")
+        }
+        if let directory = report.reportDirectory { lines.append("  report  \(directory)/report.md") }
+        return lines.joined(separator: "\n")
+    }
+}
