@@ -110,8 +110,10 @@ extension ReportWriter {
         let days = Array(start...last)
         let maximum = max(1, days.map { perDay[$0] ?? 0 }.max() ?? 1)
         let height = 160, top = 14, bottom = 34
-        let step = max(6, min(40, 440 / days.count))
-        let width = step * days.count + 40
+        // A fixed drawing width, so the text keeps its size however few days there are.
+        let width = 480
+        let step = max(6, min(60, 440 / days.count))
+        let left = 34 + (440 - step * days.count) / 2
         var svg = "<svg role=\"img\" aria-label=\"Findings by purchase day\" viewBox=\"0 0 \(width) "
             + "\(height + top + bottom)\" width=\"100%\">"
         svg += "<line x1=\"30\" y1=\"\(top + height)\" x2=\"\(width)\" y2=\"\(top + height)\" stroke=\"#cbd5e1\"/>"
@@ -121,7 +123,7 @@ extension ReportWriter {
         for (index, day) in days.enumerated() {
             let count = perDay[day] ?? 0
             let barHeight = count == 0 ? 0 : max(2, height * count / maximum)
-            let x = 34 + index * step
+            let x = left + index * step
             let label = String(TimeExpression.format(Date(timeIntervalSince1970: Double(day) * 86_400)).prefix(10))
             svg += "<rect x=\"\(x)\" y=\"\(top + height - barHeight)\" width=\"\(max(2, step - 3))\" height=\"\(barHeight)\" "
                 + "rx=\"2\" fill=\"#2563eb\"><title>\(label): \(count)</title></rect>"
