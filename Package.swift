@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.10.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // libpq, through Debian's libpq-dev. Only the Postgres module imports it.
@@ -74,10 +75,22 @@ let package = Package(
             exclude: ["Embedded"],
             plugins: ["EmbedFiles"]
         ),
+        // The support-staff pages (SPEC section 8), on the same service layer as `reconcile review`.
+        .target(
+            name: "ReviewWeb",
+            dependencies: [
+                "Reconciliation",
+                "Postgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "reconcile",
             dependencies: [
                 "Reconciliation",
+                "ReviewWeb",
                 "Postgres",
                 "AppStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -126,6 +139,16 @@ let package = Package(
             dependencies: [
                 "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "ReviewWebTests",
+            dependencies: [
+                "ReviewWeb",
+                "Reconciliation",
+                "Postgres",
+                "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

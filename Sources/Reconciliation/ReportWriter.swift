@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes `DIR/run-<id>/report.json`, `report.md` and `review.csv`.
+/// Writes `DIR/run-<id>/report.json`, `report.md`, `report.html` and `review.csv`.
 public struct ReportWriter: Sendable {
     /// The report root (`RECONCILE_REPORT_DIR` or `--report-dir`).
     public let root: String
@@ -16,6 +16,7 @@ public struct ReportWriter: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try atomically(Self.json(report), to: directory.appendingPathComponent("report.json"))
         try atomically(Data(Self.markdown(report).utf8), to: directory.appendingPathComponent("report.md"))
+        try atomically(Data(Self.html(report).utf8), to: directory.appendingPathComponent("report.html"))
         try atomically(Data(Self.csv(report.findings).utf8), to: directory.appendingPathComponent("review.csv"))
         return directory.path
     }

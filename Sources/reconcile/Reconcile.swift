@@ -12,6 +12,9 @@ struct Reconcile: AsyncParsableCommand {
             Exit codes: 0 completed; 1 failed; 2 completed with new findings (with --fail-on-findings); \
             3 another run holds the lock; 64 bad usage or configuration.
             """,
-        subcommands: [MigrateCommand.self, RunCommand.self, InspectCommand.self, CheckCommand.self]
+        subcommands: [
+            MigrateCommand.self, RunCommand.self, InspectCommand.self, CheckCommand.self, ReviewCommand.self,
+            ServeCommand.self,
+        ]
     )
 }

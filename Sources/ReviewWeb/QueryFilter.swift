@@ -1,0 +1,66 @@
+import Foundation
+import Reconciliation
+
+/// The queue's filter as it travels in the page's query string (`/?status=active&kind=…`), so a
+/// filtered view can be bookmarked, shared, paged and exported.
+struct QueryFilter {
+    /// The status menu: the working set by default, each status, or everything.
+    static let statusChoices: [(value: String, label: String, statuses: [ReviewStatus])] = [
+        ("active", "Open + in review", [.open, .inReview]),
+        ("open", "Open", [.open]),
+        ("in_review", "In review", [.inReview]),
+        ("resolved", "Resolved", [.resolved]),
+        ("dismissed", "Dismissed", [.dismissed]),
+        ("auto_resolved", "Auto-resolved", [.autoResolved]),
+        ("all", "Any status", []),
+    ]
+
+    static let keys = ["status", "kind", "severity", "user", "product", "transaction", "assignee", "since", "until", "page"]
+
+    private var values: [String: String] = [:]
+
+    init(query: String?) {
+        let form = Form(query ?? "")
+        for key in Self.keys {
+            if let value = form[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty { values[key] = value }
+        }
+    }
+
+    func value(_ key: String) -> String? { values[key] }
+
+    /// The status menu's current choice.
+    var statusChoice: String {
+        let value = values["status"] ?? "active"
+        return Self.statusChoices.contains { $0.value == value } ? value : "active"
+    }
+
+    /// The service filter. Unknown values are ignored rather than refused: a stale bookmark still opens.
+    var filter: ReviewFilter {
+        var filter = ReviewFilter()
+        filter.statuses = Self.statusChoices.first { $0.value == statusChoice }?.statuses ?? []
+        if let kind = values["kind"].flatMap(FindingKind.init(rawValue:)) { filter.kinds = [kind] }
+        if let severity = values["severity"], ReviewFilter.severityValues.contains(severity) {
+            filter.severities = [severity]
+        }
+        filter.userID = values["user"]
+        filter.productID = values["product"]
+        filter.transactionID = values["transaction"]
+        filter.assignee = values["assignee"]
+        filter.since = values["since"].flatMap(Self.day)
+        // "to" is a whole day: items detected on it are included.
+        filter.until = values["until"].flatMap(Self.day).map { $0.addingTimeInterval(86_400) }
+        return filter
+    }
+
+    /// The query string with some values replaced (nil removes one).
+    func encoded(replacing changes: [String: String?]) -> String {
+        var merged = values
+        for (key, value) in changes { merged[key] = value }
+        return Form.encode(Self.keys.compactMap { key in merged[key].map { (key, $0) } })
+    }
+
+    private static func day(_ text: String) -> Date? {
+        guard text.count == 10 else { return nil }
+        return TimeExpression.rfc3339(text + "T00:00:00Z")
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// Logged-in sessions, kept in memory: a restart logs everyone out, which is acceptable for a
+/// staff tool and means no session secret ever touches disk or the database.
+actor SessionStore {
+    /// One logged-in person.
+    struct Session: Sendable {
+        /// The cookie value: 256 random bits.
+        let id: String
+        /// Who is deciding: recorded as the actor of every transition.
+        let name: String
+        /// Sent back in every POST form and compared in constant time.
+        let csrfToken: String
+        var expires: Date
+        /// A one-shot message shown on the next page (what the last action did).
+        var flash: Flash?
+    }
+
+    /// A message for the next page.
+    struct Flash: Sendable {
+        let text: String
+        let isError: Bool
+    }
+
+    /// A single-use login link for another browser (the headless test browser), valid briefly.
+    private struct Ticket {
+        let name: String
+        let next: String
+        let expires: Date
+    }
+
+    private var sessions: [String: Session] = [:]
+    private var tickets: [String: Ticket] = [:]
+    private let idleLifetime: TimeInterval
+    /// Oldest sessions are dropped beyond this, so a flood of logins cannot exhaust memory.
+    private let capacity = 10_000
+
+    init(idleLifetime: TimeInterval) {
+        self.idleLifetime = idleLifetime
+    }
+
+    func create(name: String) -> Session {
+        purge()
+        if sessions.count >= capacity, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
+            sessions[oldest.id] = nil
+        }
+        let session = Session(
+            id: Self.randomToken(), name: name, csrfToken: Self.randomToken(),
+            expires: Date().addingTimeInterval(idleLifetime), flash: nil)
+        sessions[session.id] = session
+        return session
+    }
+
+    /// The live session with this id, its lifetime extended; nil when unknown or expired.
+    func session(id: String) -> Session? {
+        guard var session = sessions[id] else { return nil }
+        guard session.expires > Date() else {
+            sessions[id] = nil
+            return nil
+        }
+        session.expires = Date().addingTimeInterval(idleLifetime)
+        sessions[id] = session
+        return session
+    }
+
+    func remove(id: String) {
+        sessions[id] = nil
+    }
+
+    func setFlash(_ flash: Flash, for id: String) {
+        sessions[id]?.flash = flash
+    }
+
+    func takeFlash(for id: String) -> Flash? {
+        defer { sessions[id]?.flash = nil }
+        return sessions[id]?.flash
+    }
+
+    /// A link id that logs one browser in as `name` within 60 seconds, once.
+    func createTicket(name: String, next: String) -> String {
+        purge()
+        let id = Self.randomToken()
+        tickets[id] = Ticket(name: name, next: next, expires: Date().addingTimeInterval(60))
+        return id
+    }
+
+    /// Redeems a ticket: a fresh session and where to go; nil when unknown, used or expired.
+    func redeem(ticket id: String) -> (Session, next: String)? {
+        guard let ticket = tickets.removeValue(forKey: id), ticket.expires > Date() else { return nil }
+        return (create(name: ticket.name), ticket.next)
+    }
+
+    private func purge() {
+        let now = Date()
+        sessions = sessions.filter { $0.value.expires > now }
+        tickets = tickets.filter { $0.value.expires > now }
+    }
+
+    /// 32 bytes from the system's CSPRNG (getrandom on Linux), hex-encoded.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in
+            let word = generator.next() as UInt64
+            let hex = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}
+
+/// Compares two secrets in time that depends only on their lengths, so a timing side channel does
+/// not reveal how many leading characters of a guess are right.
+func constantTimeEquals(_ left: String, _ right: String) -> Bool {
+    let a = Array(left.utf8), b = Array(right.utf8)
+    var difference = UInt8(truncatingIfNeeded: a.count ^ b.count) | (a.count == b.count ? 0 : 1)
+    for index in 0..<max(a.count, b.count) {
+        let x = index < a.count ? a[index] : 0
+        let y = index < b.count ? b[index] : 0
+        difference |= x ^ y
+    }
+    return difference == 0
+}

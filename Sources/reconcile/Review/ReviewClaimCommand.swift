@@ -1,0 +1,32 @@
+import ArgumentParser
+import Reconciliation
+
+/// `reconcile review claim ID --by NAME [--force]`.
+struct ReviewClaimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "claim",
+        abstract: "Claim a review item (open → in_review) so others know you are on it.",
+        discussion: "Claiming your own claim again does nothing. An item someone else claimed needs --force."
+    )
+
+    @Argument(help: "The review item id.")
+    var id: Int64
+
+    @Option(help: "Who is claiming it.")
+    var by: String
+
+    @Flag(help: "Take the item over from whoever claimed it.")
+    var force = false
+
+    @OptionGroup var database: ReviewDatabaseOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = common.makeLogger()
+        do {
+            print(try await database.service().claim(id: id, by: by, force: force).message)
+        } catch {
+            throw reviewFailure(error, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Reconciliation
+
+/// `reconcile review list`: one page of the queue.
+struct ReviewListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List review items matching a filter, most severe first.",
+        discussion: "Without --status, every status is listed; support staff usually want --status open,in_review."
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json, csv
+    }
+
+    @OptionGroup var filter: ReviewFilterOptions
+    @OptionGroup var database: ReviewDatabaseOptions
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "Output: table, json or csv.")
+    var format: Format = .table
+
+    @Option(help: "Items per page (1–\(ReviewService.maximumPageSize)).")
+    var limit = 50
+
+    @Option(help: "Page number, from 1.")
+    var page = 1
+
+    func validate() throws {
+        guard (1...ReviewService.maximumPageSize).contains(limit) else {
+            throw ValidationError("--limit must be between 1 and \(ReviewService.maximumPageSize)")
+        }
+        guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger()
+        do {
+            let service = try await database.service()
+            let result = try service.list(try filter.filter(), page: page, limit: limit)
+            switch format {
+            case .json:
+                try ReviewOutput.print(json: [
+                    "total": result.total, "page": result.page, "limit": result.limit, "pages": result.pageCount,
+                    "items": result.items.map(ReviewOutput.json),
+                ] as [String: Any])
+            case .csv:
+                let header = "id,status,kind,severity,transaction_id,user_id,product_id,suggested_action,assignee,created_at"
+                print(header, terminator: "\r\n")
+                for item in result.items {
+                    let fields = [
+                        String(item.id), item.status.rawValue, item.kind, item.severity, item.transactionID ?? "",
+                        item.userID ?? "", item.productID ?? "", item.suggestedAction, item.assignee ?? "",
+                        TimeExpression.format(item.createdAt),
+                    ]
+                    print(fields.map(ReportWriter.csvField).joined(separator: ","), terminator: "\r\n")
+                }
+            case .table:
+                guard !result.items.isEmpty else {
+                    print("no review items match (\(result.total) in all)")
+                    return
+                }
+                print(ReviewOutput.table(
+                    header: ["ID", "STATUS", "SEVERITY", "KIND", "TRANSACTION", "USER", "PRODUCT", "ASSIGNEE", "DETECTED"],
+                    rows: result.items.map {
+                        [String($0.id), $0.status.rawValue, $0.severity, $0.kind, $0.transactionID ?? "—",
+                         $0.userID ?? "—", $0.productID ?? "—", $0.assignee ?? "", String(TimeExpression.format($0.createdAt).prefix(10))]
+                    },
+                    widths: [6, 13, 8, 20, 22, 18, 16, 12, 10]))
+                print("page \(result.page) of \(result.pageCount), \(result.total) items")
+            }
+        } catch {
+            throw reviewFailure(error, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+
+/// How review commands reach the database: DATABASE_URL, or the `--config` file's.
+struct ReviewDatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
+    var configFile: String?
+
+    /// Connects and hands back the queue's service.
+    func service() async throws -> ReviewService {
+        let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
+        return ReviewService(connection: try Connection(url: settings.databaseURL))
+    }
+}
+
+/// The filters `list` and `export` share.
+struct ReviewFilterOptions: ParsableArguments {
+    @Option(help: "Status: open, in_review, resolved, dismissed, auto_resolved (comma list; default any).")
+    var status: String?
+
+    @Option(help: "Finding kind, e.g. missed_delivery (comma list; default any).")
+    var kind: String?
+
+    @Option(help: "Severity: high, medium, low (comma list; default any).")
+    var severity: String?
+
+    @Option(help: "Only this account (user id).")
+    var user: String?
+
+    @Option(help: "Only this product id.")
+    var product: String?
+
+    @Option(help: "Only this transaction (or original transaction) id.")
+    var transaction: String?
+
+    @Option(help: "Only items claimed by this person.")
+    var assignee: String?
+
+    @Option(help: "Detected at or after: a date (2026-11-01), an RFC 3339 time, or a duration back (7d).")
+    var since: String?
+
+    @Option(help: "Detected before: a date, an RFC 3339 time, or a duration back.")
+    var until: String?
+
+    func validate() throws { _ = try filter() }
+
+    /// The filter, or a `ValidationError` naming the bad value (exit 64).
+    func filter(now: Date = Date()) throws -> ReviewFilter {
+        var filter = ReviewFilter()
+        func list(_ text: String?) -> [String] {
+            (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        filter.statuses = try list(status).map { value in
+            guard let status = ReviewStatus(rawValue: value) else {
+                throw ValidationError(
+                    "--status \(value): expected \(ReviewStatus.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return status
+        }
+        filter.kinds = try list(kind).map { value in
+            guard let kind = FindingKind(rawValue: value) else {
+                throw ValidationError(
+                    "--kind \(value): expected \(FindingKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
+        filter.severities = try list(severity).map { value in
+            guard ReviewFilter.severityValues.contains(value) else {
+                throw ValidationError("--severity \(value): expected high, medium or low")
+            }
+            return value
+        }
+        filter.userID = user
+        filter.productID = product
+        filter.transactionID = transaction
+        filter.assignee = assignee
+        for (name, text, keyPath) in [("--since", since, \ReviewFilter.since), ("--until", until, \ReviewFilter.until)] {
+            guard let text else { continue }
+            guard let instant = TimeExpression.instant(text, now: now) else {
+                throw ValidationError("\(name) \(text): expected a date, an RFC 3339 time or a duration such as 7d")
+            }
+            filter[keyPath: keyPath] = instant
+        }
+        return filter
+    }
+}
+
+/// Turns a service failure into the exit status of SPEC section 7: a refused transition is 1 with
+/// its message; bad input is 64.
+func reviewFailure(_ error: any Error, logger: Logger) -> ExitCode {
+    if let error = error as? ReviewError {
+        FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
+        if case .invalidInput = error { return ExitStatus.usage }
+        return ExitStatus.failed
+    }
+    return report(error, logger: logger)
+}
+
+/// Text from clients (user and product ids) made safe to print on a terminal: control
+/// characters, which could move the cursor or rewrite the screen, become `?`.
+func terminalSafe(_ text: String?) -> String {
+    guard let text else { return "—" }
+    return String(String.UnicodeScalarView(text.unicodeScalars.map {
+        $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
+    }))
+}

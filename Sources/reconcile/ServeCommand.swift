@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Reconciliation
+import ReviewWeb
+
+/// `reconcile serve`: the review web pages for support staff (SPEC section 8).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the review queue web pages.",
+        discussion: """
+            Staff log in with RECONCILE_WEB_TOKEN (at least 16 characters) and their name, which is recorded \
+            with every decision. Sessions live in memory: a restart logs everyone out. Listens on loopback by \
+            default; put it behind a TLS proxy (and pass --secure-cookies) to reach it from elsewhere; the proxy \
+            must pass the public host on as Host or X-Forwarded-Host, since form posts from another origin \
+            are refused. Stops \
+            gracefully on SIGTERM or SIGINT.
+            """
+    )
+
+    @Option(help: "Address and port to listen on (port 0 picks a free one).")
+    var listen = "127.0.0.1:8080"
+
+    @Flag(help: "Mark the session cookie Secure (when served over HTTPS through a proxy).")
+    var secureCookies = false
+
+    @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
+    var configFile: String?
+
+    @OptionGroup var common: CommonOptions
+
+    /// `host:port`, `[v6]:port`.
+    var address: (host: String, port: Int)? {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+            (0...65535).contains(port)
+        else { return nil }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    func validate() throws {
+        guard address != nil else { throw ValidationError("--listen \(listen): expected HOST:PORT, e.g. 127.0.0.1:8080") }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger(label: "reconcile.serve")
+        do {
+            let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
+            guard let token = settings.webToken else {
+                throw ConfigurationError("RECONCILE_WEB_TOKEN is required: the token staff log in with")
+            }
+            guard token.value.count >= 16 else {
+                throw ConfigurationError("RECONCILE_WEB_TOKEN must be at least 16 characters: a short token can be guessed")
+            }
+            let (host, port) = address ?? ("127.0.0.1", 8080)
+            try await runReviewServer(configuration: ReviewWebConfiguration(
+                host: host, port: port, databaseURL: settings.databaseURL, token: token,
+                secureCookies: secureCookies, logger: logger))
+        } catch {
+            throw report(error, logger: logger)
+        }
+    }
+}
