@@ -69,7 +69,7 @@ public struct NotificationApplier: Sendable {
 
     private func record(_ verdicts: [(Int64, NotificationVerdict)], runID: Int64, on connection: Connection) throws -> Int {
         var applied = 0
-        var records: [(AppleTransactionRecord, Upload?)] = []
+        var records: [(AppleTransactionRecord, Carrier?)] = []
         for (id, verdict) in verdicts {
             switch verdict {
             case .invalid(let reason):

@@ -1,11 +1,36 @@
 import Foundation
 import Postgres
 
+/// Who carried a transaction to the job: an upload, or a Server API answer about its account.
+struct Carrier: Sendable {
+    var uploadID: Int64
+    var userID: String
+    /// The purchase binding the client sent, for the transaction it said it reported.
+    var applicationUsername: String?
+    var appAccountToken: UUID?
+
+    /// The upload itself carried the record; its binding applies to the transaction it claimed
+    /// (or to everything it carried when it claimed none).
+    init(upload: Upload, record: AppleTransactionRecord) {
+        uploadID = upload.id
+        userID = upload.userID
+        let claimed = upload.claimedTransactionID == nil || upload.claimedTransactionID == record.transactionID
+        applicationUsername = claimed ? upload.applicationUsername : nil
+        appAccountToken = claimed ? upload.appAccountToken : nil
+    }
+
+    /// The Server API answered about the account that uploaded `uploadID`; no client binding.
+    init(uploadID: Int64, userID: String) {
+        self.uploadID = uploadID
+        self.userID = userID
+    }
+}
+
 /// Writes the white table: every Apple-confirmed transaction once, newer Apple data winning, and
 /// who carried it (`reconcile.transaction_claims`).
 enum TransactionStore {
     /// Upserts records and their claims through a COPY-loaded staging table (set-based).
-    static func upsert(_ records: [(AppleTransactionRecord, Upload?)], runID: Int64, on connection: Connection) throws {
+    static func upsert(_ records: [(AppleTransactionRecord, Carrier?)], runID: Int64, on connection: Connection) throws {
         guard !records.isEmpty else { return }
         try connection.execute(
             """
@@ -20,17 +45,14 @@ enum TransactionStore {
             """)
         try connection.execute("TRUNCATE stage_transactions")
         try connection.copyIn("COPY stage_transactions FROM STDIN") { writer in
-            for (record, upload) in records {
-                // The binding the client sent applies to the transaction it said it reported.
-                let claimed = upload.map { $0.claimedTransactionID == nil || $0.claimedTransactionID == record.transactionID }
-                    ?? false
+            for (record, carrier) in records {
                 try writer.append([
                     record.transactionID, record.originalTransactionID, record.productID, record.productType,
                     record.bundleID, record.environment, record.quantity, record.purchaseDate,
                     record.originalPurchaseDate, record.expiresDate, record.revocationDate, record.revocationReason,
                     record.ownershipType, record.appAccountToken, record.webOrderLineItemID, record.priceMilli,
-                    record.currency, record.storefront, record.signedDate, record.source, upload?.id, upload?.userID,
-                    claimed ? upload?.applicationUsername : nil, claimed ? upload?.appAccountToken : nil,
+                    record.currency, record.storefront, record.signedDate, record.source, carrier?.uploadID,
+                    carrier?.userID, carrier?.applicationUsername, carrier?.appAccountToken,
                 ])
             }
         }

@@ -97,7 +97,7 @@ public struct VerificationQueue: Sendable {
     ) throws {
         guard !results.isEmpty else { return }
         try connection.transaction {
-            var records: [(AppleTransactionRecord, Upload)] = []
+            var records: [(AppleTransactionRecord, Carrier?)] = []
             for (upload, previousAttempts, verdict) in results {
                 let attempts = previousAttempts + 1
                 switch verdict {
@@ -112,7 +112,7 @@ public struct VerificationQueue: Sendable {
                         """,
                         [upload.id, verified.method, verified.appleStatus, verified.environment, verified.bundleID,
                          attempts, now, runID])
-                    records += verified.transactions.map { ($0, upload) }
+                    records += verified.transactions.map { ($0, Carrier(upload: upload, record: $0)) }
                 case .invalid(let code, let reason, let status):
                     try connection.execute(
                         """
