@@ -109,12 +109,17 @@ extension AppStoreSimulator {
                     entry.transaction.bundleId == bundleId
                 else { return notFound }
                 return (
-                    "200", Self.json(encoding: TransactionInfoResponse(signedTransactionInfo: try sign(entry, forge: forge)))
+                    "200",
+                    Self.json(encoding: TransactionInfoResponse(signedTransactionInfo: try sign(entry, forge: forge)))
                 )
             case .orderLookup:
                 let entries = transactions.order(id, environment: environment, bundleId: bundleId)
                 let signed = try entries.map { try sign($0, forge: forge) }
-                return ("200", Self.json(encoding: OrderLookupResponse(status: entries.isEmpty ? 1 : 0, signedTransactions: signed)))
+                return (
+                    "200",
+                    Self.json(
+                        encoding: OrderLookupResponse(status: entries.isEmpty ? 1 : 0, signedTransactions: signed))
+                )
             case .history, .refundHistory:
                 guard var entries = transactions.history(of: id, environment: environment, bundleId: bundleId) else {
                     return notFound
@@ -128,12 +133,21 @@ extension AppStoreSimulator {
                 else { return ("4000005", Self.apiError(4_000_005, "Invalid revision.")) }
                 let signed = try page.entries.map { try sign($0, forge: forge) }
                 if endpoint == .refundHistory {
-                    return ("200", Self.json(encoding: RefundHistoryResponse(
-                        signedTransactions: signed, revision: page.revision, hasMore: page.hasMore)))
+                    return (
+                        "200",
+                        Self.json(
+                            encoding: RefundHistoryResponse(
+                                signedTransactions: signed, revision: page.revision, hasMore: page.hasMore))
+                    )
                 }
-                return ("200", Self.json(encoding: HistoryResponse(
-                    revision: page.revision, bundleId: bundleId, appAppleId: appAppleId, environment: environment,
-                    hasMore: page.hasMore, signedTransactions: signed)))
+                return (
+                    "200",
+                    Self.json(
+                        encoding: HistoryResponse(
+                            revision: page.revision, bundleId: bundleId, appAppleId: appAppleId,
+                            environment: environment,
+                            hasMore: page.hasMore, signedTransactions: signed))
+                )
             }
         } catch {
             return ("500", Self.apiError(5_000_000, "Simulator failed to sign: \(error)"))
@@ -147,15 +161,16 @@ extension AppStoreSimulator {
         let start = query["startDate"]?.first.flatMap { Int64($0) }.map(Date.init(millisecondsSince1970:))
         let end = query["endDate"]?.first.flatMap { Int64($0) }.map(Date.init(millisecondsSince1970:))
         let revoked = query["revoked"]?.first.flatMap { Bool($0) }
-        let types: Set<ProductType> = Set((query["productType"] ?? []).compactMap { value -> ProductType? in
-            switch value {
-            case "AUTO_RENEWABLE": .autoRenewable
-            case "NON_RENEWABLE": .nonRenewing
-            case "CONSUMABLE": .consumable
-            case "NON_CONSUMABLE": .nonConsumable
-            default: nil
-            }
-        })
+        let types: Set<ProductType> = Set(
+            (query["productType"] ?? []).compactMap { value -> ProductType? in
+                switch value {
+                case "AUTO_RENEWABLE": .autoRenewable
+                case "NON_RENEWABLE": .nonRenewing
+                case "CONSUMABLE": .consumable
+                case "NON_CONSUMABLE": .nonConsumable
+                default: nil
+                }
+            })
         return entries.filter { entry in
             let purchased = entry.transaction.purchaseDate ?? .distantPast
             if let start, purchased < start { return false }

@@ -60,7 +60,14 @@ extension AppStoreSimulator {
         -> CreatedTransaction
     {
         let date = Date(millisecondsSince1970: (date ?? Date()).millisecondsSince1970)
-        guard transactions.update(id, { $0.revocationDate = date; $0.revocationReason = reason }) != nil else {
+        guard
+            transactions.update(
+                id,
+                {
+                    $0.revocationDate = date
+                    $0.revocationReason = reason
+                }) != nil
+        else {
             throw SimulatorRequestError(description: "no transaction \(id)", status: .notFound)
         }
         return try created(id)
@@ -73,7 +80,9 @@ extension AppStoreSimulator {
             $0.revocationReason = nil
             $0.revocationType = nil
         }
-        guard updated != nil else { throw SimulatorRequestError(description: "no transaction \(id)", status: .notFound) }
+        guard updated != nil else {
+            throw SimulatorRequestError(description: "no transaction \(id)", status: .notFound)
+        }
         return try created(id)
     }
 

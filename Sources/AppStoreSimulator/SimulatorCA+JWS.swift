@@ -18,7 +18,9 @@ extension SimulatorCA {
     /// Signs `payload` as a StoreKit 2 compact JWS: header `{"alg":"ES256","x5c":[…]}`, the
     /// payload in Apple's JSON (epoch-millisecond dates), and the leaf's raw `r||s` signature.
     public func signJWS(_ payload: some Encodable) throws -> String {
-        let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "x5c": x5c] as [String: Any], options: [.sortedKeys])
+        let header = try JSONSerialization.data(
+            withJSONObject: ["alg": "ES256", "x5c": x5c] as [String: Any],
+            options: [.sortedKeys, .withoutEscapingSlashes])
         let body = try AppStoreJSON.encoder().encode(payload)
         let signingInput = JWSBase64URL.encode(header) + "." + JWSBase64URL.encode(body)
         let signature = try leafKey.signature(for: Data(signingInput.utf8))

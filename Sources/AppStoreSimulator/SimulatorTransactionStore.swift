@@ -70,7 +70,8 @@ public final class SimulatorTransactionStore: Sendable {
     func order(_ orderId: String, environment: AppStoreEnvironment, bundleId: String) -> [Entry] {
         inner.withLock { inner in
             inner.entries.values.filter {
-                $0.orderId == orderId && $0.transaction.environment == environment && $0.transaction.bundleId == bundleId
+                $0.orderId == orderId && $0.transaction.environment == environment
+                    && $0.transaction.bundleId == bundleId
             }.sorted { $0.modified < $1.modified }
         }
     }

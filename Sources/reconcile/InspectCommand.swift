@@ -221,9 +221,9 @@ enum SignedDataText {
 /// The human-readable form of a verified receipt.
 enum ReceiptText {
     static func render(_ receipt: VerifiedReceipt, verifiedBy: String? = nil) -> String {
+        let legacy = receipt.isLegacyFormat ? ", iOS 6 style receipt" : ""
         var lines = [
-            verifiedBy.map { "verified by \($0)" }
-                ?? "verified by verifyReceipt (status \(receipt.status)\(receipt.isLegacyFormat ? ", iOS 6 style receipt" : ""))",
+            "verified by " + (verifiedBy ?? "verifyReceipt (status \(receipt.status)\(legacy))"),
             "  environment:  \(receipt.environment)",
             "  bundle id:    \(receipt.bundleID)",
         ]

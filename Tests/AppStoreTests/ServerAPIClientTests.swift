@@ -38,7 +38,8 @@ import Testing
             #expect(Set(refunded) == [created[10].transactionId, created[30].transactionId, victim.transactionId])
             let revoked = try #require(result.transactions.first { $0.transactionId == victim.transactionId })
             #expect(revoked.revocationReason == .appIssue)
-            #expect(result.transactions.map(\.purchaseDate) == result.transactions.map(\.purchaseDate).sorted { $0! < $1! })
+            #expect(
+                result.transactions.map(\.purchaseDate) == result.transactions.map(\.purchaseDate).sorted { $0! < $1! })
             let stats = try await SimulatorAdmin.stats(sim)
             #expect(stats.serverAPIRequestsByEndpoint == ["production": 3])
         }
@@ -50,9 +51,11 @@ import Testing
             let created = try sim.createHistory(customer: "carol", count: 40, start: start)
             let query = AppStoreServerAPIClient.HistoryQuery(
                 startDate: start.addingTimeInterval(10), endDate: start.addingTimeInterval(35))
-            let result = try #require(try await sim.withAPIClient { client in
-                try await client.transactionHistory(for: created[0].transactionId, query: query, logger: silentLogger)
-            }.value)
+            let result = try #require(
+                try await sim.withAPIClient { client in
+                    try await client.transactionHistory(
+                        for: created[0].transactionId, query: query, logger: silentLogger)
+                }.value)
             // 25 purchases in the window: three pages of ten; a page without the filters would add others.
             #expect(result.pages == 3)
             #expect(result.transactions.compactMap(\.transactionId) == created[10..<35].map(\.transactionId))
@@ -66,7 +69,8 @@ import Testing
                 let refunds = try #require(
                     try await client.refundHistory(for: created[0].transactionId, logger: silentLogger).value)
                 #expect(refunds.pages == 2)
-                #expect(refunds.transactions.compactMap(\.transactionId) == [1, 3, 5].map { created[$0].transactionId })
+                #expect(
+                    refunds.transactions.compactMap(\.transactionId) == [1, 3, 5].map { created[$0].transactionId })
 
                 let order = try #require(try await client.lookUpOrder(created[2].orderId, logger: silentLogger).value)
                 #expect(order.transactions.compactMap(\.transactionId) == [created[2].transactionId])
@@ -139,6 +143,34 @@ import Testing
                 return
             }
             #expect(status == 503)
+        }
+    }
+
+    @Test func aMalformedAnswerIsRetried() async throws {
+        try await withAPISimulator(faults: SimulatorFaults(malformedShare: 1, remainingRequests: 1)) { sim in
+            let created = try sim.createHistory(customer: "fay", count: 1)
+            let outcome = try await sim.withAPIClient { client in
+                try await client.transactionHistory(for: created[0].transactionId, logger: silentLogger)
+            }
+            #expect(outcome.value?.transactions.count == 1)
+            let answers = try await SimulatorAdmin.stats(sim).serverAPIAnswers
+            #expect(answers == ["malformed": 1, "200": 1])
+        }
+    }
+
+    @Test func aServerThatIsNotThereIsLeftForLater() async throws {
+        try await withAPISimulator { sim in
+            var configuration = sim.apiConfiguration(maxAttempts: 2)
+            // Port 9 (discard) on loopback: nothing listens there.
+            configuration.productionURL = "http://127.0.0.1:9"
+            let outcome = try await sim.withAPIClient(configuration) { client in
+                try await client.transactionInfo(for: "2000000000000001", logger: silentLogger)
+            }
+            guard case .retryLater(let reason, nil, nil) = outcome else {
+                Issue.record("expected retryLater, got \(outcome)")
+                return
+            }
+            #expect(reason.contains("connection error"))
         }
     }
 
@@ -216,7 +248,8 @@ import Testing
             let iss = sim.simulator.apiKey.issuerID
             let now = Date()
             func status(_ token: String) async throws -> (Int, String) {
-                var request = HTTPClientRequest(url: sim.serverAPIURL + "/inApps/v1/transactions/\(created[0].transactionId)")
+                var request = HTTPClientRequest(
+                    url: sim.serverAPIURL + "/inApps/v1/transactions/\(created[0].transactionId)")
                 request.headers.add(name: "Authorization", value: "Bearer \(token)")
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
                 let body = try await response.body.collect(upTo: 1 << 20)
@@ -313,7 +346,8 @@ import Testing
             let created = try sim.createHistory(customer: "lee", count: 1)
             let stranger = try SimulatorCA.generate()
             let verifier = SignedDataVerifier(
-                configuration: .init(trustedRoots: TrustedRoots([stranger.root]), bundleIds: [AppStoreSimulator.defaultBundleID]))
+                configuration: .init(
+                    trustedRoots: TrustedRoots([stranger.root]), bundleIds: [AppStoreSimulator.defaultBundleID]))
             let info = try await sim.withAPIClient(verifier: verifier) { client in
                 try await client.transactionInfo(for: created[0].transactionId, logger: silentLogger)
             }
@@ -349,7 +383,9 @@ import Testing
         try await withAPISimulator { sim in
             let create = try await SimulatorAdmin.send(
                 sim, "POST", "/sim/transactions",
-                #"{"productId":"coins_100","customer":"ned","environment":"Sandbox","type":"Consumable","quantity":3,"purchaseDate":1762000000000,"appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","price":990,"currency":"USD"}"#
+                #"{"productId":"coins_100","customer":"ned","environment":"Sandbox","type":"Consumable","quantity":3,"#
+                    + #""purchaseDate":1762000000000,"appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","#
+                    + #""price":990,"currency":"USD"}"#
             )
             #expect(create.status == 200)
             let created = try JSONDecoder().decode(CreatedTransaction.self, from: create.body)
@@ -364,7 +400,8 @@ import Testing
             #expect(revoked.revocationReason == .appIssue)
             #expect(revoked.revocationDate != nil)
 
-            let reverse = try await SimulatorAdmin.send(sim, "POST", "/sim/transactions/\(created.transactionId)/reverse", nil)
+            let reverse = try await SimulatorAdmin.send(
+                sim, "POST", "/sim/transactions/\(created.transactionId)/reverse", nil)
             let reversed = try JSONDecoder().decode(CreatedTransaction.self, from: reverse.body)
             let restored = try #require(await sim.verifier.verifyTransaction(reversed.signedTransaction).payload)
             #expect(restored.revocationDate == nil)

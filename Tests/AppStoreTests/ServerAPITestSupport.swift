@@ -84,9 +84,10 @@ enum TestJWT {
     ) throws -> String {
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": kid, "typ": "JWT"])
         let issued = Int(iat.timeIntervalSince1970)
-        let claims = try JSONSerialization.data(withJSONObject: [
-            "iss": iss, "iat": issued, "exp": issued + Int(lifetime), "aud": aud, "bid": bid,
-        ] as [String: Any])
+        let claims = try JSONSerialization.data(
+            withJSONObject: [
+                "iss": iss, "iat": issued, "exp": issued + Int(lifetime), "aud": aud, "bid": bid,
+            ] as [String: Any])
         let input = base64URL(header) + "." + base64URL(claims)
         let signature = try key.signature(for: Data(input.utf8))
         return input + "." + base64URL(signature.rawRepresentation)

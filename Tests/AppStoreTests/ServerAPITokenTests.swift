@@ -8,8 +8,9 @@ import Testing
 @Suite struct ServerAPITokenTests {
     let privateKey = P256.Signing.PrivateKey()
     var key: ServerAPIKey {
-        ServerAPIKey(keyID: "ABC123DEFG", issuerID: "57246542-96fe-1a63-e053-0824d011072a", bundleID: "com.example.coins",
-                     privateKey: privateKey)
+        ServerAPIKey(
+            keyID: "ABC123DEFG", issuerID: "57246542-96fe-1a63-e053-0824d011072a", bundleID: "com.example.coins",
+            privateKey: privateKey)
     }
 
     @Test func theTokenCarriesApplesHeaderAndClaimsAndVerifiesWithThePublicKey() throws {

@@ -49,7 +49,8 @@ import Testing
         #expect(notification.payload.notificationType == .oneTimeCharge)
         #expect(notification.transaction?.transactionId == created.transactionId)
         let json = try #require(try JSONSerialization.jsonObject(with: inspected.json()) as? [String: Any])
-        #expect((json["notification"] as? [String: Any])?["notificationUUID"] as? String == notification.notificationUUID)
+        #expect(
+            (json["notification"] as? [String: Any])?["notificationUUID"] as? String == notification.notificationUUID)
         #expect((json["transactionInfo"] as? [String: Any])?["transactionId"] as? String == created.transactionId)
         // A bare signedPayload is a notification too.
         guard case .valid(.notification) = await inspector.inspectSignedData(body.signedPayload) else {
@@ -60,16 +61,20 @@ import Testing
 
     @Test func untrustedOrForeignDataIsInvalidWithAReason() async throws {
         let created = try simulator.createTransaction(SimulatedTransaction(productId: "coins_100"))
-        guard case .invalid(let reason) = await SignedDataInspector().inspectSignedData(created.signedTransaction) else {
+        guard case .invalid(let reason) = await SignedDataInspector().inspectSignedData(created.signedTransaction)
+        else {
             Issue.record("a simulator JWS must not verify against Apple's roots")
             return
         }
         #expect(reason.contains("certificate chain not trusted"))
 
         let strict = SignedDataInspector(trustedRoots: TrustedRoots([simulator.ca.root]), bundleIds: ["com.other"])
-        #expect(await strict.inspectSignedData(created.signedTransaction) == .invalid("bundle id com.example.coins not accepted"))
-        #expect(await inspector.inspectSignedData(#"{"nothing":1}"#)
-            == .invalid("a JSON object without signedPayload is not a notification body"))
+        #expect(
+            await strict.inspectSignedData(created.signedTransaction)
+                == .invalid("bundle id com.example.coins not accepted"))
+        #expect(
+            await inspector.inspectSignedData(#"{"nothing":1}"#)
+                == .invalid("a JSON object without signedPayload is not a notification body"))
     }
 
     @Test func aReceiptIsParsedAndItsChainCheckedOffline() async throws {

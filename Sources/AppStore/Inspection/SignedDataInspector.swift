@@ -61,7 +61,8 @@ public struct SignedDataInspector: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         switch Self.kind(of: trimmed) {
         case .notificationBody:
-            let token = (try? JSONDecoder().decode(SignedNotificationBody.self, from: Data(trimmed.utf8)))?.signedPayload
+            let token = (try? JSONDecoder().decode(SignedNotificationBody.self, from: Data(trimmed.utf8)))?
+                .signedPayload
             guard let token else { return .invalid("a JSON object without signedPayload is not a notification body") }
             return await inspectJWS(token)
         case .jws:
@@ -120,7 +121,8 @@ public struct SignedDataInspector: Sendable {
             return .invalid("not a receipt: \(error)")
         }
         guard case .app(let appReceipt) = receipt else {
-            return .invalid("an iOS 6 style transaction receipt can only be verified by verifyReceipt (without --offline)")
+            return .invalid(
+                "an iOS 6 style transaction receipt can only be verified by verifyReceipt (without --offline)")
         }
         if case .invalid(let failure) = await appReceipt.verifySignature(trustRoots: trustedRoots) {
             return .invalid("receipt signature: \(failure)")
@@ -145,12 +147,14 @@ public struct SignedDataInspector: Sendable {
                 webOrderLineItemID: item.webOrderLineItemId.map(String.init), isTrialPeriod: item.isTrialPeriod,
                 isInIntroOfferPeriod: item.isInIntroOfferPeriod, promotionalOfferID: item.promotionalOfferId)
         }
-        return .valid(.receipt(VerifiedReceipt(
-            status: 0, environment: environment, bundleID: bundleID, applicationVersion: payload.appVersion,
-            originalApplicationVersion: payload.originalAppVersion, receiptType: payload.environment?.rawValue,
-            appItemID: payload.appItemId.map(String.init), receiptCreationDate: payload.creationDate,
-            originalPurchaseDate: payload.originalPurchaseDate, inApp: transactions,
-            latestReceiptInfo: transactions.sorted { $0.purchaseDate < $1.purchaseDate })))
+        return .valid(
+            .receipt(
+                VerifiedReceipt(
+                    status: 0, environment: environment, bundleID: bundleID, applicationVersion: payload.appVersion,
+                    originalApplicationVersion: payload.originalAppVersion, receiptType: payload.environment?.rawValue,
+                    appItemID: payload.appItemId.map(String.init), receiptCreationDate: payload.creationDate,
+                    originalPurchaseDate: payload.originalPurchaseDate, inApp: transactions,
+                    latestReceiptInfo: transactions.sorted { $0.purchaseDate < $1.purchaseDate })))
     }
 }
 

@@ -285,7 +285,8 @@ public struct AppStoreServerAPIClient: Sendable {
                     }
                     guard let next, next != revision else {
                         return .retryLater(
-                            reason: "page \(pages) says hasMore without a new revision", httpStatus: 200, errorCode: nil)
+                            reason: "page \(pages) says hasMore without a new revision", httpStatus: 200, errorCode: nil
+                        )
                     }
                     guard pages < configuration.maxPages else {
                         return .retryLater(
@@ -326,7 +327,9 @@ public struct AppStoreServerAPIClient: Sendable {
                 metadata: ["apple.rejected": "\(rejected.count)", "reason": "\(rejected[0].failure)"])
         }
         let transactions = (Array(newest.values) + withoutID).sorted {
-            ($0.purchaseDate ?? .distantPast, $0.transactionId ?? "") < ($1.purchaseDate ?? .distantPast, $1.transactionId ?? "")
+            ($0.purchaseDate ?? .distantPast, $0.transactionId ?? "") < (
+                $1.purchaseDate ?? .distantPast, $1.transactionId ?? ""
+            )
         }
         return VerifiedTransactions(
             environment: environment, transactions: transactions, rejected: rejected, pages: pages,
@@ -415,7 +418,8 @@ public struct AppStoreServerAPIClient: Sendable {
                 let response = try await httpClient.execute(request, timeout: timeout, logger: logger)
                 let body = Data(try await response.body.collect(upTo: 32 << 20).readableBytesView)
                 return try Self.classify(
-                    status: Int(response.status.code), body: body, retryAfter: response.headers.first(name: "Retry-After"),
+                    status: Int(response.status.code), body: body,
+                    retryAfter: response.headers.first(name: "Retry-After"),
                     environment: environment, now: Date())
             } catch let error as HTTPClientError
                 where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout
@@ -440,6 +444,11 @@ public struct AppStoreServerAPIClient: Sendable {
     ) throws -> Attempt {
         switch status {
         case 200:
+            // A truncated body is trouble on the way, not an answer: retried like a 5xx.
+            guard (try? JSONSerialization.jsonObject(with: body)) is [String: Any] else {
+                return .retry(
+                    reason: "malformed Server API response (\(body.count) bytes)", status: status, code: nil, wait: nil)
+            }
             return .done(.answered(body))
         case 401:
             // The body is not JSON; there is nothing more to learn from it.
@@ -459,7 +468,9 @@ public struct AppStoreServerAPIClient: Sendable {
             return .retry(reason: "\(code)\(message)", status: status, code: code, wait: nil)
         }
         if status >= 500 {
-            return .retry(reason: "HTTP \(status)\(code.map { " (\($0))" } ?? "")\(message)", status: status, code: code, wait: nil)
+            return .retry(
+                reason: "HTTP \(status)\(code.map { " (\($0))" } ?? "")\(message)", status: status, code: code,
+                wait: nil)
         }
         return .done(.rejected(code: code, reason: "HTTP \(status)\(code.map { " \($0)" } ?? "")\(message)"))
     }

@@ -36,7 +36,8 @@ public struct ServerAPIKey: Sendable, CustomStringConvertible, CustomDebugString
     }
 
     /// Reads a `.p8` file (`APPSTORE_PRIVATE_KEY_FILE`).
-    public init(keyID: String, issuerID: String, bundleID: String, privateKeyFile path: String) throws(ServerAPIKeyError)
+    public init(keyID: String, issuerID: String, bundleID: String, privateKeyFile path: String)
+        throws(ServerAPIKeyError)
     {
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable("cannot read \(path)") }
         let key: P256.Signing.PrivateKey
@@ -61,7 +62,9 @@ public struct ServerAPIKey: Sendable, CustomStringConvertible, CustomDebugString
     public var publicKey: P256.Signing.PublicKey { privateKey.publicKey }
 
     /// Key id, issuer id and bundle id; never the key.
-    public var description: String { "ServerAPIKey(kid: \(keyID), iss: \(issuerID), bid: \(bundleID), key: <redacted>)" }
+    public var description: String {
+        "ServerAPIKey(kid: \(keyID), iss: \(issuerID), bid: \(bundleID), key: <redacted>)"
+    }
     /// Same as ``description``.
     public var debugDescription: String { description }
 }
