@@ -91,4 +91,33 @@ import Testing
         }
         #expect(reason.hasPrefix("receipt signature"))
     }
+
+    @Test func applesRealSandboxDataVerifiesAgainstTheBundledRoots() async throws {
+        let apple = SignedDataInspector()
+        let jws = try Vectors.text("sk2/real-sandbox-consumable-transaction.app_store_server_api.jws")
+        guard case .valid(.transaction(let transaction)) = await apple.inspectSignedData(jws) else {
+            Issue.record("expected Apple's sandbox transaction to verify")
+            return
+        }
+        #expect(transaction.transactionId == "2000000847061981")
+        #expect(transaction.price == 230_000)
+        #expect(transaction.currency == "JPY")
+
+        let renewal = try Vectors.text("sk2/real-sandbox-renewalInfo.go-iap.jws")
+        guard case .valid(.renewalInfo(let info)) = await apple.inspectSignedData(renewal) else {
+            Issue.record("expected Apple's sandbox renewal info to verify")
+            return
+        }
+        #expect(info.originalTransactionId == "2000000335310644")
+
+        let body = try Vectors.text("sk2/real-sandbox-TEST-notification.signedPayload.json")
+        guard case .valid(.notification(let notification)) = await apple.inspectSignedData(body) else {
+            Issue.record("expected Apple's TEST notification to verify")
+            return
+        }
+        #expect(notification.payload.notificationType == .test)
+
+        let xcode = try Vectors.text("sk2/xcode-signed-transaction.jws")
+        #expect(await apple.inspectSignedData(xcode) == .invalid("environment Xcode not accepted"))
+    }
 }
