@@ -14,6 +14,10 @@ public struct RunningSimulator: Sendable {
     public var productionURL: String { baseURL + "/verifyReceipt" }
     /// Sandbox verifyReceipt (`APPLE_VERIFY_RECEIPT_SANDBOX_URL`).
     public var sandboxURL: String { baseURL + "/sandbox/verifyReceipt" }
+    /// Production Server API base URL (`APPSTORE_API_URL`).
+    public var serverAPIURL: String { baseURL }
+    /// Sandbox Server API base URL (`APPSTORE_API_SANDBOX_URL`).
+    public var serverAPISandboxURL: String { baseURL + "/sandbox" }
 }
 
 extension AppStoreSimulator {

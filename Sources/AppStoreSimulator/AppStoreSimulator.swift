@@ -18,11 +18,27 @@ public struct SimulatorConfiguration: Sendable {
     public var faults: SimulatorFaults
     /// The simulator's own log.
     public var logger: Logger
+    /// The Server API key id tokens must carry (`kid`).
+    public var apiKeyID: String
+    /// The issuer id tokens must carry (`iss`).
+    public var issuerID: String
+    /// The key whose tokens the Server API accepts; nil generates one (in the state directory
+    /// as `api-key.p8` when there is one, so the job can read it).
+    public var apiKey: SimulatorAPIKey?
+    /// Bundle ids a token may name (`bid`); empty accepts any.
+    public var apiBundleIDs: Set<String>
+    /// Signed transactions per page of the paged Server API endpoints (Apple: 20).
+    public var pageSize: Int
+    /// The `appAppleId` of production data (Apple leaves it out of sandbox data).
+    public var appAppleId: Int64
 
     /// Creates a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 0, stateDirectory: URL? = nil, sharedSecret: String? = nil,
-        faults: SimulatorFaults = .none, logger: Logger = Logger(label: "appstore-sim")
+        faults: SimulatorFaults = .none, logger: Logger = Logger(label: "appstore-sim"),
+        apiKeyID: String = SimulatorAPIKey.defaultKeyID, issuerID: String = SimulatorAPIKey.defaultIssuerID,
+        apiKey: SimulatorAPIKey? = nil, apiBundleIDs: Set<String> = [], pageSize: Int = 20,
+        appAppleId: Int64 = 1_234_567_890
     ) {
         self.host = host
         self.port = port
@@ -30,6 +46,12 @@ public struct SimulatorConfiguration: Sendable {
         self.sharedSecret = sharedSecret
         self.faults = faults
         self.logger = logger
+        self.apiKeyID = apiKeyID
+        self.issuerID = issuerID
+        self.apiKey = apiKey
+        self.apiBundleIDs = apiBundleIDs
+        self.pageSize = max(1, pageSize)
+        self.appAppleId = appAppleId
     }
 }
 
@@ -42,6 +64,12 @@ public struct SimulatorConfiguration: Sendable {
 /// - `GET|POST|DELETE /sim/faults`: read, replace, clear the ``SimulatorFaults``.
 /// - `GET|DELETE /sim/stats`: read, reset the ``SimulatorStats``.
 /// - `GET /sim/root.pem`: the CA root to trust.
+/// - Server API (production at the root, sandbox under `/sandbox`, as Apple's hosts differ):
+///   `GET /inApps/v2/history/{id}`, `GET /inApps/v1/transactions/{id}`,
+///   `GET /inApps/v2/refund/lookup/{id}`, `GET /inApps/v1/lookup/{orderId}`, with token checks.
+/// - `POST /sim/transactions`: create a signed purchase from a ``SimulatedTransaction`` body;
+///   `POST /sim/transactions/{id}/refund` and `/reverse`: refund it, reverse the refund.
+/// - `POST /sim/notifications`: sign a Notification V2 about a transaction.
 public struct AppStoreSimulator: Sendable {
     /// The configuration it runs with.
     public let configuration: SimulatorConfiguration
@@ -49,6 +77,10 @@ public struct AppStoreSimulator: Sendable {
     public let ca: SimulatorCA
     /// Its faults and counters.
     public let state: SimulatorState
+    /// The key whose tokens the Server API accepts.
+    public let apiKey: SimulatorAPIKey
+    /// The purchases the Server API serves.
+    public let transactions: SimulatorTransactionStore
 
     /// Loads (or creates) the CA and sets up the state.
     public init(configuration: SimulatorConfiguration) throws {
@@ -59,6 +91,21 @@ public struct AppStoreSimulator: Sendable {
             ca = try SimulatorCA.generate()
         }
         state = SimulatorState(faults: configuration.faults)
+        if let key = configuration.apiKey {
+            apiKey = key
+        } else if let directory = configuration.stateDirectory {
+            apiKey = try SimulatorAPIKey.loadOrCreate(
+                stateDirectory: directory, keyID: configuration.apiKeyID, issuerID: configuration.issuerID)
+        } else {
+            apiKey = SimulatorAPIKey.generate(keyID: configuration.apiKeyID, issuerID: configuration.issuerID)
+        }
+        transactions = SimulatorTransactionStore()
+    }
+
+    /// The `.p8` file the job should use (`APPSTORE_PRIVATE_KEY_FILE`), when the key is on disk.
+    public var apiPrivateKeyPath: String? {
+        guard configuration.apiKey == nil else { return nil }
+        return configuration.stateDirectory?.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path
     }
 
     /// The root certificate file to trust (`APPLE_ROOT_CERTIFICATES`), when the CA is on disk.
@@ -110,6 +157,8 @@ public struct AppStoreSimulator: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: simulator.ca.rootPEM)))
         }
         router.get("health") { _, _ in Self.json(["status": "ok"]) }
+        addServerAPIRoutes(to: router)
+        addTransactionAdminRoutes(to: router)
 
         return Application(
             router: router,
@@ -206,6 +255,9 @@ public struct AppStoreSimulator: Sendable {
                 var body: [String: any Sendable] = ["status": status]
                 if let isRetryable { body["is_retryable"] = isRetryable }
                 return Self.json(body)
+            case .http429, .apiError:
+                // Server API faults; verifyReceipt's draw never yields them.
+                break
             }
             var request = request
             let body = try await request.collectBody(upTo: 16 << 20)

@@ -7,7 +7,7 @@ import SwiftASN1
 /// The simulator's own certificate authority, laid out like Apple's so that the job's verifiers
 /// run their real checks against it: a root, an intermediate carrying Apple's WWDR marker OID
 /// `1.2.840.113635.100.6.2.1`, and a signing leaf carrying Apple's receipt-signing OID
-/// `1.2.840.113635.100.6.11.1`. The leaf signs PKCS#7 app receipts (CMS) and, later, StoreKit 2
+/// `1.2.840.113635.100.6.11.1`. The leaf signs PKCS#7 app receipts (CMS) and StoreKit 2
 /// JWS (ES256), which is why every key is P-256.
 ///
 /// Persisted as PEM in a state directory so that receipts issued before a restart still verify;

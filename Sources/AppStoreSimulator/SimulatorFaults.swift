@@ -1,6 +1,6 @@
 import Foundation
 
-/// Trouble the simulator injects into verifyReceipt answers, set by flags at start and by
+/// Trouble the simulator injects into verifyReceipt and Server API answers, set by flags at start and by
 /// `POST /sim/faults` at run time. Shares are probabilities from 0 to 1, drawn per request in the
 /// order of the fields below (a hang first, then HTTP 503, ...); 1 makes a fault certain, which is
 /// what tests use.
@@ -26,9 +26,19 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
     public var forcedStatus: Int?
     /// `is_retryable` sent with ``forcedStatus``.
     public var forcedIsRetryable: Bool?
-    /// When set, the faults apply to this many more verifyReceipt requests, then clear themselves;
-    /// lets a test say "fail twice, then answer".
+    /// When set, the faults apply to this many more requests (verifyReceipt and Server API),
+    /// then clear themselves; lets a test say "fail twice, then answer".
     public var remainingRequests: Int?
+    /// Share of Server API requests answered HTTP 429 (`4290000`) with a `Retry-After`.
+    public var http429Share: Double
+    /// How far ahead the `Retry-After` of a 429 points, milliseconds.
+    public var retryAfterMilliseconds: Int
+    /// When set, every Server API request not hit by another fault answers this error code
+    /// (`4040002`, `5000001`, …) with the HTTP status Apple pairs with it.
+    public var apiErrorCode: Int?
+    /// Share of Server API answers whose signed transactions carry a corrupted signature: a
+    /// misconfigured or impersonated server, which the client must report and never trust.
+    public var forgedJWSShare: Double
 
     /// No faults.
     public static let none = SimulatorFaults()
@@ -38,7 +48,8 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         latencyMilliseconds: Int = 0, hangShare: Double = 0, hangMilliseconds: Int = 60_000, http503Share: Double = 0,
         malformedShare: Double = 0, status21005Share: Double = 0, status21100RetryableShare: Double = 0,
         status21100Share: Double = 0, forcedStatus: Int? = nil, forcedIsRetryable: Bool? = nil,
-        remainingRequests: Int? = nil
+        remainingRequests: Int? = nil, http429Share: Double = 0, retryAfterMilliseconds: Int = 1000,
+        apiErrorCode: Int? = nil, forgedJWSShare: Double = 0
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.hangShare = hangShare
@@ -51,6 +62,10 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         self.forcedStatus = forcedStatus
         self.forcedIsRetryable = forcedIsRetryable
         self.remainingRequests = remainingRequests
+        self.http429Share = http429Share
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.apiErrorCode = apiErrorCode
+        self.forgedJWSShare = forgedJWSShare
     }
 
     enum CodingKeys: String, CodingKey {
@@ -65,6 +80,10 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         case forcedStatus = "status"
         case forcedIsRetryable = "is_retryable"
         case remainingRequests = "requests"
+        case http429Share = "http_429_share"
+        case retryAfterMilliseconds = "retry_after_ms"
+        case apiErrorCode = "api_error_code"
+        case forgedJWSShare = "forged_jws_share"
     }
 
     /// Every field is optional in the JSON; a missing one is off.
@@ -82,6 +101,11 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         forcedStatus = try c.decodeIfPresent(Int.self, forKey: .forcedStatus)
         forcedIsRetryable = try c.decodeIfPresent(Bool.self, forKey: .forcedIsRetryable)
         remainingRequests = try c.decodeIfPresent(Int.self, forKey: .remainingRequests)
+        http429Share = try c.decodeIfPresent(Double.self, forKey: .http429Share) ?? 0
+        retryAfterMilliseconds =
+            try c.decodeIfPresent(Int.self, forKey: .retryAfterMilliseconds) ?? defaults.retryAfterMilliseconds
+        apiErrorCode = try c.decodeIfPresent(Int.self, forKey: .apiErrorCode)
+        forgedJWSShare = try c.decodeIfPresent(Double.self, forKey: .forgedJWSShare) ?? 0
     }
 
     /// What to do to one request.
@@ -91,6 +115,8 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         case http503
         case malformed
         case status(Int, isRetryable: Bool?)
+        case http429(retryAfterMilliseconds: Int)
+        case apiError(Int)
     }
 
     /// Draws the fault for one request.
@@ -105,4 +131,19 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         if let forcedStatus { return .status(forcedStatus, isRetryable: forcedIsRetryable) }
         return .none
     }
+
+    /// Draws the fault for one Server API request: the transport faults of verifyReceipt, then
+    /// 429, then a forced error code. (verifyReceipt's status faults mean nothing here.)
+    func drawServerAPI() -> Action {
+        func hit(_ share: Double) -> Bool { share > 0 && Double.random(in: 0..<1) < share }
+        if hit(hangShare) { return .hang(.milliseconds(hangMilliseconds)) }
+        if hit(http503Share) { return .http503 }
+        if hit(malformedShare) { return .malformed }
+        if hit(http429Share) { return .http429(retryAfterMilliseconds: retryAfterMilliseconds) }
+        if let apiErrorCode { return .apiError(apiErrorCode) }
+        return .none
+    }
+
+    /// Whether to corrupt the signed data of one Server API answer.
+    func drawForgery() -> Bool { forgedJWSShare > 0 && Double.random(in: 0..<1) < forgedJWSShare }
 }

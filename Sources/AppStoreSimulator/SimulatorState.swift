@@ -1,14 +1,15 @@
 import Foundation
 import Synchronization
 
-/// The simulator's mutable state: current faults and request counters. Shared by every request
-/// handler, so it lives behind a lock.
+/// The simulator's mutable state: current faults, request counters and the arrival times of
+/// Server API requests. Shared by every request handler, so it lives behind a lock.
 public final class SimulatorState: Sendable {
     private struct Inner {
         var faults: SimulatorFaults
         var stats = SimulatorStats()
         var inFlight = 0
         var lastTransactionID: Int64
+        var serverAPIArrivals: [ContinuousClock.Instant] = []
     }
 
     private let inner: Mutex<Inner>
@@ -31,7 +32,15 @@ public final class SimulatorState: Sendable {
     public var stats: SimulatorStats { inner.withLock { $0.stats } }
 
     /// Sets every counter back to zero.
-    public func resetStats() { inner.withLock { $0.stats = SimulatorStats() } }
+    public func resetStats() {
+        inner.withLock {
+            $0.stats = SimulatorStats()
+            $0.serverAPIArrivals = []
+        }
+    }
+
+    /// When each Server API request arrived (the latest 10,000), for tests of client pacing.
+    public var serverAPIArrivals: [ContinuousClock.Instant] { inner.withLock { $0.serverAPIArrivals } }
 
     /// A fresh transaction id.
     func nextTransactionID() -> String {
@@ -62,6 +71,32 @@ public final class SimulatorState: Sendable {
         }
     }
 
+    /// Counts a Server API request arriving and draws its fault, as ``beginVerifyRequest(endpoint:)``.
+    func beginServerAPIRequest(endpoint: String) -> (latency: Duration, action: SimulatorFaults.Action, forge: Bool) {
+        inner.withLock { state in
+            state.stats.serverAPIRequests += 1
+            state.stats.serverAPIRequestsByEndpoint[endpoint, default: 0] += 1
+            if state.serverAPIArrivals.count >= 10_000 { state.serverAPIArrivals.removeFirst(5_000) }
+            state.serverAPIArrivals.append(.now)
+            let faults = state.faults
+            if let remaining = faults.remainingRequests {
+                state.faults.remainingRequests = remaining - 1
+                if remaining <= 1 { state.faults = .none }
+                if remaining <= 0 { return (.zero, .none, false) }
+            }
+            return (.milliseconds(faults.latencyMilliseconds), faults.drawServerAPI(), faults.drawForgery())
+        }
+    }
+
+    /// Counts a Server API request answered, by what it was answered with.
+    func endServerAPIRequest(answer: String) {
+        inner.withLock { $0.stats.serverAPIAnswers[answer, default: 0] += 1 }
+    }
+
+    /// Counts a transaction created and a notification signed.
+    func countTransactionCreated() { inner.withLock { $0.stats.transactionsCreated += 1 } }
+    func countNotificationCreated() { inner.withLock { $0.stats.notificationsCreated += 1 } }
+
     /// Counts a verifyReceipt request answered, by what it was answered with.
     func endVerifyRequest(answer: String) {
         inner.withLock { state in
@@ -83,6 +118,16 @@ public struct SimulatorStats: Sendable, Hashable, Codable {
     public var maxInFlight = 0
     /// Receipts issued by `POST /sim/receipts`.
     public var receiptsCreated = 0
+    /// Server API requests received, both environments.
+    public var serverAPIRequests = 0
+    /// Server API requests per environment: `production`, `sandbox`.
+    public var serverAPIRequestsByEndpoint: [String: Int] = [:]
+    /// Server API answers: `200`, `401`, an error code (`4040010`), `http_429`, `http_503`, …
+    public var serverAPIAnswers: [String: Int] = [:]
+    /// Transactions created by `POST /sim/transactions`.
+    public var transactionsCreated = 0
+    /// Notifications signed by `POST /sim/notifications`.
+    public var notificationsCreated = 0
 
     /// Empty counters.
     public init() {}
@@ -93,5 +138,10 @@ public struct SimulatorStats: Sendable, Hashable, Codable {
         case answers
         case maxInFlight = "max_in_flight"
         case receiptsCreated = "receipts_created"
+        case serverAPIRequests = "server_api_requests"
+        case serverAPIRequestsByEndpoint = "server_api_requests_by_endpoint"
+        case serverAPIAnswers = "server_api_answers"
+        case transactionsCreated = "transactions_created"
+        case notificationsCreated = "notifications_created"
     }
 }

@@ -30,6 +30,27 @@ public enum AppleVerification {
             maxConcurrentRequests: settings.concurrency)
     }
 
+    /// The App Store Server API configuration for one app, or nil when `APPSTORE_KEY_ID`,
+    /// `APPSTORE_ISSUER_ID` and `APPSTORE_PRIVATE_KEY_FILE` are not set. `APPSTORE_API_RATE`
+    /// paces production; the sandbox gets a tenth of it, as Apple allows (default 50 and 5).
+    public static func serverAPIConfiguration(_ settings: Settings, bundleID: String) throws
+        -> AppStoreServerAPIClient.Configuration?
+    {
+        guard let configured = settings.serverAPIKey else { return nil }
+        let key: ServerAPIKey
+        do {
+            key = try ServerAPIKey(
+                keyID: configured.keyID, issuerID: configured.issuerID, bundleID: bundleID,
+                privateKeyFile: configured.privateKeyFile)
+        } catch {
+            throw RunConfigurationError(error.description)
+        }
+        let rate = settings.serverAPIRate ?? 50
+        return AppStoreServerAPIClient.Configuration(
+            key: key, productionURL: settings.serverAPIURL, sandboxURL: settings.serverAPISandboxURL,
+            productionRate: rate, sandboxRate: rate / 10, maxConcurrentRequests: settings.concurrency)
+    }
+
     /// Runs `body` with a verifier for the settings (uploads and notifications); its HTTP client
     /// is shut down afterwards.
     public static func withVerifier<T: Sendable>(

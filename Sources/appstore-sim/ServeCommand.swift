@@ -6,11 +6,16 @@ import Logging
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve verifyReceipt (production and sandbox) and the simulator's admin endpoints.",
+        abstract: "Serve verifyReceipt and the App Store Server API (production and sandbox) and admin endpoints.",
         discussion: """
             Production verifyReceipt is POST /verifyReceipt, the sandbox POST /sandbox/verifyReceipt, on the same \
-            port. Admin: POST /sim/receipts (issue a receipt), GET|POST|DELETE /sim/faults, GET|DELETE /sim/stats, \
-            GET /sim/root.pem. Shares are probabilities from 0 to 1.
+            port. The Server API (GET /inApps/v2/history/ID, /inApps/v1/transactions/ID, \
+            /inApps/v2/refund/lookup/ID, /inApps/v1/lookup/ORDER) is served at the root for production and under \
+            /sandbox for the sandbox; tokens must be signed by the key in STATE_DIR/api-key.p8 (created on first \
+            start). Admin: POST /sim/receipts (issue a receipt), POST /sim/transactions (create a signed \
+            purchase), POST /sim/transactions/ID/refund and /reverse, POST /sim/notifications (sign a \
+            Notification V2), GET|POST|DELETE /sim/faults, GET|DELETE /sim/stats, GET /sim/root.pem. Shares are \
+            probabilities from 0 to 1.
             """
     )
 
@@ -54,6 +59,30 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("status-21100-share"), help: "Share answered 21100 with is_retryable false.")
     var status21100Share = 0.0
 
+    @Option(name: .customLong("http-429-share"), help: "Share of Server API requests answered HTTP 429.")
+    var http429Share = 0.0
+
+    @Option(name: .customLong("retry-after-ms"), help: "How far ahead a 429's Retry-After points.")
+    var retryAfterMilliseconds = 1000
+
+    @Option(name: .customLong("api-error-code"), help: "Answer every Server API request with this error code.")
+    var apiErrorCode: Int?
+
+    @Option(name: .customLong("forged-jws-share"), help: "Share of Server API answers with corrupted signatures.")
+    var forgedJWSShare = 0.0
+
+    @Option(name: .customLong("api-key-id"), help: "The Server API key id tokens must carry (kid).")
+    var apiKeyID = SimulatorAPIKey.defaultKeyID
+
+    @Option(name: .customLong("issuer-id"), help: "The issuer id tokens must carry (iss).")
+    var issuerID = SimulatorAPIKey.defaultIssuerID
+
+    @Option(name: .customLong("api-bundle-id"), help: "A bundle id tokens may name (bid); repeat; none accepts any.")
+    var apiBundleIDs: [String] = []
+
+    @Option(name: .customLong("page-size"), help: "Signed transactions per Server API page.")
+    var pageSize = 20
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error.")
     var logLevel = "info"
 
@@ -67,13 +96,19 @@ struct ServeCommand: AsyncParsableCommand {
         let faults = SimulatorFaults(
             latencyMilliseconds: latencyMilliseconds, hangShare: hangShare, hangMilliseconds: hangMilliseconds,
             http503Share: http503Share, malformedShare: malformedShare, status21005Share: status21005Share,
-            status21100RetryableShare: status21100RetryableShare, status21100Share: status21100Share)
+            status21100RetryableShare: status21100RetryableShare, status21100Share: status21100Share,
+            http429Share: http429Share, retryAfterMilliseconds: retryAfterMilliseconds, apiErrorCode: apiErrorCode,
+            forgedJWSShare: forgedJWSShare)
         let configuration = SimulatorConfiguration(
             host: host, port: port, stateDirectory: state.url,
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["APPSTORE_SIM_SHARED_SECRET"],
-            faults: faults, logger: Logger(label: "appstore-sim"))
+            faults: faults, logger: Logger(label: "appstore-sim"), apiKeyID: apiKeyID, issuerID: issuerID,
+            apiBundleIDs: Set(apiBundleIDs), pageSize: pageSize)
         let simulator = try AppStoreSimulator(configuration: configuration)
         let rootPath = simulator.rootCertificatePath ?? "-"
+        let keyPath = simulator.apiPrivateKeyPath ?? "-"
+        let keyID = simulator.apiKey.keyID
+        let issuerID = simulator.apiKey.issuerID
         let host = self.host
         let portFile = self.portFile
         let application = simulator.buildApplication { port in
@@ -83,6 +118,10 @@ struct ServeCommand: AsyncParsableCommand {
                   production verifyReceipt: POST http://\(host):\(port)/verifyReceipt
                   sandbox verifyReceipt:    POST http://\(host):\(port)/sandbox/verifyReceipt
                   trust root certificate:   APPLE_ROOT_CERTIFICATES=\(rootPath)
+                  Server API:               APPSTORE_API_URL=http://\(host):\(port) \
+                APPSTORE_API_SANDBOX_URL=http://\(host):\(port)/sandbox
+                  Server API key:           APPSTORE_KEY_ID=\(keyID) APPSTORE_ISSUER_ID=\(issuerID) \
+                APPSTORE_PRIVATE_KEY_FILE=\(keyPath)
 
                 """
             FileHandle.standardOutput.write(Data(banner.utf8))

@@ -6,59 +6,85 @@ import Logging
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Decode and verify one receipt and print it.",
+        abstract: "Decode and verify one receipt, signed transaction or notification body and print it.",
         discussion: """
-            FILE holds a base64 app receipt (StoreKit 1) exactly as a client uploads it; - reads standard input. \
-            It is verified with verifyReceipt at APPLE_VERIFY_RECEIPT_URL (default Apple's production endpoint), \
-            falling over to APPLE_VERIFY_RECEIPT_SANDBOX_URL on 21007, with APPLE_SHARED_SECRET as the password \
-            when set.
+            FILE holds one of (- reads standard input):
+            - a StoreKit 2 JWS (a signed transaction, renewal info or notification signedPayload), verified \
+            locally: ES256, the x5c chain to the trusted roots at its signedDate, Apple's OIDs, the environment;
+            - a notification body as Apple POSTs it, {"signedPayload": "…"}, verified with its nested signed data;
+            - a base64 app receipt (StoreKit 1) exactly as a client uploads it. It is verified with verifyReceipt \
+            at APPLE_VERIFY_RECEIPT_URL (default Apple's production endpoint), falling over to \
+            APPLE_VERIFY_RECEIPT_SANDBOX_URL on 21007, with APPLE_SHARED_SECRET as the password when set; with \
+            --offline it is parsed here and its signature chain checked at its creation date instead.
 
-            Exit codes: 0 the receipt verifies; 1 it is invalid (the reason is printed) or Apple could not be \
-            asked; 64 bad usage or configuration (including a shared secret Apple rejects).
+            Trusted roots: APPLE_ROOT_CERTIFICATES (comma list of DER/PEM files) or the bundled Apple roots. \
+            Bundle ids: RECONCILE_BUNDLE_IDS when set, else the input's own is accepted.
+
+            Exit codes: 0 it verifies; 1 it is invalid (the reason is printed) or Apple could not be asked; \
+            64 bad usage or configuration (including a shared secret Apple rejects).
             """
     )
 
     @OptionGroup var common: CommonOptions
 
-    @Argument(help: "File with the receipt, or - for standard input.")
+    @Argument(help: "File with the receipt, JWS or notification body, or - for standard input.")
     var file: String
 
-    @Flag(help: "Print the decoded receipt as JSON with Apple's field names.")
+    @Flag(help: "Print the decoded data as JSON with Apple's field names.")
     var json = false
 
-    @Flag(help: "Decode and check the signature locally instead of asking Apple.")
+    @Flag(help: "Decode a receipt and check its signature chain locally instead of asking Apple.")
     var offline = false
 
     func run() async throws {
         let logger = common.makeLogger()
-        let outcome: VerifyReceiptOutcome
+        let environment = ProcessInfo.processInfo.environment
         do {
-            let input = try InspectInput(text: readInput())
-            switch input {
+            let text = try readInput()
+            switch try InspectInput(text: text) {
             case .appReceipt(let receiptData):
                 if offline {
-                    outcome = try await inspectOffline(receiptData: receiptData)
+                    try show(await inspector(environment).inspectReceipt(receiptData))
                 } else {
-                    let configuration = try VerifyReceiptClient.Configuration(environment: ProcessInfo.processInfo.environment)
-                    outcome = try await VerifyReceiptClient.withClient(configuration: configuration) { client in
+                    let configuration = try VerifyReceiptClient.Configuration(environment: environment)
+                    let outcome = try await VerifyReceiptClient.withClient(configuration: configuration) { client in
                         try await client.verify(receiptData: receiptData, logger: logger)
                     }
+                    try show(outcome)
                 }
-            case .signedTransaction:
-                throw ConfigurationError("inspecting a StoreKit 2 JWS is not available yet; FILE must hold a base64 app receipt")
+            case .signedData(let token):
+                try show(await inspector(environment).inspectSignedData(token))
             }
         } catch let error as VerifyReceiptConfigurationError {
             throw report(ConfigurationError(error.description), logger: logger)
         } catch let error as ConfigurationError {
             throw report(error, logger: logger)
         }
-        try show(outcome)
     }
 
-    /// The seam for `--offline`: decode the receipt locally and check its signature chain against
-    /// APPLE_ROOT_CERTIFICATES, producing the same outcome type as verifyReceipt.
-    private func inspectOffline(receiptData: String) async throws -> VerifyReceiptOutcome {
-        throw ConfigurationError("--offline is not available yet: local receipt verification comes with the receipt parser")
+    /// The local verifier: APPLE_ROOT_CERTIFICATES or the bundled roots; RECONCILE_BUNDLE_IDS
+    /// when set.
+    private func inspector(_ environment: [String: String]) throws -> SignedDataInspector {
+        let files = (environment["APPLE_ROOT_CERTIFICATES"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var roots = TrustedRoots.apple
+        if !files.isEmpty {
+            var contents: [[UInt8]] = []
+            for path in files {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ConfigurationError("APPLE_ROOT_CERTIFICATES: cannot read \(path)")
+                }
+                contents.append(Array(data))
+            }
+            do {
+                roots = try TrustedRoots(derOrPEM: contents)
+            } catch {
+                throw ConfigurationError("APPLE_ROOT_CERTIFICATES: \(error)")
+            }
+        }
+        let bundles = (environment["RECONCILE_BUNDLE_IDS"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return SignedDataInspector(trustedRoots: roots, bundleIds: bundles.isEmpty ? nil : Set(bundles))
     }
 
     private func readInput() throws -> String {
@@ -69,6 +95,20 @@ struct InspectCommand: AsyncParsableCommand {
             return String(decoding: data, as: UTF8.self)
         } catch {
             throw ConfigurationError("cannot read \(file): \(error.localizedDescription)")
+        }
+    }
+
+    private func show(_ result: SignedDataInspector.Result) throws {
+        switch result {
+        case .valid(let inspected):
+            if json {
+                Swift.print(String(decoding: try inspected.json(), as: UTF8.self))
+            } else {
+                Swift.print(SignedDataText.render(inspected))
+            }
+        case .invalid(let reason):
+            emitFailure(valid: "invalid", status: nil, reason: reason)
+            throw ExitStatus.failed
         }
     }
 
@@ -108,25 +148,82 @@ struct InspectCommand: AsyncParsableCommand {
 enum InspectInput {
     /// A base64 PKCS#7 app receipt or iOS 6 transaction receipt.
     case appReceipt(String)
-    /// A compact JWS (StoreKit 2 transaction or notification).
-    case signedTransaction(String)
+    /// A compact JWS or a notification body (`{"signedPayload": …}`).
+    case signedData(String)
 
     init(text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw ConfigurationError("the file is empty") }
-        if trimmed.split(separator: ".", omittingEmptySubsequences: false).count == 3 && !trimmed.contains("+") {
-            self = .signedTransaction(trimmed)
-        } else {
-            self = .appReceipt(trimmed)
+        switch SignedDataInspector.kind(of: trimmed) {
+        case .jws, .notificationBody: self = .signedData(trimmed)
+        case .receipt: self = .appReceipt(trimmed)
         }
     }
 }
 
+/// The human-readable form of verified StoreKit 2 data and offline receipts.
+enum SignedDataText {
+    static func render(_ inspected: SignedDataInspector.Inspected) -> String {
+        switch inspected {
+        case .transaction(let transaction):
+            return (["verified signed transaction"] + lines(transaction)).joined(separator: "\n")
+        case .renewalInfo(let info):
+            return [
+                "verified signed renewal info",
+                "  environment:           \(info.environment?.rawValue ?? "-")",
+                "  original transaction:  \(info.originalTransactionId ?? "-")",
+                "  auto-renew product:    \(info.autoRenewProductId ?? "-")",
+                "  signed:                \(stamp(info.signedDate))",
+            ].joined(separator: "\n")
+        case .notification(let notification):
+            let payload = notification.payload
+            var result = [
+                "verified notification",
+                "  type:          \(payload.notificationType?.rawValue ?? "-")"
+                    + (payload.subtype.map { " / \($0.rawValue)" } ?? ""),
+                "  uuid:          \(payload.notificationUUID ?? "-")",
+                "  signed:        \(stamp(payload.signedDate))",
+                "  environment:   \(payload.data?.environment?.rawValue ?? "-")",
+                "  bundle id:     \(payload.data?.bundleId ?? "-")",
+            ]
+            if let transaction = notification.transaction {
+                result.append("  signedTransactionInfo:")
+                result += lines(transaction).map { "  " + $0 }
+            }
+            return result.joined(separator: "\n")
+        case .receipt(let receipt):
+            return ReceiptText.render(receipt, verifiedBy: "its signature chain (offline)")
+        }
+    }
+
+    private static func lines(_ t: JWSTransaction) -> [String] {
+        var lines = [
+            "  transaction id:     \(t.transactionId ?? "-")",
+            "  original id:        \(t.originalTransactionId ?? "-")",
+            "  environment:        \(t.environment?.rawValue ?? "-")",
+            "  bundle id:          \(t.bundleId ?? "-")",
+            "  product:            \(t.productId ?? "-") (\(t.type?.rawValue ?? "-")) x\(t.quantity ?? 1)",
+            "  purchased:          \(stamp(t.purchaseDate))",
+            "  signed:             \(stamp(t.signedDate))",
+        ]
+        if let price = t.price { lines.append("  price:              \(price) milliunits \(t.currency ?? "")") }
+        if let token = t.appAccountToken { lines.append("  app account token:  \(token.uuidString.lowercased())") }
+        if let expires = t.expiresDate { lines.append("  expires:            \(stamp(expires))") }
+        if let revoked = t.revocationDate {
+            lines.append("  REVOKED:            \(stamp(revoked)) reason \(t.revocationReason?.rawValue ?? -1)")
+        }
+        return lines
+    }
+
+    private static func stamp(_ date: Date?) -> String { date?.formatted(.iso8601) ?? "-" }
+}
+
 /// The human-readable form of a verified receipt.
 enum ReceiptText {
-    static func render(_ receipt: VerifiedReceipt) -> String {
+    static func render(_ receipt: VerifiedReceipt, verifiedBy: String? = nil) -> String {
+        let legacy = receipt.isLegacyFormat ? ", iOS 6 style receipt" : ""
         var lines = [
-            "verified by verifyReceipt (status \(receipt.status)\(receipt.isLegacyFormat ? ", iOS 6 style receipt" : ""))",
+            "verified by " + (verifiedBy ?? "verifyReceipt (status \(receipt.status)\(legacy))"),
             "  environment:  \(receipt.environment)",
             "  bundle id:    \(receipt.bundleID)",
         ]
