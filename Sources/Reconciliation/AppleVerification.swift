@@ -66,4 +66,20 @@ public enum AppleVerification {
                 AppleUploadVerifier(receiptClient: client, roots: roots, bundleIDs: settings.bundleIDs, logger: logger))
         }
     }
+
+    /// Runs `body` with the Server API lookups when credentials are configured (nil otherwise);
+    /// the API answers in the JWS it returns are checked by `verifier`'s JWS verifier.
+    public static func withServerAPI<T: Sendable>(
+        settings: Settings, verifier: AppleUploadVerifier, logger: Logger,
+        _ body: (ServerAPILookups?) async throws -> T
+    ) async throws -> T {
+        guard let bundle = settings.bundleIDs.first,
+            let configuration = try serverAPIConfiguration(settings, bundleID: bundle)
+        else { return try await body(nil) }
+        return try await AppStoreServerAPIClient.withClient(
+            configuration: configuration, verifier: verifier.jwsVerifier
+        ) { client in
+            try await body(ServerAPILookups(client: client, settings: settings, logger: logger))
+        }
+    }
 }

@@ -34,18 +34,20 @@ public struct ReconciliationJob: Sendable {
     let settings: Settings
     let verifier: any UploadVerifier
     let notifications: NotificationApplier?
+    let serverAPI: ServerAPILookups?
     let logger: Logger
     let worker: String
     let batchSize: Int
 
     /// Creates the job.
     public init(
-        settings: Settings, verifier: any UploadVerifier, notifications: NotificationApplier? = nil, logger: Logger,
-        batchSize: Int = 64
+        settings: Settings, verifier: any UploadVerifier, notifications: NotificationApplier? = nil,
+        serverAPI: ServerAPILookups? = nil, logger: Logger, batchSize: Int = 64
     ) {
         self.settings = settings
         self.verifier = verifier
         self.notifications = notifications
+        self.serverAPI = serverAPI
         self.logger = logger
         self.batchSize = batchSize
         worker = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
@@ -87,6 +89,19 @@ public struct ReconciliationJob: Sendable {
                 log.info("notifications applied", metadata: ["notifications.applied": "\(applied)"])
             }
 
+            var unanswered = 0
+            if let serverAPI {
+                clock = Date()
+                let summary = try await serverAPI.run(
+                    runID: runID, since: since, judgeBefore: startedAt.addingTimeInterval(-settings.grace), on: connection)
+                unanswered = summary.unanswered
+                timings["server_api"] = Date().timeIntervalSince(clock)
+                log.info("server api lookups", metadata: [
+                    "histories": "\(summary.histories)", "transactions": "\(summary.transactions)",
+                    "lookups": "\(summary.lookups)", "unanswered": "\(summary.unanswered)",
+                ])
+            }
+
             clock = Date()
             let differ = Differ(
                 uploads: settings.uploadsRelation, deliveries: settings.deliveriesRelation,
@@ -103,7 +118,7 @@ public struct ReconciliationJob: Sendable {
             timings["diff_and_queue"] = Date().timeIntervalSince(clock)
 
             let verification = try RunLedger.verificationSummary(runID: runID, on: connection)
-            let status = verification.retry > 0 ? "completed_with_unresolved" : "completed"
+            let status = verification.retry > 0 || unanswered > 0 ? "completed_with_unresolved" : "completed"
             var report = RunReport(
                 runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
                 environment: settings.environment.rawValue, dryRun: options.dryRun, verification: verification,

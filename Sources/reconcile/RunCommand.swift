@@ -78,11 +78,14 @@ struct RunCommand: AsyncParsableCommand {
                 return
             }
             let report = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
-                let job = ReconciliationJob(
-                    settings: settings, verifier: verifier,
-                    notifications: NotificationApplier(verify: verifier.verifyNotification), logger: logger)
-                return try await ShutdownSignals.cancellingOnSignal {
-                    try await job.run(options, progress: ProgressLine.standardError())
+                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+                    let job = ReconciliationJob(
+                        settings: settings, verifier: verifier,
+                        notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
+                        logger: logger)
+                    return try await ShutdownSignals.cancellingOnSignal {
+                        try await job.run(options, progress: ProgressLine.standardError())
+                    }
                 }
             }
             ProgressLine.clear()

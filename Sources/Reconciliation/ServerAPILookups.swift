@@ -1,0 +1,144 @@
+import AppStore
+import Foundation
+import Logging
+import Postgres
+
+/// The App Store Server API half of a run (SPEC section 3), when credentials are configured:
+/// the full transaction history of every customer seen in the window (so purchases never
+/// uploaded, finished consumables and refunds are found), and Get Transaction Info for ledger
+/// transactions no source contains, so that "Apple does not know it" is Apple's answer.
+public struct ServerAPILookups: Sendable {
+    let client: AppStoreServerAPIClient
+    let settings: Settings
+    let logger: Logger
+
+    /// Creates the lookups over a client.
+    public init(client: AppStoreServerAPIClient, settings: Settings, logger: Logger) {
+        self.client = client
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// What the lookups did.
+    public struct Summary: Sendable, Equatable {
+        /// Customers whose history was read.
+        public var histories = 0
+        /// Transactions Apple returned.
+        public var transactions = 0
+        /// Ledger transactions looked up one by one.
+        public var lookups = 0
+        /// Calls Apple could not answer now (tried again next run).
+        public var unanswered = 0
+    }
+
+    /// Runs both lookups for the run.
+    public func run(runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection) async throws -> Summary {
+        var summary = Summary()
+        try await histories(runID: runID, on: connection, into: &summary)
+        try await transactionInfo(runID: runID, since: since, judgeBefore: judgeBefore, on: connection, into: &summary)
+        return summary
+    }
+
+    /// One history call per account whose uploads this run verified, seeded with the newest
+    /// transaction of this app that the account carried.
+    func histories(runID: Int64, on connection: Connection, into summary: inout Summary) async throws {
+        var after = ""
+        while true {
+            try Task.checkCancellation()
+            let seeds = try connection.query(
+                """
+                SELECT DISTINCT ON (c.user_id) c.user_id, c.transaction_id, c.upload_id
+                  FROM reconcile.transaction_claims c
+                  JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
+                  JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
+                 WHERE v.last_run_id = $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
+                   AND c.source <> 'server_api' AND c.user_id > $3
+                 ORDER BY c.user_id, a.purchase_date DESC
+                 LIMIT 200
+                """, [runID, settings.bundleIDs, after]
+            ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(Int64.self, at: 2)) }
+            guard let last = seeds.last else { return }
+            after = last.0
+            var records: [(AppleTransactionRecord, Carrier?)] = []
+            for (user, transaction, upload) in seeds {
+                switch try await call({ try await client.transactionHistory(for: transaction, logger: logger) }) {
+                case .found(let history):
+                    summary.histories += 1
+                    let found = history.transactions.compactMap { AppleUploadVerifier.record($0, source: "server_api") }
+                    summary.transactions += found.count
+                    records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
+                case .retryLater(let reason, _, _):
+                    summary.unanswered += 1
+                    logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
+                case .notFound, .rejected, .unverifiable:
+                    logger.warning("transaction history refused", metadata: ["transaction.id": "\(transaction)"])
+                }
+            }
+            try connection.transaction { try TransactionStore.upsert(records, runID: runID, on: connection) }
+        }
+    }
+
+    /// Get Transaction Info for every delivered transaction of the window (or of an open
+    /// unverified_delivery item) that no verified source contains and Apple has not yet answered.
+    func transactionInfo(
+        runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection, into summary: inout Summary
+    ) async throws {
+        let candidates = try connection.query(
+            """
+            SELECT DISTINCT d.transaction_id, max(d.delivered_at) AS delivered_at
+              FROM \(settings.deliveriesRelation) d
+             WHERE d.revoked_at IS NULL
+               AND (d.delivered_at >= $1
+                    OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
+                                             WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review')))
+               AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
+                                WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
+               AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                                WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
+             GROUP BY d.transaction_id
+             ORDER BY d.transaction_id
+             LIMIT 10000
+            """, [since ?? Date.distantPast, settings.bundleIDs]
+        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
+        for (transaction, deliveredAt) in candidates {
+            try Task.checkCancellation()
+            summary.lookups += 1
+            let outcome = try await call({ try await client.transactionInfo(for: transaction, logger: logger) })
+            var result = "retry"
+            var error: String?
+            var records: [(AppleTransactionRecord, Carrier?)] = []
+            switch outcome {
+            case .found(let info):
+                result = "found"
+                if let record = AppleUploadVerifier.record(info, source: "server_api") { records.append((record, nil)) }
+            case .notFound, .rejected:
+                // A fresh purchase can 404 for a while: not judged until it is older than the grace.
+                result = deliveredAt <= judgeBefore ? "not_found" : "retry"
+            case .unverifiable(let failure):
+                error = failure.description
+            case .retryLater(let reason, _, _):
+                summary.unanswered += 1
+                error = reason
+            }
+            try connection.transaction {
+                try TransactionStore.upsert(records, runID: runID, on: connection)
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.transaction_lookups (transaction_id, result, attempts, last_error, run_id)
+                    VALUES ($1, $2, 1, $3, $4)
+                    ON CONFLICT (transaction_id) DO UPDATE SET result = EXCLUDED.result, last_error = EXCLUDED.last_error,
+                        attempts = reconcile.transaction_lookups.attempts + 1, run_id = EXCLUDED.run_id, checked_at = now()
+                    """, [transaction, result, error, runID])
+            }
+        }
+    }
+
+    /// A 401 means the key is wrong for good: stop the run with a configuration error.
+    private func call<T>(_ body: () async throws -> ServerAPIOutcome<T>) async throws -> ServerAPIOutcome<T> {
+        do {
+            return try await body()
+        } catch let error as ServerAPIConfigurationError {
+            throw RunConfigurationError("\(error)")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+import TestSupport
+import Testing
+
+/// StoreKit 2 end to end with the App Store Server API: JWS uploads signed by the simulator,
+/// a purchase never uploaded found through the customer's history, a refund Apple reports after
+/// delivery, and a ledger transaction Apple answers "not found" for in both environments.
+@Suite("Scenario: StoreKit 2 and the Server API through the simulator")
+struct ServerAPIScenarioTests {
+    @Test func findsWhatOnlyTheServerAPIKnows() async throws {
+        let database = try TestDatabase.create("sk2_api")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        func buy(_ product: String, customer: String) throws -> CreatedTransaction {
+            try sim.createTransaction(SimulatedTransaction(
+                productId: product, customer: customer, bundleId: "com.hncs.szj", environment: .production,
+                type: .consumable, quantity: 1, purchaseDate: dayAgo, price: 6000, currency: "CNY"))
+        }
+        let uploaded = try buy("coin42", customer: "amy")
+        let neverUploaded = try buy("coin42", customer: "amy")
+        let refunded = try buy("coin42", customer: "amy")
+        let bobs = try buy("coin42", customer: "bob")
+        for (user, transaction) in [("amy", uploaded), ("amy", refunded), ("bob", bobs)] {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '20 hours')
+                """, [user, transaction.signedTransaction, transaction.transactionId])
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+                VALUES ($1, $2, 'coin42', now() - interval '20 hours')
+                """, [transaction.transactionId, user])
+        }
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('999000111', 'bob', 'coin4886', now() - interval '19 hours')
+            """)
+        _ = try sim.refundTransaction(refunded.transactionId)
+
+        try await sim.withRunning { running in
+            let settings = try Settings(lookup: [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+                "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
+                "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
+                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
+                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
+                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
+                "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
+                "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
+            ].lookup)
+            let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
+            let report = try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+                    #expect(api != nil)
+                    return try await ReconciliationJob(
+                        settings: settings, verifier: verifier, serverAPI: api, logger: quiet
+                    ).run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
+                }
+            }
+            let found = Set(report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" })
+            #expect(found == [
+                "missed_delivery \(neverUploaded.transactionId) amy",
+                "refunded_delivery \(refunded.transactionId) amy",
+                "unverified_delivery 999000111 bob",
+            ])
+            #expect(report.status == "completed")
+            let lookup = try connection.query(
+                "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = '999000111'")
+            #expect(try lookup.first?.decode(String.self, at: 0) == "not_found")
+        }
+    }
+}
