@@ -112,6 +112,7 @@ let package = Package(
             name: "demo-seed",
             dependencies: [
                 "Postgres",
+                "AppStore",
                 "AppStoreSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -1,3 +1,4 @@
+import AppStore
 import AppStoreSimulator
 import Foundation
 import Postgres
@@ -15,6 +16,7 @@ struct DemoWorld {
 
     struct UploadRow {
         var user: String
+        var kind = "app_receipt"
         var payload: String
         var username: String?
         var claimed: String?
@@ -36,6 +38,8 @@ struct DemoWorld {
     var random: SplitMix64
     var uploads: [UploadRow] = []
     var deliveries: [DeliveryRow] = []
+    /// StoreKit 2 players' appAccountToken → account (`reconcile.account_tokens`).
+    var accountTokens: [(UUID, String)] = []
     var accidents: [String] = []
     var nextTransaction: Int64 = 2_000_000_100_000_000
     let now = Date()
@@ -75,9 +79,14 @@ struct DemoWorld {
     }
 
     mutating func generate(players: Int) throws {
-        // Normal life: every purchase uploaded once and credited once.
+        // Normal life: every purchase uploaded once and credited once. Every third player runs the
+        // StoreKit 2 client, which uploads the signed transaction bound to its account token.
         for index in 1...players {
             let user = String(format: "player-%05d", index)
+            if index % 3 == 0 {
+                try storeKit2Player(user)
+                continue
+            }
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 let (product, _, _) = Self.catalogue.randomElement(using: &random)!
                 let bought = now.addingTimeInterval(-Double.random(in: 3600...(2 * 86_400), using: &random))
@@ -91,6 +100,30 @@ struct DemoWorld {
             }
         }
         try plantAccidents()
+        try plantStoreKit2Accident()
+    }
+
+    mutating func storeKit2Player(_ user: String) throws {
+        let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", accountTokens.count + 1))!
+        accountTokens.append((token, user))
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            let (product, type, price) = Self.catalogue.randomElement(using: &random)!
+            let bought = now.addingTimeInterval(-Double.random(in: 3600...(2 * 86_400), using: &random))
+            let productType: ProductType = switch type {
+            case "consumable": .consumable
+            case "non_renewing": .nonRenewing
+            default: .autoRenewable
+            }
+            let created = try simulator.createTransaction(SimulatedTransaction(
+                productId: product, customer: user, bundleId: Self.bundle, environment: .production, type: productType,
+                quantity: 1, purchaseDate: bought, appAccountToken: token, price: price, currency: "CNY"))
+            uploads.append(UploadRow(
+                user: user, kind: "signed_transaction", payload: created.signedTransaction,
+                claimed: created.transactionId, device: device(), uploadedAt: bought.addingTimeInterval(3)))
+            deliveries.append(DeliveryRow(
+                transaction: created.transactionId, user: user, product: product, quantity: 1,
+                deliveredAt: bought.addingTimeInterval(4)))
+        }
     }
 
     /// The real-world accidents of DOMAIN.md, two of each.
@@ -188,6 +221,23 @@ struct DemoWorld {
         }
     }
 
+    /// StoreKit 2: a purchase bound to one account's appAccountToken, replayed by another client.
+    mutating func plantStoreKit2Accident() throws {
+        guard let (token, owner) = accountTokens.first else { return }
+        let thief = "player-00099"
+        let created = try simulator.createTransaction(SimulatedTransaction(
+            productId: "com.hncs.szj.coin4886", customer: owner, bundleId: Self.bundle, environment: .production,
+            type: .consumable, quantity: 1, purchaseDate: now.addingTimeInterval(-7200), appAccountToken: token,
+            price: 648000, currency: "CNY"))
+        uploads.append(UploadRow(
+            user: thief, kind: "signed_transaction", payload: created.signedTransaction,
+            claimed: created.transactionId, device: device(), uploadedAt: now.addingTimeInterval(-7000)))
+        deliveries.append(DeliveryRow(
+            transaction: created.transactionId, user: thief, product: "com.hncs.szj.coin4886", quantity: 1,
+            deliveredAt: now.addingTimeInterval(-6990)))
+        accidents.append("StoreKit 2: \(owner)'s purchase (bound by appAccountToken) credited to \(thief)")
+    }
+
     func write(to connection: Connection) throws {
         var hashed: [String: String] = [:]
         for upload in uploads where upload.username?.hasPrefix("sha256:") == true {
@@ -207,9 +257,12 @@ struct DemoWorld {
         ) { writer in
             for upload in uploads {
                 let username = upload.username.map { $0.hasPrefix("sha256:") ? hashed[String($0.dropFirst(7))]! : $0 }
-                try writer.append([upload.user, "app_receipt", upload.payload, username, upload.claimed, upload.device,
+                try writer.append([upload.user, upload.kind, upload.payload, username, upload.claimed, upload.device,
                                    upload.uploadedAt])
             }
+        }
+        try connection.copyIn("COPY reconcile.account_tokens (app_account_token, user_id) FROM STDIN") { writer in
+            for (token, user) in accountTokens { try writer.append([token, user]) }
         }
         try connection.copyIn(
             """
