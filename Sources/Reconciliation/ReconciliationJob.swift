@@ -136,9 +136,11 @@ public struct ReconciliationJob: Sendable {
             return report
         } catch {
             let interrupted = error is CancellationError
+            let reason = interrupted
+                ? "interrupted by a signal: work in flight was rolled back; the next run resumes it" : "\(error)"
             try? RunLedger.fail(
-                runID: runID, status: interrupted ? "interrupted" : "failed", error: "\(error)", on: connection)
-            log.error("run \(interrupted ? "interrupted" : "failed")", metadata: ["error": "\(error)"])
+                runID: runID, status: interrupted ? "interrupted" : "failed", error: reason, on: connection)
+            log.error("run \(interrupted ? "interrupted" : "failed")", metadata: ["error": "\(reason)"])
             throw error
         }
     }

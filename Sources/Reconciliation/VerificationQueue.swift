@@ -28,12 +28,17 @@ public struct VerificationQueue: Sendable {
             INSERT INTO reconcile.upload_verifications (upload_id, state, first_run_id, last_run_id)
             SELECT u.id, 'pending', $1, $1 FROM \(uploads) u
              WHERE u.uploaded_at >= $2 AND u.uploaded_at < $3
-            ON CONFLICT (upload_id) DO UPDATE SET last_run_id = EXCLUDED.last_run_id, updated_at = now()
+            ON CONFLICT (upload_id) DO UPDATE SET last_run_id = EXCLUDED.last_run_id, claimed_by = NULL,
+                claimed_at = NULL, updated_at = now()
              WHERE reconcile.upload_verifications.state IN ('pending', 'retry')
             """, [runID, since ?? Date.distantPast, until])
+        // Claims left by earlier runs belong to processes that are gone (this run holds the run
+        // lock, and workers only join the run in progress): release them now rather than wait
+        // out their lease.
         try connection.execute(
             """
-            UPDATE reconcile.upload_verifications SET last_run_id = $1, updated_at = now()
+            UPDATE reconcile.upload_verifications
+               SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, updated_at = now()
              WHERE state IN ('pending', 'retry') AND last_run_id IS DISTINCT FROM $1
             """, [runID])
         return try connection.query(

@@ -97,6 +97,11 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitStatus.locked
         } catch let error as ExitCode {
             throw error
+        } catch is CancellationError {
+            ProgressLine.clear()
+            FileHandle.standardError.write(Data(
+                "reconcile: interrupted; the run is recorded as interrupted and the next run resumes its work\n".utf8))
+            throw ExitStatus.failed
         } catch let error as RunConfigurationError {
             FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
             throw ExitStatus.usage

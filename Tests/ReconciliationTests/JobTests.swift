@@ -168,6 +168,26 @@ struct JobTests {
         #expect(report.verification.uploads == 46 && report.findings.count == 44)
     }
 
+    @Test func aCancelledRunIsRecordedAsInterruptedAndTheNextOneResumes() async throws {
+        let slow = ScriptedVerifier(delay: .milliseconds(500))
+        let run = Task { try await job(slow).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
+        try await Task.sleep(for: .milliseconds(300))
+        run.cancel()
+        await #expect(throws: CancellationError.self) { try await run.value }
+        let connection = try database.connect()
+        let status = try connection.query("SELECT status, error FROM reconcile.runs ORDER BY id")
+        #expect(try status.map { try $0.decode(String.self, at: 0) } == ["interrupted"])
+        #expect(try status[0].decode(String.self, at: 1).contains("next run resumes"))
+        // The interrupted batch is still claimed; the next run releases it instead of waiting out the lease.
+        let claimed = try connection.query(
+            "SELECT count(*) FROM reconcile.upload_verifications WHERE claimed_at IS NOT NULL")[0].decode(Int.self, at: 0)
+        #expect(claimed > 0)
+        let queue = VerificationQueue(uploads: "reconcile.receipt_uploads", maxAttempts: 5)
+        let next = try await job(ScriptedVerifier()).run(.init())
+        #expect(try queue.othersAreWorking(runID: next.runID, on: connection) == false)
+        #expect(next.status == "completed" && next.findings.count == 4)
+    }
+
     @Test func aWorkerWithoutARunInProgressDoesNothing() async throws {
         #expect(try await job(ScriptedVerifier()).work() == 0)
     }
