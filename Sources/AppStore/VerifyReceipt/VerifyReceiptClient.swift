@@ -104,29 +104,16 @@ public struct VerifyReceiptClient: Sendable {
     /// An `HTTPClient` whose connection pool keeps as many connections per host as the client
     /// sends requests at once, so that every request reuses a warm connection.
     public static func makeHTTPClient(configuration: Configuration) -> HTTPClient {
-        var http = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .milliseconds(min(configuration.requestTimeout.milliseconds, 10_000))),
-            connectionPool: .init(
-                idleTimeout: .seconds(60),
-                concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.maxConcurrentRequests))
-        )
-        http.httpVersion = .automatic
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        AppleHTTPClient.make(
+            requestTimeout: configuration.requestTimeout, maxConcurrentRequests: configuration.maxConcurrentRequests)
     }
 
     /// Runs `body` with a client on its own `HTTPClient`, shut down afterwards.
     public static func withClient<T: Sendable>(
         configuration: Configuration, _ body: (VerifyReceiptClient) async throws -> T
     ) async throws -> T {
-        let http = makeHTTPClient(configuration: configuration)
-        do {
-            let result = try await body(VerifyReceiptClient(configuration: configuration, httpClient: http))
-            try await http.shutdown()
-            return result
-        } catch {
-            try? await http.shutdown()
-            throw error
+        try await AppleHTTPClient.using(makeHTTPClient(configuration: configuration)) { http in
+            try await body(VerifyReceiptClient(configuration: configuration, httpClient: http))
         }
     }
 
