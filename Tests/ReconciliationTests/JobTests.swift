@@ -188,6 +188,31 @@ struct JobTests {
         #expect(next.status == "completed" && next.findings.count == 4)
     }
 
+    @Test(arguments: [
+        "o'brien\\\"; DROP TABLE reconcile.runs; --",
+        "100%_off\t\u{7}\u{1b}[31m",
+        "用户-🎉-" + String(repeating: "x", count: 10_000),
+    ])
+    func hostileValuesGoThroughUntouched(_ user: String) async throws {
+        let connection = try database.connect()
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            VALUES ($1, 'signed_transaction', 'tx-hostile', 'tx-hostile', now() - interval '1 day')
+            """, [user])
+        let report = try await job(ScriptedVerifier()).run(.init(since: Date().addingTimeInterval(-7 * 86_400)))
+        let finding = try #require(report.findings.first { $0.transactionID == "tx-hostile" })
+        #expect(finding.userID == user)
+        let stored = try connection.query(
+            "SELECT user_id FROM reconcile.review_items WHERE transaction_id = 'tx-hostile'")[0].decode(String.self, at: 0)
+        #expect(stored == user)
+        let json = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: reports.appendingPathComponent("run-\(report.runID)/report.json"))) as! [String: Any]
+        let users = (json["findings"] as! [[String: Any]]).compactMap { $0["user_id"] as? String }
+        #expect(users.contains(user))
+        #expect(try connection.query("SELECT count(*) FROM reconcile.runs")[0].decode(Int.self, at: 0) == 1)
+    }
+
     @Test func aWorkerWithoutARunInProgressDoesNothing() async throws {
         #expect(try await job(ScriptedVerifier()).work() == 0)
     }
