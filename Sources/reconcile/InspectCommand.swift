@@ -2,6 +2,7 @@ import AppStore
 import ArgumentParser
 import Foundation
 import Logging
+import Reconciliation
 
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,53 +39,39 @@ struct InspectCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.makeLogger()
-        let environment = ProcessInfo.processInfo.environment
         do {
+            // The same settings as `run` (environment over --config), bundle ids optional here.
+            let settings = try await ConfigurationLoader.settings(configFile: nil, requireBundleIDs: false)
             let text = try readInput()
             switch try InspectInput(text: text) {
             case .appReceipt(let receiptData):
                 if offline {
-                    try show(await inspector(environment).inspectReceipt(receiptData))
+                    try show(await inspector(settings).inspectReceipt(receiptData))
                 } else {
-                    let configuration = try VerifyReceiptClient.Configuration(environment: environment)
+                    let configuration = AppleVerification.receiptConfiguration(settings)
                     let outcome = try await VerifyReceiptClient.withClient(configuration: configuration) { client in
                         try await client.verify(receiptData: receiptData, logger: logger)
                     }
                     try show(outcome)
                 }
             case .signedData(let token):
-                try show(await inspector(environment).inspectSignedData(token))
+                try show(await inspector(settings).inspectSignedData(token))
             }
         } catch let error as VerifyReceiptConfigurationError {
+            throw report(ConfigurationError(error.description), logger: logger)
+        } catch let error as RunConfigurationError {
             throw report(ConfigurationError(error.description), logger: logger)
         } catch let error as ConfigurationError {
             throw report(error, logger: logger)
         }
     }
 
-    /// The local verifier: APPLE_ROOT_CERTIFICATES or the bundled roots; RECONCILE_BUNDLE_IDS
-    /// when set.
-    private func inspector(_ environment: [String: String]) throws -> SignedDataInspector {
-        let files = (environment["APPLE_ROOT_CERTIFICATES"] ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        var roots = TrustedRoots.apple
-        if !files.isEmpty {
-            var contents: [[UInt8]] = []
-            for path in files {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw ConfigurationError("APPLE_ROOT_CERTIFICATES: cannot read \(path)")
-                }
-                contents.append(Array(data))
-            }
-            do {
-                roots = try TrustedRoots(derOrPEM: contents)
-            } catch {
-                throw ConfigurationError("APPLE_ROOT_CERTIFICATES: \(error)")
-            }
-        }
-        let bundles = (environment["RECONCILE_BUNDLE_IDS"] ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return SignedDataInspector(trustedRoots: roots, bundleIds: bundles.isEmpty ? nil : Set(bundles))
+    /// The local verifier: the run's trusted roots; the configured bundle ids when set, else the
+    /// input's own.
+    private func inspector(_ settings: Settings) throws -> SignedDataInspector {
+        SignedDataInspector(
+            trustedRoots: try AppleVerification.roots(settings),
+            bundleIds: settings.bundleIDs.isEmpty ? nil : Set(settings.bundleIDs))
     }
 
     private func readInput() throws -> String {
