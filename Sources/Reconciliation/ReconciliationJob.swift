@@ -110,10 +110,10 @@ public struct ReconciliationJob: Sendable {
                 runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
                 judgeBefore: startedAt.addingTimeInterval(-settings.grace), since: since, until: until,
                 serverAPIEnabled: settings.serverAPIKey != nil)
-            let (findings, changes) = try connection.transaction {
+            let (summary, changes) = try connection.transaction {
                 try differ.computeFindings(parameters, on: connection)
                 let changes = options.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: runID, on: connection)
-                return (try ReportBuilder.findings(runID: runID, dryRun: options.dryRun, on: connection), changes)
+                return (try ReportBuilder.collect(runID: runID, on: connection), changes)
             }
             timings["diff_and_queue"] = Date().timeIntervalSince(clock)
 
@@ -122,16 +122,18 @@ public struct ReconciliationJob: Sendable {
             var report = RunReport(
                 runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
                 environment: settings.environment.rawValue, dryRun: options.dryRun, verification: verification,
-                findings: findings, changes: changes, timings: timings)
+                summary: summary, changes: changes, timings: timings)
             clock = Date()
-            let directory = try ReportWriter(
-                root: options.reportDirectory ?? settings.reportDirectory
-            ).write(report)
+            // The findings stream from the session's table into the files: none is held in memory.
+            let directory = try ReportWriter(root: options.reportDirectory ?? settings.reportDirectory).write(report) {
+                each in try ReportBuilder.streamFindings(on: connection, each)
+            }
+            try ReportBuilder.discard(on: connection)
             report.timings["report"] = Date().timeIntervalSince(clock)
             report.reportDirectory = directory
             try RunLedger.finish(report, on: connection)
             log.info("run finished", metadata: [
-                "run.status": "\(status)", "findings.total": "\(findings.count)", "findings.new": "\(changes.created)",
+                "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(changes.created)",
             ])
             return report
         } catch {

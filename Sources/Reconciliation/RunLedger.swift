@@ -91,7 +91,7 @@ public enum RunLedger {
              WHERE id = $1
             """,
             [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
-             report.verification.invalid, report.verification.retry, report.findings.count, report.changes.created,
+             report.verification.invalid, report.verification.retry, report.openFindings, report.changes.created,
              counts, timings, report.reportDirectory])
     }
 

@@ -120,7 +120,7 @@ enum RunSummary {
             "  window  \(report.since.map(TimeExpression.format) ?? "beginning") → \(TimeExpression.format(report.until))",
             "  uploads \(report.verification.uploads): \(report.verification.verified) verified, "
                 + "\(report.verification.invalid) invalid, \(report.verification.retry) to retry",
-            "  findings \(report.findings.count) open (\(report.newFindings) new, "
+            "  findings \(report.openFindings) open (\(report.newFindings) new, "
                 + "\(report.changes.autoResolved) auto-resolved)",
         ]
         let counts = report.counts

@@ -69,7 +69,7 @@ struct ServerAPIScenarioTests {
                     ).run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
                 }
             }
-            let found = Set(report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" })
+            let found = try Set(report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" })
             #expect(found == [
                 "missed_delivery \(neverUploaded.transactionId) amy",
                 "refunded_delivery \(refunded.transactionId) amy",
