@@ -66,7 +66,10 @@ public struct ReconciliationJob: Sendable {
 
         let startedAt = Date()
         let until = options.until ?? startedAt
-        let since = try options.since ?? RunLedger.watermark(on: connection).map { $0.addingTimeInterval(-Self.overlap) }
+        // A purchase or delivery younger than the grace period at the last run was left for this
+        // one, so the window reaches back by the grace period too when it is the longer.
+        let since = try options.since
+            ?? RunLedger.watermark(on: connection).map { $0.addingTimeInterval(-max(Self.overlap, settings.grace)) }
         let runID = try RunLedger.start(
             since: since, until: until, environment: settings.environment, dryRun: options.dryRun, on: connection)
         var log = logger
