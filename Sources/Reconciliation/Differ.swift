@@ -96,6 +96,8 @@ public struct Differ: Sendable {
              WHERE v.last_run_id = $1 AND u.claimed_transaction_id IS NOT NULL
             UNION SELECT transaction_id FROM reconcile.review_items
              WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
+            -- Ledger transactions Apple answered about in this run, however old their delivery.
+            UNION SELECT transaction_id FROM reconcile.transaction_lookups WHERE run_id = $1
             -- Deliveries of accounts whose uploads this run verified: an earlier run could not
             -- judge them while those uploads were still retrying, whatever the window.
             UNION SELECT d.transaction_id FROM \(deliveries) d

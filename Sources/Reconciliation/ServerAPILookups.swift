@@ -83,23 +83,41 @@ public struct ServerAPILookups: Sendable {
     func transactionInfo(
         runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection, into summary: inout Summary
     ) async throws {
-        let candidates = try connection.query(
-            """
-            SELECT DISTINCT d.transaction_id, max(d.delivered_at) AS delivered_at
-              FROM \(settings.deliveriesRelation) d
-             WHERE d.revoked_at IS NULL
-               AND (d.delivered_at >= $1
-                    OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
-                                             WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review')))
-               AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
-                                WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
-               AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
-                                WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
-             GROUP BY d.transaction_id
-             ORDER BY d.transaction_id
-             LIMIT 10000
-            """, [since ?? Date.distantPast, settings.bundleIDs]
-        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
+        // Deliveries of the window, of open unverified items, and every lookup an earlier run
+        // could not finish (Apple put it off, or the purchase was too young): those are asked
+        // again whatever the window. Paged by transaction id, so memory stays flat.
+        var after = ""
+        while true {
+            let candidates = try connection.query(
+                """
+                SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
+                  FROM \(settings.deliveriesRelation) d
+                 WHERE d.revoked_at IS NULL AND d.transaction_id > $3
+                   AND (d.delivered_at >= $1
+                        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
+                                                 WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review'))
+                        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
+                                                 WHERE result = 'retry'))
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
+                                    WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                                    WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
+                 GROUP BY d.transaction_id
+                 ORDER BY d.transaction_id
+                 LIMIT 500
+                """, [since ?? Date.distantPast, settings.bundleIDs, after]
+            ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
+            guard let last = candidates.last else { return }
+            after = last.0
+            try await lookUp(candidates, runID: runID, judgeBefore: judgeBefore, on: connection, into: &summary)
+        }
+    }
+
+    /// Asks Get Transaction Info about each candidate and records the answer.
+    func lookUp(
+        _ candidates: [(String, Date)], runID: Int64, judgeBefore: Date, on connection: Connection,
+        into summary: inout Summary
+    ) async throws {
         for (transaction, deliveredAt) in candidates {
             try Task.checkCancellation()
             summary.lookups += 1

@@ -50,25 +50,8 @@ struct ServerAPIScenarioTests {
         _ = try sim.refundTransaction(refunded.transactionId)
 
         try await sim.withRunning { running in
-            let settings = try Settings(lookup: [
-                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
-                "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
-                "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
-                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
-                "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
-                "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
-            ].lookup)
-            let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
-            let report = try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                    #expect(api != nil)
-                    return try await ReconciliationJob(
-                        settings: settings, verifier: verifier, serverAPI: api, logger: quiet
-                    ).run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
-                }
-            }
+            let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
+            let report = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
             let found = try Set(report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" })
             #expect(found == [
                 "missed_delivery \(neverUploaded.transactionId) amy",
@@ -79,6 +62,68 @@ struct ServerAPIScenarioTests {
             let lookup = try connection.query(
                 "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = '999000111'")
             #expect(try lookup.first?.decode(String.self, at: 0) == "not_found")
+        }
+    }
+
+    /// A lookup Apple put off is asked again by the next run, even when the next run's window no
+    /// longer covers the delivery, and its answer is judged then.
+    @Test func aLookupApplePutOffIsAskedAgainAndJudgedByALaterRun() async throws {
+        let database = try TestDatabase.create("sk2_api_later")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('999000222', 'bob', 'coin4886', now() - interval '19 hours')
+            """)
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
+            sim.state.faults = SimulatorFaults(apiErrorCode: 5_000_001)
+            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            #expect(first.status == "completed_with_unresolved")
+            #expect(try first.findings.isEmpty, "no answer yet: nothing judged")
+
+            sim.state.faults = .none
+            // The delivery is 19 hours old; this window covers the last hour only.
+            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            #expect(second.status == "completed")
+            #expect(try second.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
+                == ["unverified_delivery 999000222"])
+            let lookup = try connection.query(
+                "SELECT result, attempts FROM reconcile.transaction_lookups WHERE transaction_id = '999000222'")
+            #expect(try lookup.first?.decode(String.self, at: 0) == "not_found")
+            #expect(try lookup.first?.decode(Int.self, at: 1) == 2)
+        }
+    }
+
+    static func settings(
+        database: TestDatabase, sim: AppStoreSimulator, running: RunningSimulator, state: URL
+    ) throws -> Settings {
+        try Settings(lookup: [
+            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+            "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
+            "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
+            "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
+            "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
+            "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
+            "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
+            "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
+        ].lookup)
+    }
+
+    static func run(_ settings: Settings, since: Date) async throws -> RunReport {
+        let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
+        return try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+                #expect(api != nil)
+                return try await ReconciliationJob(
+                    settings: settings, verifier: verifier, serverAPI: api, logger: quiet
+                ).run(.init(since: since))
+            }
         }
     }
 }
