@@ -103,6 +103,7 @@ public final class Connection {
         _ sql: String, _ parameters: [any PostgresEncodable] = [], _ body: (Row) throws -> Void
     ) throws {
         let values = parameters.map(\.postgresText)
+        try Connection.refuseNUL(values, sql: sql)
         let sent = Connection.withParameters(values) { count, pointers in
             PQsendQueryParams(handle, sql, count, nil, pointers, nil, nil, 0)
         }
@@ -230,6 +231,7 @@ public final class Connection {
 
     private func run(_ sql: String, _ parameters: [any PostgresEncodable]) throws -> OpaquePointer {
         let values = parameters.map(\.postgresText)
+        try Connection.refuseNUL(values, sql: sql)
         let result = Connection.withParameters(values) { count, pointers in
             PQexecParams(handle, sql, count, nil, pointers, nil, nil, 0)
         }
@@ -310,6 +312,15 @@ public final class Connection {
             }
         }
         return fields
+    }
+
+    /// libpq takes parameters as C strings and would silently cut a value at its first NUL; the
+    /// server refuses NUL in text anyway. Refused here, loudly, naming the parameter, not its value.
+    private static func refuseNUL(_ values: [String?], sql: String) throws {
+        guard let index = values.firstIndex(where: { $0?.utf8.contains(0) == true }) else { return }
+        throw PostgresError(
+            kind: .usage, sqlState: "22021",
+            message: "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot store", sql: sql)
     }
 
     private static func withParameters<R>(

@@ -64,7 +64,9 @@ public struct ServerAPILookups: Sendable {
                 switch try await call({ try await client.transactionHistory(for: transaction, logger: logger) }) {
                 case .found(let history):
                     summary.histories += 1
+                    // PostgreSQL text cannot store NUL: such a transaction is left out, never stored cut.
                     let found = history.transactions.compactMap { AppleUploadVerifier.record($0, source: "server_api") }
+                        .filter { $0.fieldHoldingNUL == nil }
                     summary.transactions += found.count
                     records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
                 case .retryLater(let reason, _, _):
@@ -128,15 +130,17 @@ public struct ServerAPILookups: Sendable {
             switch outcome {
             case .found(let info):
                 result = "found"
-                if let record = AppleUploadVerifier.record(info, source: "server_api") { records.append((record, nil)) }
+                if let record = AppleUploadVerifier.record(info, source: "server_api"), record.fieldHoldingNUL == nil {
+                    records.append((record, nil))
+                }
             case .notFound, .rejected:
                 // A fresh purchase can 404 for a while: not judged until it is older than the grace.
                 result = deliveredAt <= judgeBefore ? "not_found" : "retry"
             case .unverifiable(let failure):
-                error = failure.description
+                error = failure.description.escapingNUL
             case .retryLater(let reason, _, _):
                 summary.unanswered += 1
-                error = reason
+                error = reason.escapingNUL
             }
             try connection.transaction {
                 try TransactionStore.upsert(records, runID: runID, on: connection)

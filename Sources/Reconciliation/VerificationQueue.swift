@@ -12,6 +12,12 @@ public struct VerificationQueue: Sendable {
     /// Attempts before a persistent `21002` makes an upload invalid.
     public let maxAttempts: Int
 
+    /// The largest payload verified, in bytes: above any receipt the parser reads (4 MiB once
+    /// base64-decoded, about 5.6 MB of text) and any JWS it accepts (1 MiB). A larger upload is
+    /// made `invalid` (`payload_too_large`) from its size alone, in SQL: it is never fetched, so
+    /// a client that uploads a gigabyte costs no memory.
+    public static let maximumPayloadBytes = 6 << 20
+
     /// Creates a queue over the uploads relation.
     public init(uploads: String, lease: TimeInterval = 300, maxAttempts: Int) {
         self.uploads = uploads
@@ -20,7 +26,8 @@ public struct VerificationQueue: Sendable {
     }
 
     /// Marks the run's work: every upload of the window not yet verified, and every earlier upload
-    /// still pending or retrying. Returns how many uploads the run has to verify.
+    /// still pending or retrying; those over ``maximumPayloadBytes`` are made `invalid` at once.
+    /// Returns how many uploads the run has to verify.
     @discardableResult
     public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
         try connection.execute(
@@ -41,6 +48,18 @@ public struct VerificationQueue: Sendable {
                SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, updated_at = now()
              WHERE state IN ('pending', 'retry') AND last_run_id IS DISTINCT FROM $1
             """, [runID])
+        // octet_length reads a TOASTed value's size from its header, without detoasting it.
+        try connection.execute(
+            """
+            UPDATE reconcile.upload_verifications v
+               SET state = 'invalid', error_code = 'payload_too_large', apple_status = NULL,
+                   last_error = format('payload is %s bytes, over the %s-byte limit for an upload: rejected unread',
+                                       octet_length(u.payload), $2::integer),
+                   attempts = v.attempts + 1, next_attempt_at = NULL, updated_at = now()
+              FROM \(uploads) u
+             WHERE u.id = v.upload_id AND v.last_run_id = $1 AND v.state IN ('pending', 'retry')
+               AND octet_length(u.payload) > $2
+            """, [runID, Self.maximumPayloadBytes])
         return try connection.query(
             "SELECT count(*) FROM reconcile.upload_verifications WHERE last_run_id = $1 AND state IN ('pending', 'retry')",
             [runID])[0].decode(Int.self, at: 0)
@@ -101,6 +120,7 @@ public struct VerificationQueue: Sendable {
         now: Date = Date(), on connection: Connection
     ) throws {
         guard !results.isEmpty else { return }
+        let results = results.map { ($0.upload, $0.attempts, Self.storable($0.verdict)) }
         try connection.transaction {
             var records: [(AppleTransactionRecord, Carrier?)] = []
             for (upload, previousAttempts, verdict) in results {
@@ -145,6 +165,37 @@ public struct VerificationQueue: Sendable {
                 }
             }
             try TransactionStore.upsert(records, runID: runID, on: connection)
+        }
+    }
+
+    /// The verdict as PostgreSQL can store it. Text cannot hold NUL: a verified upload whose Apple
+    /// data holds one is `invalid` (`nul_character`) rather than a failed batch, and a reason
+    /// that quotes one has it escaped.
+    static func storable(_ verdict: Verdict) -> Verdict {
+        switch verdict {
+        case .verified(let verified):
+            let strings = [verified.method, verified.environment, verified.bundleID]
+            if let record = verified.transactions.first(where: { $0.fieldHoldingNUL != nil }),
+                let field = record.fieldHoldingNUL
+            {
+                return .invalid(
+                    code: "nul_character",
+                    reason: "Apple's data holds a NUL character in \(field) of transaction "
+                        + "\(record.transactionID.escapingNUL); PostgreSQL text cannot store it",
+                    appleStatus: verified.appleStatus)
+            }
+            if strings.contains(where: { $0.utf8.contains(0) }) {
+                return .invalid(
+                    code: "nul_character",
+                    reason: "Apple's data holds a NUL character in its bundle id or environment; "
+                        + "PostgreSQL text cannot store it",
+                    appleStatus: verified.appleStatus)
+            }
+            return verdict
+        case .invalid(let code, let reason, let status):
+            return .invalid(code: code.escapingNUL, reason: reason.escapingNUL, appleStatus: status)
+        case .retry(let reason, let status):
+            return .retry(reason: reason.escapingNUL, appleStatus: status)
         }
     }
 }

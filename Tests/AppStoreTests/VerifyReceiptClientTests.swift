@@ -49,6 +49,11 @@ import Testing
             let stats = try await SimulatorAdmin.stats(sim)
             #expect(stats.requestsByEndpoint == ["production": 1, "sandbox": 1])
             #expect(stats.answers == ["21007": 1, "0": 1])
+            // Per receipt, by the SHA-256 of its text, as `GET /sim/stats/receipts` serves them.
+            let perReceipt = try JSONDecoder().decode(
+                ReceiptRequestCounts.self, from: try await SimulatorAdmin.send(sim, "GET", "/sim/stats/receipts", nil).body)
+            #expect(perReceipt.requests == [ReceiptRequestCounts.key(issued.receiptData): ["production": 1, "sandbox": 1]])
+            #expect(perReceipt.total(issued.receiptData) == 2 && perReceipt.untracked == 0)
         }
     }
 
@@ -224,15 +229,34 @@ import Testing
         }
     }
 
-    @Test func aTruncatedReceiptIsStillLeftToApple() async throws {
+    @Test func aReceiptCutShortIsInvalidWithoutAskingApple() async throws {
         try await withSimulator { sim in
             let receipt = try #require(Data(base64Encoded: try sim.simulator.issueReceipt(.sample(.production)).receiptData))
             let truncated = receipt.prefix(receipt.count / 2).base64EncodedString()
             let outcome = try await VerifyReceiptClient.withClient(configuration: fastClientConfiguration(sim)) {
                 try await $0.verify(receiptData: truncated, logger: silentLogger)
             }
-            // The simulator, like Apple, answers 21002 for it: retried, then left for a later run.
-            #expect(outcome == .retryLater(reason: "21002: the receipt data is malformed, or Apple had a temporary issue (after 3 attempts)", status: 21002))
+            // Apple would answer 21002, retried for days before it counts: the signature cannot be there.
+            #expect(outcome == .invalid(
+                status: nil, reason: "receipt is truncated: its PKCS#7 container ends before the length it announces"))
+            #expect(try await SimulatorAdmin.stats(sim).verifyReceiptRequests == 0)
+        }
+    }
+
+    @Test func aWholeReceiptWhoseSignedContentIsCutIsStillLeftToApple() async throws {
+        try await withSimulator { sim in
+            let genuine = try AppReceipt(base64Encoded: try sim.simulator.issueReceipt(.sample(.production)).receiptData)
+            let content = genuine.signedContent
+            let signed = try sim.simulator.ca.signReceipt(payload: Array(content.prefix(content.count / 2)))
+            #expect(throws: ReceiptParsingError.truncated) { try AppReceipt(berEncoded: signed) }
+            let outcome = try await VerifyReceiptClient.withClient(configuration: fastClientConfiguration(sim)) {
+                try await $0.verify(receiptData: Data(signed).base64EncodedString(), logger: silentLogger)
+            }
+            // A gap in the local parser must not make a receipt invalid: Apple (here the
+            // simulator, answering 21002) decides, and the call leaves it for a later run.
+            #expect(outcome == .retryLater(
+                reason: "21002: the receipt data is malformed, or Apple had a temporary issue (after 3 attempts)",
+                status: 21002))
             #expect(try await SimulatorAdmin.stats(sim).verifyReceiptRequests == 3)
         }
     }
