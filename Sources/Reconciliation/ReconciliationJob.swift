@@ -63,6 +63,9 @@ public struct ReconciliationJob: Sendable {
         }
         defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
         try RunLedger.abandonStale(on: connection)
+        // The work of runs since the last finished one that did not finish (killed, failed,
+        // interrupted, dry) is this run's to judge and report, as if it had done it itself.
+        let resumesAfter = try RunLedger.lastFinishedRun(on: connection)
 
         let startedAt = Date()
         let until = options.until ?? startedAt
@@ -93,7 +96,8 @@ public struct ReconciliationJob: Sendable {
             if let serverAPI {
                 clock = Date()
                 let summary = try await serverAPI.run(
-                    runID: runID, since: since, judgeBefore: startedAt.addingTimeInterval(-settings.grace), on: connection)
+                    runID: runID, resumesAfter: resumesAfter, since: since,
+                    judgeBefore: startedAt.addingTimeInterval(-settings.grace), on: connection)
                 unanswered = summary.unanswered
                 timings["server_api"] = Date().timeIntervalSince(clock)
                 log.info("server api lookups", metadata: [
@@ -109,15 +113,16 @@ public struct ReconciliationJob: Sendable {
             let parameters = Differ.Parameters(
                 runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
                 judgeBefore: startedAt.addingTimeInterval(-settings.grace), since: since, until: until,
-                serverAPIEnabled: settings.serverAPIKey != nil)
+                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: resumesAfter)
             let (findings, changes) = try connection.transaction {
                 try differ.computeFindings(parameters, on: connection)
+                Failpoint.pass("diff.computed")
                 let changes = options.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: runID, on: connection)
-                return (try ReportBuilder.findings(runID: runID, dryRun: options.dryRun, on: connection), changes)
+                return (try ReportBuilder.findings(resumesAfter: resumesAfter, on: connection), changes)
             }
             timings["diff_and_queue"] = Date().timeIntervalSince(clock)
 
-            let verification = try RunLedger.verificationSummary(runID: runID, on: connection)
+            let verification = try RunLedger.verificationSummary(resumesAfter: resumesAfter, on: connection)
             let status = verification.retry > 0 || unanswered > 0 ? "completed_with_unresolved" : "completed"
             var report = RunReport(
                 runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
@@ -131,7 +136,8 @@ public struct ReconciliationJob: Sendable {
             report.reportDirectory = directory
             try RunLedger.finish(report, on: connection)
             log.info("run finished", metadata: [
-                "run.status": "\(status)", "findings.total": "\(findings.count)", "findings.new": "\(changes.created)",
+                "run.status": "\(status)", "findings.total": "\(findings.count)",
+                "findings.new": "\(report.newFindings)",
             ])
             return report
         } catch {
@@ -190,6 +196,7 @@ public struct ReconciliationJob: Sendable {
             }
             let results = try await verify(batch, logger: logger)
             try queue.record(results, runID: runID, worker: worker, on: connection)
+            Failpoint.pass("verify.recorded")
             done += batch.count
             progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
         }
@@ -214,6 +221,7 @@ public struct ReconciliationJob: Sendable {
             for _ in 0..<min(limit, batch.count) { launch() }
             while let (index, verdict) = try await group.next() {
                 verdicts[index] = verdict
+                Failpoint.pass("verify.verdict")
                 var log = logger
                 log[metadataKey: "upload.id"] = "\(batch[index].upload.id)"
                 switch verdict {

@@ -15,6 +15,7 @@ public struct ReportWriter: Sendable {
         let directory = URL(fileURLWithPath: root).appendingPathComponent("run-\(report.runID)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try atomically(Self.json(report), to: directory.appendingPathComponent("report.json"))
+        Failpoint.pass("report.write")
         try atomically(Data(Self.markdown(report).utf8), to: directory.appendingPathComponent("report.md"))
         try atomically(Data(Self.html(report).utf8), to: directory.appendingPathComponent("report.html"))
         try atomically(Data(Self.csv(report.findings).utf8), to: directory.appendingPathComponent("review.csv"))

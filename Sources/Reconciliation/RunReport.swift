@@ -66,26 +66,29 @@ public struct RunReport: Sendable {
         }
     }
 
-    /// Findings created by this run.
+    /// Findings no finished run reported before: created by this run, or by a run killed before
+    /// it could report them.
     public var newFindings: Int { findings.filter(\.isNew).count }
 }
 
 /// Reads the run's findings from the diff's temporary table, joined to the queue.
 enum ReportBuilder {
-    static func findings(runID: Int64, dryRun: Bool, on connection: Connection) throws -> [RunReport.Finding] {
+    /// `resumesAfter`: items first seen after that run were never reported by a finished run,
+    /// so they are new here even when a killed run created them.
+    static func findings(resumesAfter: Int64, on connection: Connection) throws -> [RunReport.Finding] {
         let severityOrder = "CASE f.kind " + FindingKind.allCases.map {
             "WHEN '\($0.rawValue)' THEN \(["high": 0, "medium": 1, "low": 2][$0.severity]!)"
         }.joined(separator: " ") + " END"
         var findings: [RunReport.Finding] = []
         try connection.stream(
             """
-            SELECT r.id, (r.id IS NULL OR r.first_seen_run = $1) AS is_new, f.kind, f.transaction_id,
+            SELECT r.id, (r.id IS NULL OR r.first_seen_run > $1) AS is_new, f.kind, f.transaction_id,
                    f.original_transaction_id, f.user_id, f.product_id, f.evidence::text AS evidence,
                    f.amount_milli, f.currency, f.purchase_date
               FROM diff_findings f LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
              WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
              ORDER BY \(severityOrder), f.kind, f.transaction_id, f.user_id
-            """, [runID]
+            """, [resumesAfter]
         ) { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
             findings.append(

@@ -31,17 +31,21 @@ public struct ServerAPILookups: Sendable {
         public var unanswered = 0
     }
 
-    /// Runs both lookups for the run.
-    public func run(runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection) async throws -> Summary {
+    /// Runs both lookups for the run; `resumesAfter` as in ``Differ/Parameters/resumesAfter``.
+    public func run(
+        runID: Int64, resumesAfter: Int64? = nil, since: Date?, judgeBefore: Date, on connection: Connection
+    ) async throws -> Summary {
         var summary = Summary()
-        try await histories(runID: runID, on: connection, into: &summary)
+        try await histories(runID: runID, resumesAfter: resumesAfter ?? runID - 1, on: connection, into: &summary)
         try await transactionInfo(runID: runID, since: since, judgeBefore: judgeBefore, on: connection, into: &summary)
         return summary
     }
 
-    /// One history call per account whose uploads this run verified, seeded with the newest
-    /// transaction of this app that the account carried.
-    func histories(runID: Int64, on connection: Connection, into summary: inout Summary) async throws {
+    /// One history call per account whose uploads this run (or a run since `resumesAfter` that
+    /// did not finish) verified, seeded with the newest transaction of this app it carried.
+    func histories(runID: Int64, resumesAfter: Int64, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
         var after = ""
         while true {
             try Task.checkCancellation()
@@ -51,11 +55,11 @@ public struct ServerAPILookups: Sendable {
                   FROM reconcile.transaction_claims c
                   JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
                   JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-                 WHERE v.last_run_id = $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
+                 WHERE v.last_run_id > $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
                    AND c.source <> 'server_api' AND c.user_id > $3
                  ORDER BY c.user_id, a.purchase_date DESC
                  LIMIT 200
-                """, [runID, settings.bundleIDs, after]
+                """, [resumesAfter, settings.bundleIDs, after]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(Int64.self, at: 2)) }
             guard let last = seeds.last else { return }
             after = last.0

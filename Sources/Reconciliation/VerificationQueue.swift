@@ -145,6 +145,7 @@ public struct VerificationQueue: Sendable {
                 }
             }
             try TransactionStore.upsert(records, runID: runID, on: connection)
+            Failpoint.pass("verify.record")
         }
     }
 }
