@@ -144,8 +144,14 @@ public struct ReconciliationJob: Sendable {
             let interrupted = error is CancellationError
             let reason = interrupted
                 ? "interrupted by a signal: work in flight was rolled back; the next run resumes it" : "\(error)"
-            try? RunLedger.fail(
-                runID: runID, status: interrupted ? "interrupted" : "failed", error: reason, on: connection)
+            let status = interrupted ? "interrupted" : "failed"
+            if (try? RunLedger.fail(runID: runID, status: status, error: reason, on: connection)) == nil,
+                let fresh = try? Connection(url: settings.databaseURL)
+            {
+                // The run's own session is gone (the server restarted): say why on a new one; if
+                // the server is not back yet, the next run records the run as abandoned.
+                try? RunLedger.fail(runID: runID, status: status, error: reason, on: fresh)
+            }
             log.error("run \(interrupted ? "interrupted" : "failed")", metadata: ["error": "\(reason)"])
             throw error
         }

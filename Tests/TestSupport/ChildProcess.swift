@@ -81,7 +81,7 @@ public final class ChildProcess: @unchecked Sendable {
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
                 send(SIGKILL)
-                process.waitUntilExit()
+                while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
                 throw TestSetupError("the child still ran after \(timeout) and was killed: \(output)")
             }
             try await Task.sleep(for: .milliseconds(20))

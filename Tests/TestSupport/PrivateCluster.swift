@@ -38,24 +38,41 @@ public final class PrivateCluster: @unchecked Sendable {
     deinit { destroy() }
 
     /// Runs `scripts/pg` and returns what it printed on standard output.
+    ///
+    /// Spawned directly rather than through Foundation's `Process`, which learns that a child
+    /// ended when a socket it hands the child closes: the PostgreSQL server that `pg_ctl`
+    /// leaves running would inherit that socket and the call would never return. Every
+    /// descriptor but the three standard ones is closed in the child for the same reason.
     private static func pg(_ arguments: [String]) throws -> String {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/pg")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complaints = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSetupError(
-                "scripts/pg \(arguments.joined(separator: " ")) failed: \(String(decoding: complaints, as: UTF8.self))")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("pg-\(UUID().uuidString).out")
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("pg-\(UUID().uuidString).err")
+        defer {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: errors)
         }
-        return String(decoding: printed, as: UTF8.self)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let closeInherited = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done"#
+            + #" 2>/dev/null; exec /bin/bash "$0" "$@""#
+        let argv: [UnsafeMutablePointer<CChar>?] =
+            (["/bin/bash", "-c", closeInherited, script.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestSetupError("cannot run scripts/pg: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let printed = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let complaints = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            throw TestSetupError("scripts/pg \(arguments.joined(separator: " ")) failed (\(status)): \(complaints)")
+        }
+        return printed
     }
 }
