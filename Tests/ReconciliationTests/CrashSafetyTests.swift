@@ -41,7 +41,7 @@ struct CrashSafetyTests {
 
         let outcome = try Outcome(connection, reports: world.reports(database))
         let differences = outcome.differences(from: reference)
-        #expect(differences.isEmpty, "killed at \(point), then run again:\n\(differences)")
+        #expect(Self.same(differences), "killed at \(point), then run again:\n\(differences)")
         let runs = try connection.query("SELECT status, coalesce(error, '') FROM reconcile.runs ORDER BY id OFFSET 1")
             .map { "\(try $0.decode(String.self, at: 0)): \(try $0.decode(String.self, at: 1))" }
         #expect(runs == [
@@ -82,7 +82,7 @@ extension CrashSafetyTests {
                 #expect(again == 0, "\(point): \(next.output)")
                 let connection = try database.connect()
                 let differences = try Outcome(connection, reports: world.reports(database)).differences(from: reference)
-                #expect(differences.isEmpty, "database restarted at \(point), then run again:\n\(differences)")
+                #expect(Self.same(differences), "database restarted at \(point), then run again:\n\(differences)")
                 let runs = try connection.query("SELECT status, coalesce(error, '') FROM reconcile.runs ORDER BY id OFFSET 1")
                     .map { "\(try $0.decode(String.self, at: 0)): \(try $0.decode(String.self, at: 1))" }
                 // Recorded by the run itself on a new session once the server was back.
@@ -135,6 +135,6 @@ extension CrashSafetyTests {
             #expect(again == 0, "\(next.output)")
         }
         let differences = try Outcome(connection, reports: world.reports(database)).differences(from: reference)
-        #expect(differences.isEmpty, "SIGTERM, then run again:\n\(differences)")
+        #expect(Self.same(differences), "SIGTERM, then run again:\n\(differences)")
     }
 }

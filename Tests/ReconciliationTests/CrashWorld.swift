@@ -241,8 +241,13 @@ struct Outcome: Sendable, Equatable {
     static let volatileTransactionKeys = "ARRAY['first_seen_run', 'last_seen_run', 'first_seen_at', 'last_seen_at']"
 
     /// Reads the outcome; `attempts` false leaves out how many tries each upload took (a run
-    /// starved by Apple spends more, by design).
-    init(_ connection: Connection, reports: URL? = nil, attempts: Bool = true, lastRun: Bool = true) throws {
+    /// starved by Apple spends more, by design); `lastRun` false leaves out the last run's
+    /// counts, and `newFlags` false which of its report's findings were new (a run that follows
+    /// a completed one reports only what it did itself).
+    init(
+        _ connection: Connection, reports: URL? = nil, attempts: Bool = true, lastRun: Bool = true,
+        newFlags: Bool = true
+    ) throws {
         func rows(_ sql: String) throws -> [String] {
             try connection.query(sql).map { try $0.decode(String.self, at: 0) }.sorted()
         }
@@ -288,28 +293,29 @@ struct Outcome: Sendable, Equatable {
                                      source)::text
               FROM reconcile.transaction_claims
             """)
-        guard lastRun else { return }
         let run = try connection.query(
             """
             SELECT id, jsonb_build_array(status, uploads_total, uploads_verified, uploads_invalid, uploads_retry,
                                          findings_total, findings_new, counts, dry_run, error)::text
               FROM reconcile.runs ORDER BY id DESC LIMIT 1
             """)
-        tables["last_run"] = [try run[0].decode(String.self, at: 1)]
+        if lastRun { tables["last_run"] = [try run[0].decode(String.self, at: 1)] }
         if let reports {
             let id = try run[0].decode(Int64.self, at: 0)
             let data = try Data(contentsOf: reports.appendingPathComponent("run-\(id)/report.json"))
             let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
             let findings = try #require(json["findings"] as? [[String: Any]])
             tables["report_findings"] = findings.map {
-                "\($0["kind"] ?? "") \($0["transaction_id"] ?? "-") \($0["user_id"] ?? "-") new=\($0["new"] ?? "")"
+                "\($0["kind"] ?? "") \($0["transaction_id"] ?? "-") \($0["user_id"] ?? "-")"
+                    + (newFlags ? " new=\($0["new"] ?? "")" : "")
             }.sorted()
             func text(_ value: Any?) throws -> String {
                 guard let value else { return "null" }
                 return String(decoding: try JSONSerialization.data(
                     withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
             }
-            tables["report_summary"] = [try text(json["status"]), try text(json["verification"]), try text(json["counts"])]
+            tables["report_status"] = [try text(json["status"]), try text(json["counts"])]
+            if lastRun { tables["report_verification"] = [try text(json["verification"])] }
         }
     }
 
@@ -331,10 +337,16 @@ struct Outcome: Sendable, Equatable {
 /// The outcome of one uninterrupted, healthy run of each world, computed once per test process.
 actor ReferenceRuns {
     static let shared = ReferenceRuns()
-    private var runs: [Int: Task<(CrashWorld, Outcome), any Error>] = [:]
+    private var runs: [Int: Task<(CrashWorld, Outcome, TestDatabase), any Error>] = [:]
 
     /// The world with `filler` honest customers and the outcome of one healthy run over it.
     func world(filler: Int) async throws -> (world: CrashWorld, outcome: Outcome) {
+        let (world, outcome, _) = try await reference(filler: filler)
+        return (world, outcome)
+    }
+
+    /// The world, the outcome of its healthy run, and the database that run left.
+    func reference(filler: Int) async throws -> (world: CrashWorld, outcome: Outcome, database: TestDatabase) {
         if let run = runs[filler] { return try await run.value }
         let run = Task {
             let world = try CrashWorld.make(filler: filler)
@@ -346,7 +358,7 @@ actor ReferenceRuns {
                 try await world.reconcileToEnd(database, simulator: running.baseURL, label: "reference")
             }
             guard status == 0 else { throw TestSetupError("the reference run failed: \(process.output)") }
-            return (world, try Outcome(connection, reports: world.reports(database)))
+            return (world, try Outcome(connection, reports: world.reports(database)), database)
         }
         runs[filler] = run
         return try await run.value
@@ -372,4 +384,16 @@ func waitForRunLockRelease(_ connection: Connection) async throws {
         try await Task.sleep(for: .milliseconds(20))
     }
     throw TestSetupError("the run lock was still held 10 s after the process died")
+}
+
+extension CrashSafetyTests {
+    /// Whether an outcome comparison found nothing; a function so that a failure prints the
+    /// differences once, in its comment.
+    static func same(_ differences: String) -> Bool { differences.isEmpty }
+}
+
+extension AppleMisbehavingTests {
+    /// Whether an outcome comparison found nothing; a function so that a failure prints the
+    /// differences once, in its comment.
+    static func same(_ differences: String) -> Bool { differences.isEmpty }
 }
