@@ -126,6 +126,114 @@ struct AppleMisbehavingTests {
         #expect(Self.same(differences), "simulator killed mid-run, then a healthy run:\n\(differences)")
     }
 
+    /// The App Store Server API answers 429 with a `Retry-After` to every request: the run waits
+    /// each one out before trying again (paced), gives up after RECONCILE_MAX_ATTEMPTS tries per
+    /// call (bounded), judges nothing it could not learn, and the next healthy run asks again:
+    /// the customers' histories (a purchase never uploaded, a refund) and the unknown ledger
+    /// transaction end as in a run against a healthy API.
+    @Test func aRateLimitedServerAPIIsWaitedOutAndAskedAgainByTheNextRun() async throws {
+        let state = FileManager.default.temporaryDirectory
+            .appendingPathComponent("apple-429-\(UUID().uuidString.prefix(8))")
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: CrashWorld.quiet))
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        let uploadedAt = Date().addingTimeInterval(-20 * 3600)
+        func buy(_ customer: String) throws -> CreatedTransaction {
+            try sim.createTransaction(SimulatedTransaction(
+                productId: "coin42", customer: customer, bundleId: CrashWorld.bundle, environment: .production,
+                type: .consumable, quantity: 1, purchaseDate: dayAgo, price: 6000, currency: "CNY"))
+        }
+        let uploaded = try buy("amy")
+        let neverUploaded = try buy("amy")
+        let refunded = try buy("amy")
+        let bobs = try buy("bob")
+        _ = try sim.refundTransaction(refunded.transactionId)
+
+        func plant(_ database: TestDatabase) throws {
+            let connection = try database.connect()
+            _ = try Schema.migrate(connection)
+            for (user, transaction) in [("amy", uploaded), ("amy", refunded), ("bob", bobs)] {
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                    VALUES ($1, 'signed_transaction', $2, $3, $4)
+                    """, [user, transaction.signedTransaction, transaction.transactionId, uploadedAt])
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+                    VALUES ($1, $2, 'coin42', $3)
+                    """, [transaction.transactionId, user, uploadedAt])
+            }
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+                VALUES ('999000111', 'bob', 'coin4886', $1)
+                """, [uploadedAt.addingTimeInterval(3600)])
+        }
+        func reconcile(_ database: TestDatabase, _ running: RunningSimulator, label: String) async throws
+            -> (Int32, ChildProcess)
+        {
+            let process = try ChildProcess(
+                try ChildProcess.executable("reconcile"), arguments: ["run", "--since", "3d", "--log-level", "notice"],
+                environment: Self.impatient.merging([
+                    "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": CrashWorld.bundle,
+                    "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
+                    "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
+                    "APPSTORE_PRIVATE_KEY_FILE": try #require(sim.apiPrivateKeyPath),
+                    "APPLE_ROOT_CERTIFICATES": try #require(sim.rootCertificatePath),
+                    "APPSTORE_API_RATE": "1000", "RECONCILE_CONCURRENCY": "1",
+                    "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports-\(database.name)").path,
+                ]) { $1 },
+                logDirectory: state.appendingPathComponent("logs-\(database.name)"), label: label)
+            return (try await process.waitForExit(), process)
+        }
+        func findings(_ database: TestDatabase) throws -> [String] {
+            try Outcome(database.connect(), reports: state.appendingPathComponent("reports-\(database.name)"),
+                        lastRun: false, newFlags: false).tables["report_findings"] ?? []
+        }
+
+        let reference = try TestDatabase.create("apple_429_reference")
+        let database = try TestDatabase.create("apple_429")
+        try plant(reference)
+        try plant(database)
+        try await sim.withRunning { running in
+            let (healthy, healthyRun) = try await reconcile(reference, running, label: "reference")
+            #expect(healthy == 0, "\(healthyRun.output)")
+            #expect(try findings(reference) == [
+                "missed_delivery \(neverUploaded.transactionId) amy", "refunded_delivery \(refunded.transactionId) amy",
+                "unverified_delivery 999000111 bob",
+            ])
+
+            var limited = SimulatorFaults.none
+            limited.http429Share = 1
+            limited.retryAfterMilliseconds = 300
+            sim.state.faults = limited
+            sim.state.resetStats()
+            let (status, limitedRun) = try await reconcile(database, running, label: "limited")
+            #expect(status == 0, "\(limitedRun.output)")
+            #expect(try Self.lastRunStatus(database.connect()) == "completed_with_unresolved")
+            #expect(try findings(database) == [], "nothing may be judged on answers Apple did not give")
+            // Two histories (amy, bob) and one Get Transaction Info, two tries each, one at a time.
+            let arrivals = sim.state.serverAPIArrivals
+            #expect(arrivals.count == 6)
+            for call in stride(from: 0, to: arrivals.count - 1, by: 2) {
+                #expect(arrivals[call + 1] - arrivals[call] >= .milliseconds(250), "Retry-After not waited out")
+            }
+
+            sim.state.faults = .none
+            let (again, nextRun) = try await reconcile(database, running, label: "next")
+            #expect(again == 0, "\(nextRun.output)")
+            #expect(try Self.lastRunStatus(database.connect()) == "completed")
+        }
+        let expected = try Outcome(
+            reference.connect(), reports: state.appendingPathComponent("reports-\(reference.name)"), attempts: false,
+            lastRun: false, newFlags: false)
+        let differences = try Outcome(
+            database.connect(), reports: state.appendingPathComponent("reports-\(database.name)"), attempts: false,
+            lastRun: false, newFlags: false
+        ).differences(from: expected)
+        #expect(Self.same(differences), "Server API rate-limited, then healthy:\n\(differences)")
+    }
+
     // MARK: Checks
 
     static func lastRunStatus(_ connection: Connection) throws -> String {
@@ -141,10 +249,14 @@ struct AppleMisbehavingTests {
             """
             SELECT u.kind, v.state, count(*) FROM reconcile.receipt_uploads u
               JOIN reconcile.upload_verifications v ON v.upload_id = u.id GROUP BY 1, 2 ORDER BY 1, 2
-            """).map { "\(try $0.decode(String.self, at: 0)) \(try $0.decode(String.self, at: 1)) \(try $0.decode(Int.self, at: 2))" }
+            """).map { row in
+                [try row.decode(String.self, at: 0), try row.decode(String.self, at: 1),
+                 String(try row.decode(Int.self, at: 2))].joined(separator: " ")
+            }
         #expect(states == ["app_receipt retry \(world.receiptUploads)", "signed_transaction verified 2"])
         let uma = try #require(world.uploads.first { $0.user == "uma" }?.claimed)
-        let findings = try Outcome(connection, reports: reports, lastRun: false, newFlags: false).tables["report_findings"]
+        let findings = try Outcome(connection, reports: reports, lastRun: false, newFlags: false)
+            .tables["report_findings"]
         #expect(findings == ["missed_delivery \(uma) uma"])
         try expectNothingJudgedOnRetryingUploads(connection)
     }

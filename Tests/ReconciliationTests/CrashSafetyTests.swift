@@ -83,8 +83,9 @@ extension CrashSafetyTests {
                 let connection = try database.connect()
                 let differences = try Outcome(connection, reports: world.reports(database)).differences(from: reference)
                 #expect(Self.same(differences), "database restarted at \(point), then run again:\n\(differences)")
-                let runs = try connection.query("SELECT status, coalesce(error, '') FROM reconcile.runs ORDER BY id OFFSET 1")
-                    .map { "\(try $0.decode(String.self, at: 0)): \(try $0.decode(String.self, at: 1))" }
+                let runs = try connection.query(
+                    "SELECT status, coalesce(error, '') FROM reconcile.runs ORDER BY id OFFSET 1"
+                ).map { "\(try $0.decode(String.self, at: 0)): \(try $0.decode(String.self, at: 1))" }
                 // Recorded by the run itself on a new session once the server was back.
                 #expect(runs.count == 2 && runs[0].hasPrefix("failed: server closed the connection unexpectedly")
                         && runs[1] == "completed: ", "\(runs)")

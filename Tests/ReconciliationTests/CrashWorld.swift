@@ -52,7 +52,8 @@ struct CrashWorld: Sendable {
     static let quiet = Logger(label: "crash-world", factory: { _ in SwiftLogNoOpLogHandler() })
 
     static func make(filler: Int) throws -> CrashWorld {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString.prefix(8))")
+        let scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent("crash-\(UUID().uuidString.prefix(8))")
         let state = scratch.appendingPathComponent("sim")
         let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: quiet))
         let forger = try AppStoreSimulator(configuration: .init(logger: quiet))
@@ -151,7 +152,8 @@ struct CrashWorld: Sendable {
         for delivery in deliveries {
             try connection.execute(
                 """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at)
+                INSERT INTO reconcile.deliveries
+                    (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at)
                 VALUES ($1, $2, $3, $4, $5, $6)
                 """,
                 [delivery.transaction, delivery.user, delivery.product, delivery.quantity, uploadedAt,
@@ -238,7 +240,8 @@ struct CrashWorld: Sendable {
 struct Outcome: Sendable, Equatable {
     var tables: [String: [String]]
 
-    static let volatileTransactionKeys = "ARRAY['first_seen_run', 'last_seen_run', 'first_seen_at', 'last_seen_at']"
+    static let volatileTransactionKeys =
+        "ARRAY['first_seen_run', 'last_seen_run', 'first_seen_at', 'last_seen_at', 'signed_date']"
 
     /// Reads the outcome; `attempts` false leaves out how many tries each upload took (a run
     /// starved by Apple spends more, by design); `lastRun` false leaves out the last run's
@@ -263,15 +266,16 @@ struct Outcome: Sendable, Equatable {
             """)
         tables["review_events"] = try rows(
             """
-            SELECT jsonb_build_array(i.fingerprint, jsonb_agg(jsonb_build_array(e.actor, e.from_status, e.to_status, e.note)
-                                                              ORDER BY e.id))::text
+            SELECT jsonb_build_array(
+                       i.fingerprint,
+                       jsonb_agg(jsonb_build_array(e.actor, e.from_status, e.to_status, e.note) ORDER BY e.id))::text
               FROM reconcile.review_events e JOIN reconcile.review_items i ON i.id = e.review_item_id
              GROUP BY i.fingerprint
             """)
         tables["action_outbox"] = try rows(
             """
-            SELECT jsonb_build_array(i.fingerprint, o.action, o.transaction_id, o.product_id, o.quantity, o.from_user_id,
-                                     o.to_user_id, o.decided_by, o.note, o.consumed_at IS NULL)::text
+            SELECT jsonb_build_array(i.fingerprint, o.action, o.transaction_id, o.product_id, o.quantity,
+                                     o.from_user_id, o.to_user_id, o.decided_by, o.note, o.consumed_at IS NULL)::text
               FROM reconcile.action_outbox o JOIN reconcile.review_items i ON i.id = o.review_item_id
             """)
         tables["upload_verifications"] = try rows(

@@ -86,7 +86,8 @@ public final class ChildProcess: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        let status = process.terminationStatus
+        return process.terminationReason == .uncaughtSignal ? 128 + status : status
     }
 
     /// Kills the child with SIGKILL and waits until it is gone.
