@@ -190,6 +190,7 @@ public struct ReconciliationJob: Sendable {
     ) async throws {
         var done = 0
         let started = Date()
+        var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
         while true {
             try Task.checkCancellation()
             let batch = try queue.claim(runID: runID, worker: worker, limit: batchSize, on: connection)
@@ -205,6 +206,11 @@ public struct ReconciliationJob: Sendable {
             Failpoint.pass("verify.recorded")
             done += batch.count
             progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
+            outage.observe(results.map(\.verdict))
+            if outage.isOngoing {
+                throw AppleUnreachableError(
+                    unanswered: outage.unanswered, lastReason: outage.lastReason, left: max(0, total - done))
+            }
         }
     }
 
@@ -245,6 +251,53 @@ public struct ReconciliationJob: Sendable {
             }
             return batch.enumerated().map { ($1.upload, $1.attempts, verdicts[$0]!) }
         }
+    }
+}
+
+/// Tells an Apple that is down from uploads that fail one by one: uploads verifyReceipt did not
+/// answer at all (timeouts, connection errors, HTTP errors, garbage), in a row. Every upload of
+/// an outage would cost RECONCILE_MAX_ATTEMPTS requests and their timeouts, hours over a large
+/// window; past the threshold the run stops verifying and leaves the rest for the next run.
+struct AppleOutage {
+    let threshold: Int
+    private(set) var unanswered = 0
+    private(set) var lastReason = ""
+
+    init(threshold: Int) { self.threshold = threshold }
+
+    var isOngoing: Bool { unanswered >= threshold }
+
+    mutating func observe(_ verdicts: [Verdict]) {
+        for verdict in verdicts {
+            switch verdict {
+            case .retry(let reason, nil):
+                unanswered += 1
+                lastReason = reason
+            case .retry(_, .some), .invalid(_, _, .some):
+                unanswered = 0
+            case .verified(let upload) where upload.appleStatus != nil:
+                unanswered = 0
+            case .verified, .invalid:
+                // Verified locally (JWS, offline receipts) or refused before asking: says nothing.
+                break
+            }
+        }
+    }
+}
+
+/// verifyReceipt answered none of many uploads in a row: the run stops verifying and fails
+/// (exit 1); what it did not verify waits for the next run.
+public struct AppleUnreachableError: Error, CustomStringConvertible {
+    /// Uploads in a row Apple did not answer.
+    public let unanswered: Int
+    /// The last failure, as the client saw it.
+    public let lastReason: String
+    /// Uploads the run did not get to.
+    public let left: Int
+
+    public var description: String {
+        "Apple's verifyReceipt did not answer \(unanswered) uploads in a row (last: \(lastReason)); "
+            + "the run stopped verifying and left them and \(left) more for the next run"
     }
 }
 
