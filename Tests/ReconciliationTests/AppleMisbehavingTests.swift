@@ -153,8 +153,11 @@ struct AppleMisbehavingTests {
         }
 
         let (first, firstURL) = try await startSimulator("sim-first")
+        // A refused connection is retried by the HTTP client until its connect deadline
+        // (RECONCILE_APPLE_TIMEOUT, at most 10 s): 3 s keeps the test short.
         let run = try world.reconcile(
-            database, simulator: firstURL, failpoint: "verify.verdict@3", extra: Self.impatient, label: "orphaned")
+            database, simulator: firstURL, failpoint: "verify.verdict@3",
+            extra: Self.impatient.merging(["RECONCILE_APPLE_TIMEOUT": "3s"]) { $1 }, label: "orphaned")
         try await run.waitUntilStopped()
         try await first.killNow()
         run.send(SIGCONT)
