@@ -25,13 +25,18 @@ public struct Differ: Sendable {
         /// With Server API credentials, a delivery is unknown to Apple only after Get Transaction
         /// Info answered not found.
         public var serverAPIEnabled: Bool
+        /// The last run that finished (0 for none). Runs after it that ended without finishing
+        /// (killed, failed, interrupted, dry) verified uploads and confirmed transactions that no
+        /// diff has judged since: they are in this run's scope as if this run had done the work.
+        public var resumesAfter: Int64
 
-        /// Creates the parameters.
+        /// Creates the parameters; `resumesAfter` nil scopes the run to its own work.
         public init(
             runID: Int64, bundleIDs: [String], environment: Settings.Environment, judgeBefore: Date, since: Date?,
-            until: Date, serverAPIEnabled: Bool
+            until: Date, serverAPIEnabled: Bool, resumesAfter: Int64? = nil
         ) {
             self.runID = runID
+            self.resumesAfter = resumesAfter ?? runID - 1
             self.bundleIDs = bundleIDs
             self.environment = environment
             self.judgeBefore = judgeBefore
@@ -82,29 +87,31 @@ public struct Differ: Sendable {
         // What this run can have changed: transactions Apple confirmed or changed in this run or
         // bought in the window, deliveries made or revoked in the window, what this run's uploads
         // carried or their accounts were credited, and every transaction an open review item is
-        // about (so it can auto-resolve).
+        // about (so it can auto-resolve). "This run" includes the runs since the last finished
+        // one (`resumesAfter`): a run killed after it verified uploads left work no diff judged.
         try connection.execute(
             """
             INSERT INTO diff_scope
             SELECT transaction_id FROM reconcile.apple_transactions
-             WHERE last_seen_run = $1 OR (purchase_date >= $2 AND purchase_date < $3)
+             WHERE last_seen_run > $1 OR (purchase_date >= $2 AND purchase_date < $3)
             UNION SELECT transaction_id FROM \(deliveries)
              WHERE (delivered_at >= $2 AND delivered_at < $3) OR revoked_at >= $2
-            UNION SELECT transaction_id FROM reconcile.transaction_claims WHERE run_id = $1
+            UNION SELECT transaction_id FROM reconcile.transaction_claims WHERE run_id > $1
             UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
                     JOIN \(uploads) u ON u.id = v.upload_id
-             WHERE v.last_run_id = $1 AND u.claimed_transaction_id IS NOT NULL
+             WHERE v.last_run_id > $1 AND u.claimed_transaction_id IS NOT NULL
             UNION SELECT transaction_id FROM reconcile.review_items
              WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
-            -- Ledger transactions Apple answered about in this run, however old their delivery.
-            UNION SELECT transaction_id FROM reconcile.transaction_lookups WHERE run_id = $1
+            -- Ledger transactions Apple answered about since the last finished run, however old
+            -- their delivery.
+            UNION SELECT transaction_id FROM reconcile.transaction_lookups WHERE run_id > $1
             -- Deliveries of accounts whose uploads this run verified: an earlier run could not
             -- judge them while those uploads were still retrying, whatever the window.
             UNION SELECT d.transaction_id FROM \(deliveries) d
              WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
-                                   JOIN \(uploads) u ON u.id = v.upload_id WHERE v.last_run_id = $1)
+                                   JOIN \(uploads) u ON u.id = v.upload_id WHERE v.last_run_id > $1)
             ON CONFLICT DO NOTHING
-            """, [parameters.runID, since, parameters.until])
+            """, [parameters.resumesAfter, since, parameters.until])
         // A non-consumable is matched by its original transaction: bring the whole family in.
         try connection.executeScript(
             """
@@ -198,8 +205,10 @@ public struct Differ: Sendable {
             """
             CREATE TEMP TABLE diff_params ON COMMIT DROP AS
             SELECT $1::bigint AS run_id, $2::text[] AS bundle_ids, $3::timestamptz AS judge_before,
-                   $4::boolean AS api_enabled
-            """, [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled])
+                   $4::boolean AS api_enabled, $5::bigint AS resumes_after
+            """,
+            [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled,
+             parameters.resumesAfter])
         for statement in findingStatements(environment: parameters.environment) {
             try connection.executeScript(statement)
         }
@@ -378,7 +387,7 @@ public struct Differ: Sendable {
                    NULL, u.user_id, NULL, v.upload_id, NULL, NULL, NULL, NULL
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY((SELECT bundle_ids FROM diff_params)::text[]))
-               AND (v.last_run_id = (SELECT run_id FROM diff_params)
+               AND (v.last_run_id > (SELECT resumes_after FROM diff_params)
                     OR v.upload_id IN (SELECT upload_id FROM reconcile.review_items
                                         WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review')))
             """,
@@ -486,6 +495,7 @@ public struct Differ: Sendable {
             """, [runID])
         changes.created = try rows[0].decode(Int.self, "created")
         changes.refreshed = try rows[0].decode(Int.self, "refreshed")
+        Failpoint.pass("queue.upsert")
         // Open items this run judged and no longer detects. Items whose transaction (or user, for
         // unknown deliveries) still waits on a verification were not judged and stay as they are.
         changes.autoResolved = try connection.execute(

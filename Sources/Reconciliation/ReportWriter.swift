@@ -31,6 +31,7 @@ public struct ReportWriter: Sendable {
                 for file in files { try file.output.write(file.format.row(finding, index: index)) }
                 index += 1
             }
+            Failpoint.pass("report.write")
             for file in files { try file.output.write(file.format.footer(report)) }
             for file in files { try file.output.commit() }
         } catch {

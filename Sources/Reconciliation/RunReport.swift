@@ -125,7 +125,8 @@ public struct RunReport: Sendable {
     /// Open findings the run detected.
     public var openFindings: Int { summary.open }
 
-    /// Findings created by this run.
+    /// Findings no finished run reported before: created by this run, or by a run killed before
+    /// it could report them.
     public var newFindings: Int { summary.new }
 }
 
@@ -134,8 +135,9 @@ public struct RunReport: Sendable {
 /// the diff's transaction committed: however many findings there are, none is held in memory.
 enum ReportBuilder {
     /// Fills `report_findings` from `diff_findings` (call inside the diff's transaction) and
-    /// returns their summary, computed in PostgreSQL.
-    static func collect(runID: Int64, on connection: Connection) throws -> RunReport.FindingSummary {
+    /// returns their summary, computed in PostgreSQL. Items first seen after `resumesAfter` were
+    /// never reported by a finished run, so they are new here even when a killed run created them.
+    static func collect(resumesAfter: Int64, on connection: Connection) throws -> RunReport.FindingSummary {
         let severityOrder = "CASE f.kind " + FindingKind.allCases.map {
             "WHEN '\($0.rawValue)' THEN \(["high": 0, "medium": 1, "low": 2][$0.severity]!)"
         }.joined(separator: " ") + " END"
@@ -152,12 +154,12 @@ enum ReportBuilder {
             """
             INSERT INTO report_findings
             SELECT row_number() OVER (ORDER BY \(severityOrder), f.kind, f.transaction_id, f.user_id, f.fingerprint),
-                   r.id, (r.id IS NULL OR r.first_seen_run = $1), f.kind, f.transaction_id,
+                   r.id, (r.id IS NULL OR r.first_seen_run > $1), f.kind, f.transaction_id,
                    f.original_transaction_id, f.user_id, f.product_id, f.evidence::text,
                    f.amount_milli, f.currency, f.purchase_date
               FROM diff_findings f LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
              WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
-            """, [runID])
+            """, [resumesAfter])
 
         var summary = RunReport.FindingSummary()
         for row in try connection.query(

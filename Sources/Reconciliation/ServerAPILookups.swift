@@ -31,35 +31,49 @@ public struct ServerAPILookups: Sendable {
         public var unanswered = 0
     }
 
-    /// Runs both lookups for the run.
-    public func run(runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection) async throws -> Summary {
+    /// Runs both lookups for the run; `resumesAfter` as in ``Differ/Parameters/resumesAfter``.
+    public func run(
+        runID: Int64, resumesAfter: Int64? = nil, since: Date?, judgeBefore: Date, on connection: Connection
+    ) async throws -> Summary {
         var summary = Summary()
-        try await histories(runID: runID, on: connection, into: &summary)
+        try await histories(runID: runID, resumesAfter: resumesAfter ?? runID - 1, on: connection, into: &summary)
         try await transactionInfo(runID: runID, since: since, judgeBefore: judgeBefore, on: connection, into: &summary)
         return summary
     }
 
-    /// One history call per account whose uploads this run verified, seeded with the newest
-    /// transaction of this app that the account carried.
-    func histories(runID: Int64, on connection: Connection, into summary: inout Summary) async throws {
+    /// One history call per account whose uploads this run (or a run since `resumesAfter` that
+    /// did not finish) verified, seeded with the newest transaction of this app it carried, and
+    /// per account whose history an earlier run could not get (`reconcile.history_lookups`).
+    func histories(runID: Int64, resumesAfter: Int64, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
         var after = ""
         while true {
             try Task.checkCancellation()
             let seeds = try connection.query(
                 """
-                SELECT DISTINCT ON (c.user_id) c.user_id, c.transaction_id, c.upload_id
-                  FROM reconcile.transaction_claims c
-                  JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
-                  JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-                 WHERE v.last_run_id = $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
-                   AND c.source <> 'server_api' AND c.user_id > $3
-                 ORDER BY c.user_id, a.purchase_date DESC
+                WITH fresh AS (
+                    SELECT DISTINCT ON (c.user_id) c.user_id, c.transaction_id, c.upload_id
+                      FROM reconcile.transaction_claims c
+                      JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
+                      JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
+                     WHERE v.last_run_id > $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
+                       AND c.source <> 'server_api' AND c.user_id > $3
+                     ORDER BY c.user_id, a.purchase_date DESC
+                )
+                SELECT user_id, transaction_id, upload_id FROM fresh
+                UNION ALL
+                SELECT p.user_id, p.transaction_id, p.upload_id FROM reconcile.history_lookups p
+                 WHERE p.result = 'retry' AND p.user_id > $3
+                   AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.user_id = p.user_id)
+                 ORDER BY 1
                  LIMIT 200
-                """, [runID, settings.bundleIDs, after]
+                """, [resumesAfter, settings.bundleIDs, after]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(Int64.self, at: 2)) }
             guard let last = seeds.last else { return }
             after = last.0
             var records: [(AppleTransactionRecord, Carrier?)] = []
+            var unanswered: [(user: String, transaction: String, upload: Int64, reason: String)] = []
             for (user, transaction, upload) in seeds {
                 switch try await call({ try await client.transactionHistory(for: transaction, logger: logger) }) {
                 case .found(let history):
@@ -71,12 +85,35 @@ public struct ServerAPILookups: Sendable {
                     records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
                 case .retryLater(let reason, _, _):
                     summary.unanswered += 1
+                    unanswered.append((user, transaction, upload, reason))
                     logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
                 case .notFound, .rejected, .unverifiable:
                     logger.warning("transaction history refused", metadata: ["transaction.id": "\(transaction)"])
                 }
             }
-            try connection.transaction { try TransactionStore.upsert(records, runID: runID, on: connection) }
+            try connection.transaction {
+                try TransactionStore.upsert(records, runID: runID, on: connection)
+                // What Apple answered (or refused for good) is settled; what it could not answer
+                // now waits for the next run.
+                try connection.execute(
+                    """
+                    UPDATE reconcile.history_lookups
+                       SET result = 'answered', last_error = NULL, run_id = $2, updated_at = now()
+                     WHERE user_id = ANY($1::text[]) AND result = 'retry'
+                    """, [seeds.map(\.0).filter { user in !unanswered.contains { $0.user == user } }, runID])
+                for pending in unanswered {
+                    try connection.execute(
+                        """
+                        INSERT INTO reconcile.history_lookups
+                            (user_id, transaction_id, upload_id, result, last_error, run_id)
+                        VALUES ($1, $2, $3, 'retry', $4, $5)
+                        ON CONFLICT (user_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+                            upload_id = EXCLUDED.upload_id, result = 'retry', last_error = EXCLUDED.last_error,
+                            run_id = EXCLUDED.run_id, attempts = reconcile.history_lookups.attempts + 1,
+                            updated_at = now()
+                        """, [pending.user, pending.transaction, pending.upload, pending.reason, runID])
+                }
+            }
         }
     }
 

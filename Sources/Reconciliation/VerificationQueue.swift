@@ -26,8 +26,9 @@ public struct VerificationQueue: Sendable {
     }
 
     /// Marks the run's work: every upload of the window not yet verified, and every earlier upload
-    /// still pending or retrying; those over ``maximumPayloadBytes`` are made `invalid` at once.
-    /// Returns how many uploads the run has to verify.
+    /// still pending or retrying, due at once (SPEC section 3: the next run tries it again first;
+    /// backoff waits are for within a run); those over ``maximumPayloadBytes`` are made `invalid`
+    /// at once. Returns how many uploads the run has to verify.
     @discardableResult
     public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
         try connection.execute(
@@ -36,7 +37,7 @@ public struct VerificationQueue: Sendable {
             SELECT u.id, 'pending', $1, $1 FROM \(uploads) u
              WHERE u.uploaded_at >= $2 AND u.uploaded_at < $3
             ON CONFLICT (upload_id) DO UPDATE SET last_run_id = EXCLUDED.last_run_id, claimed_by = NULL,
-                claimed_at = NULL, updated_at = now()
+                claimed_at = NULL, next_attempt_at = NULL, updated_at = now()
              WHERE reconcile.upload_verifications.state IN ('pending', 'retry')
             """, [runID, since ?? Date.distantPast, until])
         // Claims left by earlier runs belong to processes that are gone (this run holds the run
@@ -45,7 +46,7 @@ public struct VerificationQueue: Sendable {
         try connection.execute(
             """
             UPDATE reconcile.upload_verifications
-               SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, updated_at = now()
+               SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, next_attempt_at = NULL, updated_at = now()
              WHERE state IN ('pending', 'retry') AND last_run_id IS DISTINCT FROM $1
             """, [runID])
         // octet_length reads a TOASTed value's size from its header, without detoasting it.
@@ -78,7 +79,7 @@ public struct VerificationQueue: Sendable {
                         WHERE last_run_id = $1 AND state IN ('pending', 'retry')
                           AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
                           AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
-                        ORDER BY upload_id
+                        ORDER BY state = 'retry' DESC, upload_id
                         LIMIT $3
                         FOR UPDATE SKIP LOCKED)
                 RETURNING v.upload_id, v.attempts
@@ -150,6 +151,8 @@ public struct VerificationQueue: Sendable {
                 case .retry(let reason, let status):
                     // 21002 means "malformed" as well as "try later": once it persists, believe it.
                     let exhausted = status == 21002 && attempts >= maxAttempts
+                    // The client already backed off between its attempts: not again in this run
+                    // (nor by its workers); the next run's enqueue makes it due at once.
                     let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
                     try connection.execute(
                         """
@@ -165,6 +168,7 @@ public struct VerificationQueue: Sendable {
                 }
             }
             try TransactionStore.upsert(records, runID: runID, on: connection)
+            Failpoint.pass("verify.record")
         }
     }
 
