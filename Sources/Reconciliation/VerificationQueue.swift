@@ -18,6 +18,11 @@ public struct VerificationQueue: Sendable {
     /// a client that uploads a gigabyte costs no memory.
     public static let maximumPayloadBytes = 6 << 20
 
+    /// The most payload bytes one batch holds in memory: a batch stops before the upload that
+    /// would take it past this (but always takes one), so a run of large receipts keeps to the
+    /// memory bound of SPEC section 12 however many it claims at a time.
+    public static let maximumBatchBytes = 16 << 20
+
     /// Creates a queue over the uploads relation.
     public init(uploads: String, lease: TimeInterval = 300, maxAttempts: Int) {
         self.uploads = uploads
@@ -66,29 +71,39 @@ public struct VerificationQueue: Sendable {
             [runID])[0].decode(Int.self, at: 0)
     }
 
-    /// Claims up to `limit` uploads of the run that are due, for `worker`, and returns them.
+    /// Claims up to `limit` uploads of the run that are due, and at most ``maximumBatchBytes`` of
+    /// payload, for `worker`, and returns them.
     public func claim(runID: Int64, worker: String, limit: Int, now: Date = Date(), on connection: Connection) throws
         -> [(upload: Upload, attempts: Int)]
     {
+        // Rows locked in `due` but left out by the byte budget stay unclaimed: their locks end
+        // with the statement, and the next claim takes them.
         let rows = try connection.query(
             """
-            WITH claimed AS (
+            WITH due AS (
+                SELECT upload_id, state = 'retry' AS retrying FROM reconcile.upload_verifications
+                 WHERE last_run_id = $1 AND state IN ('pending', 'retry')
+                   AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
+                   AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
+                 ORDER BY state = 'retry' DESC, upload_id
+                 LIMIT $3
+                 FOR UPDATE SKIP LOCKED
+            ), sized AS (
+                SELECT d.upload_id,
+                       row_number() OVER w AS position, sum(octet_length(u.payload)) OVER w AS running_bytes
+                  FROM due d JOIN \(uploads) u ON u.id = d.upload_id
+                WINDOW w AS (ORDER BY d.retrying DESC, d.upload_id)
+            ), claimed AS (
                 UPDATE reconcile.upload_verifications v SET claimed_by = $2, claimed_at = $4
-                 WHERE v.upload_id IN (
-                       SELECT upload_id FROM reconcile.upload_verifications
-                        WHERE last_run_id = $1 AND state IN ('pending', 'retry')
-                          AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
-                          AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
-                        ORDER BY state = 'retry' DESC, upload_id
-                        LIMIT $3
-                        FOR UPDATE SKIP LOCKED)
+                  FROM sized s
+                 WHERE v.upload_id = s.upload_id AND (s.position = 1 OR s.running_bytes <= $6)
                 RETURNING v.upload_id, v.attempts
             )
             SELECT u.id, u.user_id, u.kind, u.payload, u.application_username, u.app_account_token,
                    u.claimed_transaction_id, u.uploaded_at, c.attempts
               FROM claimed c JOIN \(uploads) u ON u.id = c.upload_id
              ORDER BY u.id
-            """, [runID, worker, limit, now, lease])
+            """, [runID, worker, limit, now, lease, Self.maximumBatchBytes])
         return try rows.map { row in
             (Upload(
                 id: try row.decode(Int64.self, "id"), userID: try row.decode(String.self, "user_id"),
