@@ -87,7 +87,12 @@ public struct ServerAPILookups: Sendable {
                     summary.unanswered += 1
                     unanswered.append((user, transaction, upload, reason))
                     logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
-                case .notFound, .rejected, .unverifiable:
+                case .unverifiable(let failure):
+                    // An answer that fails Apple's signature checks is no answer: ask again.
+                    summary.unanswered += 1
+                    unanswered.append((user, transaction, upload, failure.description.escapingNUL))
+                    logger.warning("transaction history failed verification", metadata: ["reason": "\(failure)"])
+                case .notFound, .rejected:
                     logger.warning("transaction history refused", metadata: ["transaction.id": "\(transaction)"])
                 }
             }
@@ -174,6 +179,8 @@ public struct ServerAPILookups: Sendable {
                 // A fresh purchase can 404 for a while: not judged until it is older than the grace.
                 result = deliveredAt <= judgeBefore ? "not_found" : "retry"
             case .unverifiable(let failure):
+                // Stays 'retry' and counts as unresolved: the run must not say it completed.
+                summary.unanswered += 1
                 error = failure.description.escapingNUL
             case .retryLater(let reason, _, _):
                 summary.unanswered += 1

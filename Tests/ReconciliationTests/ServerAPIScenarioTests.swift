@@ -100,6 +100,42 @@ struct ServerAPIScenarioTests {
         }
     }
 
+    /// Answers that fail Apple's signature checks are no answers: the run says it has unresolved
+    /// work, judges nothing on them, and the next healthy run settles them.
+    @Test func aForgedServerAPIAnswerLeavesTheRunUnresolvedAndIsAskedAgain() async throws {
+        let database = try TestDatabase.create("sk2_api_forged")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        let bought = try sim.createTransaction(SimulatedTransaction(
+            productId: "coin42", customer: "cat", bundleId: "com.hncs.szj", environment: .production,
+            type: .consumable, quantity: 1, purchaseDate: Date().addingTimeInterval(-86_400), price: 6000, currency: "CNY"))
+        // Delivered, never uploaded: only Get Transaction Info can confirm it.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ($1, 'cat', 'coin42', now() - interval '20 hours')
+            """, [bought.transactionId])
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
+            sim.state.faults = SimulatorFaults(forgedJWSShare: 1)
+            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            #expect(first.status == "completed_with_unresolved")
+            #expect(try first.findings.isEmpty, "nothing judged on a forged answer")
+
+            sim.state.faults = .none
+            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            #expect(second.status == "completed")
+            #expect(try second.findings.isEmpty, "Apple confirms the delivered purchase")
+            let lookup = try connection.query(
+                "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = $1", [bought.transactionId])
+            #expect(try lookup.first?.decode(String.self, at: 0) == "found")
+        }
+    }
+
     static func settings(
         database: TestDatabase, sim: AppStoreSimulator, running: RunningSimulator, state: URL
     ) throws -> Settings {
