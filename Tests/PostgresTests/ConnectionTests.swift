@@ -11,6 +11,20 @@ struct ConnectionTests {
         database = try TestDatabase.create("pg_connection")
     }
 
+    /// A server that vanishes without closing the connection is noticed (keepalives) and a
+    /// connection attempt gives up; the URL's own settings win over these defaults.
+    @Test func keepalivesAndAConnectTimeoutAreOnUnlessTheURLSaysOtherwise() throws {
+        let connection = try database.connect()
+        #expect(connection.option("keepalives") == "1")
+        #expect(connection.option("keepalives_idle") == "60")
+        #expect(connection.option("connect_timeout") == "15")
+        let separator = database.url.contains("?") ? "&" : "?"
+        let tuned = try Connection(url: database.url + separator + "keepalives_idle=5&connect_timeout=3")
+        #expect(tuned.option("keepalives_idle") == "5")
+        #expect(tuned.option("connect_timeout") == "3")
+        #expect(tuned.option("keepalives_count") == "6")
+    }
+
     @Test func roundTripsEveryDecodedType() throws {
         let connection = try database.connect()
         let id = UUID()
