@@ -120,6 +120,19 @@ let package = Package(
             ]
         ),
 
+        // The measuring half of scripts/bench (SPEC section 12); not a product.
+        .executableTarget(
+            name: "reconcile-bench",
+            dependencies: [
+                "Postgres",
+                "AppStore",
+                "AppStoreSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // Build tooling: embeds SQL migrations and certificates into the binaries, so that
         // `reconcile` is one self-contained file that cron can run from anywhere.
         .executableTarget(name: "embed-files"),

@@ -75,55 +75,30 @@ public struct Differ: Sendable {
         self.products = products
     }
 
+    /// Memory PostgreSQL may use for each hash or sort of the diff (its transaction only): the
+    /// whole-history pass hashes millions of rows, which spill to disk in batches at the server's
+    /// usual 4 MB. Server memory, not this process's.
+    public static let workMem = "256MB"
+
     /// Computes this run's findings into the temporary table `diff_findings` (dropped at commit);
     /// call inside a transaction, then `upsertQueue` or read the findings.
+    ///
+    /// The findings are computed exactly over `diff_scope`, the transactions this run can have
+    /// changed. A window run collects them from indexes (`scopeWindow`); a run over the whole
+    /// history would put every transaction there, so it first keeps only those one pass over the
+    /// white table, the ledger and the claims cannot prove clean (`scopeWholeHistory`).
     public func computeFindings(_ parameters: Parameters, on connection: Connection) throws {
-        let since = parameters.since ?? Date.distantPast
         let counted = parameters.environment == .production ? "Production" : "Sandbox"
-        try connection.executeScript(
-            """
-            CREATE TEMP TABLE diff_scope (transaction_id text PRIMARY KEY) ON COMMIT DROP;
-            """)
-        // What this run can have changed: transactions Apple confirmed or changed in this run or
-        // bought in the window, deliveries made or revoked in the window, what this run's uploads
-        // carried or their accounts were credited, and every transaction an open review item is
-        // about (so it can auto-resolve). "This run" includes the runs since the last finished
-        // one (`resumesAfter`): a run killed after it verified uploads left work no diff judged.
+        try connection.execute("SET LOCAL work_mem = '\(Self.workMem)'")
         try connection.execute(
             """
-            INSERT INTO diff_scope
-            SELECT transaction_id FROM reconcile.apple_transactions
-             WHERE last_seen_run > $1 OR (purchase_date >= $2 AND purchase_date < $3)
-            UNION SELECT transaction_id FROM \(deliveries)
-             WHERE (delivered_at >= $2 AND delivered_at < $3) OR revoked_at >= $2
-            UNION SELECT transaction_id FROM reconcile.transaction_claims WHERE run_id > $1
-            UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
-                    JOIN \(uploads) u ON u.id = v.upload_id
-             WHERE v.last_run_id > $1 AND u.claimed_transaction_id IS NOT NULL
-            UNION SELECT transaction_id FROM reconcile.review_items
-             WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
-            -- Ledger transactions Apple answered about since the last finished run, however old
-            -- their delivery.
-            UNION SELECT transaction_id FROM reconcile.transaction_lookups WHERE run_id > $1
-            -- Deliveries of accounts whose uploads this run verified: an earlier run could not
-            -- judge them while those uploads were still retrying, whatever the window.
-            UNION SELECT d.transaction_id FROM \(deliveries) d
-             WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
-                                   JOIN \(uploads) u ON u.id = v.upload_id WHERE v.last_run_id > $1)
-            ON CONFLICT DO NOTHING
-            """, [parameters.resumesAfter, since, parameters.until])
-        // A non-consumable is matched by its original transaction: bring the whole family in.
-        try connection.executeScript(
-            """
-            INSERT INTO diff_scope
-            SELECT o.transaction_id
-              FROM reconcile.apple_transactions a
-              JOIN diff_scope s ON s.transaction_id = a.transaction_id
-              LEFT JOIN \(products) p ON p.product_id = a.product_id
-              JOIN reconcile.apple_transactions o ON o.original_transaction_id = a.original_transaction_id
-             WHERE coalesce(a.product_type, p.product_type) = 'non_consumable'
-            ON CONFLICT DO NOTHING
-            """)
+            CREATE TEMP TABLE diff_params ON COMMIT DROP AS
+            SELECT $1::bigint AS run_id, $2::text[] AS bundle_ids, $3::timestamptz AS judge_before,
+                   $4::boolean AS api_enabled, $5::text AS counted, $6::timestamptz AS since, $7::timestamptz AS until,
+                   $8::bigint AS resumes_after
+            """,
+            [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled, counted,
+             parameters.since ?? Date.distantPast, parameters.until, parameters.resumesAfter])
         // Transactions an upload still being verified says it reports: not judged this run.
         try connection.executeScript(
             """
@@ -135,8 +110,29 @@ public struct Differ: Sendable {
             SELECT DISTINCT u.user_id
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state IN ('pending', 'retry');
+            CREATE TEMP TABLE diff_scope (transaction_id text PRIMARY KEY) ON COMMIT DROP;
             """)
-        try connection.execute(
+        try scopeTouchedByRun(on: connection)
+        if parameters.since == nil {
+            try scopeWholeHistory(on: connection)
+        } else {
+            try scopeWindow(on: connection)
+        }
+        // A non-consumable is matched by its original transaction: bring the whole family in.
+        try connection.executeScript(
+            """
+            ANALYZE diff_scope;
+            INSERT INTO diff_scope
+            SELECT o.transaction_id
+              FROM reconcile.apple_transactions a
+              JOIN diff_scope s ON s.transaction_id = a.transaction_id
+              LEFT JOIN \(products) p ON p.product_id = a.product_id
+              JOIN reconcile.apple_transactions o ON o.original_transaction_id = a.original_transaction_id
+             WHERE coalesce(a.product_type, p.product_type) = 'non_consumable'
+            ON CONFLICT DO NOTHING;
+            ANALYZE diff_scope;
+            """)
+        try connection.executeScript(
             """
             CREATE TEMP TABLE diff_tx ON COMMIT DROP AS
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a.environment,
@@ -146,17 +142,16 @@ public struct Differ: Sendable {
                    coalesce(a.currency, p.currency) AS currency,
                    CASE WHEN coalesce(a.product_type, p.product_type) = 'non_consumable'
                         THEN 'o:' || a.original_transaction_id ELSE 't:' || a.transaction_id END AS match_key,
-                   a.bundle_id = ANY($1::text[]) AS bundle_ok,
-                   a.environment = $2 AS counted,
-                   a.bundle_id = ANY($1::text[]) AND a.purchase_date <= $3
+                   a.bundle_id = ANY(x.bundle_ids) AS bundle_ok,
+                   a.environment = x.counted AS counted,
+                   a.bundle_id = ANY(x.bundle_ids) AND a.purchase_date <= x.judge_before
                        AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = a.transaction_id)
                        AS judged
               FROM reconcile.apple_transactions a
               JOIN diff_scope s ON s.transaction_id = a.transaction_id
               LEFT JOIN \(products) p ON p.product_id = a.product_id
-            """, [parameters.bundleIDs, counted, parameters.judgeBefore])
-        try connection.executeScript(
-            """
+             CROSS JOIN diff_params x;
+            CREATE INDEX ON diff_tx (transaction_id);
             CREATE INDEX ON diff_tx (match_key);
             ANALYZE diff_tx;
             -- One row per matching key: for a non-consumable the original purchase stands for its restores.
@@ -167,6 +162,7 @@ public struct Differ: Sendable {
               FROM diff_tx t
              ORDER BY t.match_key, (t.transaction_id = t.original_transaction_id) DESC, t.purchase_date, t.transaction_id;
             CREATE INDEX ON diff_key (match_key);
+            ANALYZE diff_key;
             """)
         try connection.executeScript(
             """
@@ -182,6 +178,7 @@ public struct Differ: Sendable {
             SELECT c.transaction_id, c.upload_id, c.user_id, c.application_username, c.app_account_token
               FROM reconcile.transaction_claims c JOIN diff_tx t ON t.transaction_id = c.transaction_id;
             CREATE INDEX ON diff_claims (transaction_id);
+            ANALYZE diff_claims;
             """)
         try computeBuyers(on: connection)
         try connection.executeScript(
@@ -201,18 +198,101 @@ public struct Differ: Sendable {
                 evidence jsonb
             ) ON COMMIT DROP
             """)
-        try connection.execute(
-            """
-            CREATE TEMP TABLE diff_params ON COMMIT DROP AS
-            SELECT $1::bigint AS run_id, $2::text[] AS bundle_ids, $3::timestamptz AS judge_before,
-                   $4::boolean AS api_enabled, $5::bigint AS resumes_after
-            """,
-            [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled,
-             parameters.resumesAfter])
         for statement in findingStatements(environment: parameters.environment) {
             try connection.executeScript(statement)
         }
         try attachEvidence(on: connection)
+    }
+
+    /// What the run itself touched, whatever the window: transactions Apple confirmed or changed
+    /// in this run, what its uploads carried or said they reported, the ledger transactions Apple
+    /// answered a lookup about, the deliveries of accounts whose uploads it verified (an earlier
+    /// run could not judge them while those uploads were still retrying), and every transaction an
+    /// open review item is about (so that it can auto-resolve). "This run" includes the runs since
+    /// the last finished one (`resumes_after`): a run killed after it verified uploads left work no
+    /// diff judged. Each branch reads an index.
+    private func scopeTouchedByRun(on connection: Connection) throws {
+        try connection.executeScript(
+            """
+            INSERT INTO diff_scope
+            SELECT transaction_id FROM reconcile.apple_transactions
+             WHERE last_seen_run > (SELECT resumes_after FROM diff_params)
+            UNION SELECT transaction_id FROM reconcile.transaction_claims
+             WHERE run_id > (SELECT resumes_after FROM diff_params)
+            UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
+                    JOIN \(uploads) u ON u.id = v.upload_id
+             WHERE v.last_run_id > (SELECT resumes_after FROM diff_params) AND u.claimed_transaction_id IS NOT NULL
+            UNION SELECT transaction_id FROM reconcile.transaction_lookups
+             WHERE run_id > (SELECT resumes_after FROM diff_params)
+            UNION SELECT transaction_id FROM reconcile.review_items
+             WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
+            UNION SELECT d.transaction_id FROM \(deliveries) d
+             WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
+                                   JOIN \(uploads) u ON u.id = v.upload_id
+                                  WHERE v.last_run_id > (SELECT resumes_after FROM diff_params))
+            ON CONFLICT DO NOTHING
+            """)
+    }
+
+    /// A window run: the transactions bought in the window and the deliveries made or revoked in it.
+    private func scopeWindow(on connection: Connection) throws {
+        try connection.executeScript(
+            """
+            INSERT INTO diff_scope
+            SELECT transaction_id FROM reconcile.apple_transactions
+             WHERE purchase_date >= (SELECT since FROM diff_params) AND purchase_date < (SELECT until FROM diff_params)
+            UNION SELECT transaction_id FROM \(deliveries)
+             WHERE delivered_at >= (SELECT since FROM diff_params) AND delivered_at < (SELECT until FROM diff_params)
+            UNION SELECT transaction_id FROM \(deliveries) WHERE revoked_at >= (SELECT since FROM diff_params)
+            ON CONFLICT DO NOTHING
+            """)
+    }
+
+    /// A run over the whole history (no `--since`): every transaction bought and every delivery
+    /// made before the window's end is in scope, but only those that can hold a finding are kept.
+    ///
+    /// One `FULL JOIN` of the white table, the ledger and the claims on the transaction id keeps
+    /// every row that is not plainly clean: one Apple transaction of an accepted bundle and the
+    /// counted environment, old enough to judge, not revoked, one unrevoked delivery of the same
+    /// product and quantity to the account that uploaded it, its binding (token, or username equal
+    /// to or hashing to the uploader) naming that same account, and no restore around it. A
+    /// transaction credited twice looks clean row by row, so the ledger's transaction ids that
+    /// repeat are added from its index. Whatever can hold a finding is kept (and more: every
+    /// restore, every refund); the exact rules then run over this scope only.
+    private func scopeWholeHistory(on connection: Connection) throws {
+        try connection.executeScript(
+            """
+            INSERT INTO diff_scope
+            SELECT coalesce(a.transaction_id, d.transaction_id)
+              FROM (SELECT * FROM reconcile.apple_transactions
+                     WHERE purchase_date < (SELECT until FROM diff_params)) a
+              FULL JOIN (SELECT * FROM \(deliveries)
+                          WHERE delivered_at < (SELECT until FROM diff_params) OR revoked_at IS NOT NULL) d
+                ON d.transaction_id = a.transaction_id
+              LEFT JOIN reconcile.transaction_claims c ON c.transaction_id = a.transaction_id
+              LEFT JOIN \(products) p ON p.product_id = a.product_id
+              LEFT JOIN reconcile.account_tokens k
+                ON k.app_account_token = coalesce(a.app_account_token, c.app_account_token)
+             CROSS JOIN diff_params x
+             WHERE NOT coalesce(
+                   a.bundle_id = ANY(x.bundle_ids) AND a.environment = x.counted AND a.purchase_date <= x.judge_before
+                   AND a.revocation_date IS NULL AND d.revoked_at IS NULL
+                   AND d.product_id = a.product_id AND d.quantity = a.quantity
+                   AND (a.transaction_id = a.original_transaction_id
+                        OR coalesce(a.product_type, p.product_type) IS DISTINCT FROM 'non_consumable')
+                   AND c.user_id = d.user_id
+                   AND CASE WHEN coalesce(a.app_account_token, c.app_account_token) IS NOT NULL
+                            THEN k.user_id = d.user_id
+                            WHEN c.application_username IS NOT NULL THEN c.username_names_uploader
+                            ELSE true END,
+                   false)
+            ON CONFLICT DO NOTHING;
+            INSERT INTO diff_scope
+            SELECT transaction_id FROM \(deliveries)
+             GROUP BY transaction_id
+            HAVING count(*) > 1 AND bool_or(delivered_at < (SELECT until FROM diff_params) OR revoked_at IS NOT NULL)
+            ON CONFLICT DO NOTHING;
+            """)
     }
 
     /// Resolves each transaction's buyer (SPEC section 5): its appAccountToken (through
@@ -220,54 +300,67 @@ public struct Differ: Sendable {
     /// id or the lowercase hex SHA-256 of one), else its one uploader; several uploaders and no
     /// binding leave the buyer unknown.
     private func computeBuyers(on connection: Connection) throws {
+        // The binding of the first upload that carried one (by upload id), and the uploaders.
         try connection.executeScript(
             """
             CREATE TEMP TABLE diff_bindings ON COMMIT DROP AS
-            SELECT t.transaction_id,
-                   coalesce(t.app_account_token,
-                            (SELECT c.app_account_token FROM diff_claims c
-                              WHERE c.transaction_id = t.transaction_id AND c.app_account_token IS NOT NULL
-                              ORDER BY c.upload_id LIMIT 1)) AS token,
-                   (SELECT c.application_username FROM diff_claims c
-                     WHERE c.transaction_id = t.transaction_id AND c.application_username IS NOT NULL
-                     ORDER BY c.upload_id LIMIT 1) AS username,
-                   (SELECT count(DISTINCT c.user_id) FROM diff_claims c WHERE c.transaction_id = t.transaction_id)
-                       AS uploaders,
-                   (SELECT min(c.user_id) FROM diff_claims c WHERE c.transaction_id = t.transaction_id) AS uploader
-              FROM diff_tx t;
+            SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token, c.username,
+                   coalesce(c.uploaders, 0) AS uploaders, c.uploader
+              FROM diff_tx t
+              LEFT JOIN (SELECT transaction_id,
+                                (array_agg(app_account_token ORDER BY upload_id)
+                                    FILTER (WHERE app_account_token IS NOT NULL))[1] AS token,
+                                (array_agg(application_username ORDER BY upload_id)
+                                    FILTER (WHERE application_username IS NOT NULL))[1] AS username,
+                                count(DISTINCT user_id) AS uploaders, min(user_id) AS uploader
+                           FROM diff_claims GROUP BY transaction_id) c ON c.transaction_id = t.transaction_id;
+            ANALYZE diff_bindings;
             CREATE TEMP TABLE diff_people (user_id text PRIMARY KEY, hash text NOT NULL) ON COMMIT DROP;
+            CREATE INDEX ON diff_people (hash);
+            CREATE INDEX ON diff_people (lower(user_id));
             """)
-        // Accounts a binding can name: those in scope, then those named verbatim anywhere, then,
-        // only if a hashed username is still unresolved, every uploader hashed once.
+        // Accounts a binding can name: those in scope and those the tokens map to, then uploaders
+        // named verbatim, then uploaders whose SHA-256 a still unresolved username is (through
+        // the index on `reconcile.account_hash(user_id)`). Each step reads indexes, so the answer
+        // does not depend on how much history the run looks at.
         try connection.executeScript(
             """
             INSERT INTO diff_people
-            SELECT user_id, encode(sha256(convert_to(user_id, 'UTF8')), 'hex')
+            SELECT user_id, reconcile.account_hash(user_id)
               FROM (SELECT user_id FROM diff_claims UNION SELECT user_id FROM diff_dl
                     UNION SELECT k.user_id FROM reconcile.account_tokens k
-                           WHERE k.app_account_token IN (SELECT token FROM diff_bindings)
-                    UNION SELECT u.user_id FROM \(uploads) u
-                           WHERE u.user_id IN (SELECT username FROM diff_bindings
-                                               UNION SELECT token::text FROM diff_bindings
-                                               UNION SELECT upper(token::text) FROM diff_bindings)) known
-            ON CONFLICT DO NOTHING
-            """)
-        try connection.executeScript(
-            """
+                           WHERE k.app_account_token IN (SELECT token FROM diff_bindings)) known
+            ON CONFLICT DO NOTHING;
+            CREATE TEMP TABLE diff_names ON COMMIT DROP AS
+            SELECT username AS name FROM diff_bindings WHERE username IS NOT NULL
+            UNION SELECT token::text FROM diff_bindings WHERE token IS NOT NULL
+            UNION SELECT upper(token::text) FROM diff_bindings WHERE token IS NOT NULL;
+            ANALYZE diff_names;
             INSERT INTO diff_people
-            SELECT user_id, hash FROM (
-                SELECT user_id, encode(sha256(convert_to(user_id, 'UTF8')), 'hex') AS hash
-                  FROM (SELECT DISTINCT user_id FROM \(uploads)) everyone
-                 WHERE EXISTS (SELECT 1 FROM diff_bindings b
-                                WHERE b.username ~ '^[0-9a-fA-F]{64}$'
-                                  AND NOT EXISTS (SELECT 1 FROM diff_people p
-                                                   WHERE p.hash = lower(b.username) OR p.user_id = b.username))
-            ) hashed
-            WHERE hash IN (SELECT lower(username) FROM diff_bindings)
-            ON CONFLICT DO NOTHING
+            SELECT user_id, reconcile.account_hash(user_id)
+              FROM (SELECT DISTINCT u.user_id FROM \(uploads) u WHERE u.user_id IN (SELECT name FROM diff_names)) named
+            ON CONFLICT DO NOTHING;
+            CREATE TEMP TABLE diff_hashes ON COMMIT DROP AS
+            SELECT DISTINCT lower(b.username) AS hash FROM diff_bindings b
+             WHERE b.username ~ '^[0-9a-fA-F]{64}$'
+               AND NOT EXISTS (SELECT 1 FROM diff_people p WHERE p.user_id = b.username)
+               AND NOT EXISTS (SELECT 1 FROM diff_people p WHERE p.hash = lower(b.username));
+            ANALYZE diff_hashes;
             """)
+        // Without the index (an operator's own relation) this hashes every account: only when needed.
+        if try connection.queryFirst("SELECT 1 FROM diff_hashes LIMIT 1") != nil {
+            try connection.executeScript(
+                """
+                INSERT INTO diff_people
+                SELECT user_id, reconcile.account_hash(user_id)
+                  FROM (SELECT DISTINCT u.user_id FROM \(uploads) u
+                         WHERE reconcile.account_hash(u.user_id) IN (SELECT hash FROM diff_hashes)) hashed
+                ON CONFLICT DO NOTHING
+                """)
+        }
         try connection.executeScript(
             """
+            ANALYZE diff_people;
             CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
             SELECT b.transaction_id, b.uploaders,
                    coalesce(k.user_id, tp.user_id, up.user_id, CASE WHEN b.uploaders = 1 THEN b.uploader END) AS buyer,
@@ -387,9 +480,10 @@ public struct Differ: Sendable {
                    NULL, u.user_id, NULL, v.upload_id, NULL, NULL, NULL, NULL
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY((SELECT bundle_ids FROM diff_params)::text[]))
-               AND (v.last_run_id > (SELECT resumes_after FROM diff_params)
-                    OR v.upload_id IN (SELECT upload_id FROM reconcile.review_items
-                                        WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review')))
+               AND v.upload_id IN (SELECT upload_id FROM reconcile.upload_verifications
+                                    WHERE last_run_id > (SELECT resumes_after FROM diff_params)
+                                   UNION SELECT upload_id FROM reconcile.review_items
+                                    WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review'))
             """,
             // The same transaction uploaded by two or more accounts.
             """
@@ -426,8 +520,8 @@ public struct Differ: Sendable {
                 'apple_transaction', (SELECT to_jsonb(a) FROM reconcile.apple_transactions a
                                        WHERE a.transaction_id = f.transaction_id),
                 'deliveries', coalesce((SELECT jsonb_agg(to_jsonb(d) ORDER BY d.id) FROM \(deliveries) d
-                                         WHERE d.transaction_id = f.transaction_id
-                                            OR d.transaction_id IN (SELECT t.transaction_id FROM diff_tx t
+                                         WHERE d.transaction_id IN (SELECT f.transaction_id
+                                                                    UNION SELECT t.transaction_id FROM diff_tx t
                                                                      WHERE t.match_key = f.match_key)), '[]'),
                 'uploads', coalesce((SELECT jsonb_agg(jsonb_build_object(
                                         'id', u.id, 'user_id', u.user_id, 'kind', u.kind, 'uploaded_at', u.uploaded_at,

@@ -172,10 +172,10 @@ struct DifferTests {
 
     // MARK: Helpers
 
-    func parameters(run: Int64) -> Differ.Parameters {
+    func parameters(run: Int64, since: Date? = nil) -> Differ.Parameters {
         Differ.Parameters(
             runID: run, bundleIDs: ["com.hncs.szj"], environment: .production,
-            judgeBefore: Date().addingTimeInterval(-1800), since: nil, until: Date(), serverAPIEnabled: false)
+            judgeBefore: Date().addingTimeInterval(-1800), since: since, until: Date(), serverAPIEnabled: false)
     }
 
     /// A new run; the seeded uploads count as verified by the first one.
@@ -187,10 +187,10 @@ struct DifferTests {
         return run
     }
 
-    func diff(upsert: Bool = true) throws -> (Set<Expected>, Differ.QueueChanges) {
+    func diff(since: Date? = nil, upsert: Bool = true) throws -> (Set<Expected>, Differ.QueueChanges) {
         let run = try newRun()
         return try connection.transaction {
-            try differ.computeFindings(parameters(run: run), on: connection)
+            try differ.computeFindings(parameters(run: run, since: since), on: connection)
             let changes = upsert ? try differ.upsertQueue(runID: run, on: connection) : Differ.QueueChanges()
             let rows = try connection.query("SELECT kind, transaction_id, user_id FROM diff_findings")
             let found = Set(try rows.map { row in
@@ -218,6 +218,17 @@ struct DifferTests {
         #expect(changes.created == Self.expected.count)
         let events = try connection.query("SELECT count(*) FROM reconcile.review_events WHERE to_status = 'open'")
         #expect(try events[0].decode(Int.self, at: 0) == Self.expected.count)
+    }
+
+    /// Without `--since`, the run first keeps only the transactions one pass cannot prove clean:
+    /// the rules over that scope must find exactly what they find over every transaction.
+    @Test func theWholeHistoryPassLosesNoFinding() throws {
+        let (whole, _) = try diff(since: nil, upsert: false)
+        // As if the seeded uploads were verified by the next run again (foreign_bundle needs it).
+        try connection.execute("UPDATE reconcile.upload_verifications SET last_run_id = 1")
+        let (everything, _) = try diff(since: .distantPast, upsert: false)
+        #expect(whole == everything)
+        #expect(whole == Self.expected)
     }
 
     @Test func evidenceCarriesTheAppleTransactionLedgerRowsAndUploads() throws {

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+/// The measuring half of `scripts/bench` (SPEC section 12): generates the history and measures
+/// what is best measured in process. The script runs `reconcile` itself as a separate process,
+/// as cron would, and compares with Apple's Python library.
+///
+/// Results go to standard output as `name: value` lines; progress goes to standard error.
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reconcile-bench",
+        abstract: "Benchmark helpers for scripts/bench (not part of the reconcile product).",
+        subcommands: [
+            GenerateCommand.self, FullJoinCommand.self, VerifyReceiptCommand.self, JWSCommand.self,
+            ReceiptsCommand.self,
+        ])
+
+    /// Prints one result line.
+    static func emit(_ name: String, _ value: String) {
+        FileHandle.standardOutput.write(Data("\(name): \(value)\n".utf8))
+    }
+
+    /// Prints progress for the person waiting.
+    static func log(_ message: String) {
+        FileHandle.standardError.write(Data("reconcile-bench: \(message)\n".utf8))
+    }
+
+    /// Seconds with three decimals.
+    static func seconds(_ value: TimeInterval) -> String { String(format: "%.3f", value) }
+
+    /// A rate or ratio with one decimal.
+    static func decimal(_ value: Double) -> String { String(format: "%.1f", value) }
+}

@@ -1,0 +1,296 @@
+import AppStore
+import AppStoreSimulator
+import ArgumentParser
+import Foundation
+import Postgres
+
+/// `reconcile-bench generate`: writes the ``BenchWorld`` history into a migrated database, one
+/// COPY per table, and prints how many rows each table received.
+struct GenerateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "generate",
+        abstract: "Fill a migrated, empty database with the benchmark's history (COPY, one pass per table).")
+
+    @Option(help: "Apple transactions in the history (deliveries are about as many).")
+    var transactions = 5_000_000
+
+    @Option(help: "The simulator's state directory: its CA signs the uploads the first run verifies.")
+    var simState: String
+
+    @Option(help: "Random seed; the same seed gives the same history.")
+    var seed: UInt64 = 12
+
+    func run() throws {
+        let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
+        guard try connection.queryFirst("SELECT 1 FROM reconcile.apple_transactions LIMIT 1") == nil else {
+            throw ValidationError("the database already holds Apple transactions; generate into an empty one")
+        }
+        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let world = BenchWorld(transactions: transactions, seed: seed, now: Date())
+        let writer = HistoryWriter(world: world, ca: simulator.ca, connection: connection)
+        for table in HistoryWriter.Table.allCases {
+            let started = Date()
+            let rows = try writer.write(table)
+            Bench.log("\(table.rawValue): \(rows) rows in \(Bench.seconds(Date().timeIntervalSince(started))) s")
+            Bench.emit("data_\(table.rawValue)_rows", "\(rows)")
+        }
+        let started = Date()
+        try writer.finish()
+        Bench.log("sequences, VACUUM ANALYZE in \(Bench.seconds(Date().timeIntervalSince(started))) s")
+    }
+}
+
+/// Writes one table of the history per call.
+struct HistoryWriter {
+    /// The tables, in the order they are written.
+    enum Table: String, CaseIterable {
+        case products, account_tokens, apple_transactions, receipt_uploads, upload_verifications
+        case transaction_claims, deliveries
+    }
+
+    /// SQL NULL in a COPY row.
+    static let null: String? = nil
+
+    let world: BenchWorld
+    let ca: SimulatorCA
+    let connection: Connection
+
+    /// Upload ids: the purchase's own upload is its index + 1; a shared receipt's second upload
+    /// comes after all of those.
+    func uploadID(_ purchase: BenchWorld.Purchase, second: Bool = false) -> Int64 {
+        Int64(second ? world.transactions + purchase.index + 1 : purchase.index + 1)
+    }
+
+    func write(_ table: Table) throws -> Int {
+        switch table {
+        case .products:
+            return try connection.copyIn(
+                "COPY reconcile.products (product_id, product_type, price_milli, currency) FROM STDIN"
+            ) { writer in
+                for (product, price) in BenchWorld.consumables {
+                    try writer.append([product, "consumable", price, "CNY"])
+                }
+                for (product, price) in BenchWorld.unlocks {
+                    try writer.append([product, "non_consumable", price, "CNY"])
+                }
+                for (product, price) in BenchWorld.subscriptions {
+                    try writer.append([product, "auto_renewable", price, "CNY"])
+                }
+            }
+        case .account_tokens:
+            return try connection.copyIn("COPY reconcile.account_tokens (app_account_token, user_id) FROM STDIN") {
+                writer in
+                // StoreKit 2 clients (even accounts) bind their purchases with a token per account.
+                for user in stride(from: 0, to: world.users, by: 2) {
+                    try writer.append([world.accountToken(user), world.userID(user)])
+                }
+            }
+        case .apple_transactions:
+            return try copyTransactions()
+        case .receipt_uploads:
+            return try copyUploads()
+        case .upload_verifications:
+            return try copyVerifications()
+        case .transaction_claims:
+            return try copyClaims()
+        case .deliveries:
+            return try connection.copyIn(
+                """
+                COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at)
+                FROM STDIN
+                """
+            ) { writer in
+                for index in 0..<world.transactions {
+                    for delivery in world.deliveries(world.purchase(index)) {
+                        try writer.append([
+                            delivery.transactionID, world.userID(delivery.user), delivery.productID, delivery.quantity,
+                            delivery.deliveredAt, delivery.revokedAt,
+                        ])
+                    }
+                }
+            }
+        }
+    }
+
+    /// Identity sequences past the explicit ids, and fresh statistics for the planner.
+    func finish() throws {
+        try connection.execute(
+            """
+            SELECT setval(pg_get_serial_sequence('reconcile.receipt_uploads', 'id'),
+                          (SELECT max(id) FROM reconcile.receipt_uploads))
+            """)
+        // Its own statement: VACUUM refuses to run inside the transaction a script is.
+        try connection.execute("VACUUM ANALYZE")
+    }
+
+    private func copyTransactions() throws -> Int {
+        try connection.copyIn(
+            """
+            COPY reconcile.apple_transactions (
+                transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment, quantity,
+                purchase_date, original_purchase_date, expires_date, revocation_date, revocation_reason,
+                ownership_type, app_account_token, web_order_line_item_id, price_milli, currency, storefront,
+                signed_date, source, first_seen_at, last_seen_at) FROM STDIN
+            """
+        ) { writer in
+            for index in 0..<world.transactions {
+                let purchase = world.purchase(index)
+                guard purchase.isKnownToJob else { continue }
+                let type: String =
+                    switch purchase.category {
+                    case .consumable: "consumable"
+                    case .unlock: "non_consumable"
+                    case .subscription: "auto_renewable"
+                    }
+                let seen = purchase.purchaseDate.addingTimeInterval(3600)
+                // StoreKit 2 data carries price and token; verifyReceipt answers carry neither.
+                try writer.append([
+                    purchase.transactionID, purchase.originalTransactionID, purchase.productID, type,
+                    purchase.bundleID, purchase.environment, purchase.quantity, purchase.purchaseDate,
+                    purchase.isFollowUp ? nil : purchase.purchaseDate, purchase.expiresDate, purchase.revocationDate,
+                    purchase.revocationDate == nil ? Int?.none : 0, "PURCHASED",
+                    purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil,
+                    purchase.category == .subscription ? String(purchase.index + 1_000_000_000) : nil,
+                    purchase.storeKit2 ? purchase.price * Int64(purchase.quantity) : nil,
+                    purchase.storeKit2 ? "CNY" : nil, purchase.storeKit2 ? "CHN" : nil,
+                    purchase.revocationDate ?? purchase.purchaseDate.addingTimeInterval(2),
+                    purchase.storeKit2 ? "jws" : "verify_receipt", seen, seen,
+                ])
+            }
+        }
+    }
+
+    private func copyUploads() throws -> Int {
+        let devices = [
+            #"{"model": "iPhone15,2", "os": "18.1", "app": "4.2.1"}"#,
+            #"{"model": "iPhone14,5", "os": "17.5.1", "app": "4.2.0"}"#,
+            #"{"model": "iPad13,18", "os": "18.2", "app": "4.2.3"}"#,
+        ]
+        return try connection.copyIn(
+            """
+            COPY reconcile.receipt_uploads (id, user_id, kind, payload, application_username, app_account_token,
+                                            claimed_transaction_id, device, uploaded_at) FROM STDIN
+            """
+        ) { writer in
+            for index in 0..<world.transactions {
+                let purchase = world.purchase(index)
+                let uploadedAt = purchase.purchaseDate.addingTimeInterval(3)
+                let device = devices[index % devices.count]
+                if !purchase.isKnownToJob {
+                    // Uploaded since the last run: a real JWS, verified by the bench's first run.
+                    try writer.append([
+                        uploadID(purchase), world.userID(purchase.uploader), "signed_transaction",
+                        try signedTransaction(purchase), Self.null,
+                        purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil, purchase.transactionID, device,
+                        uploadedAt,
+                    ])
+                    continue
+                }
+                // Verified long ago: the job never reads a verified upload's payload again, so a
+                // short stand-in keeps the table's heap as narrow as TOASTed payloads leave it.
+                let payload = "bench:" + purchase.transactionID
+                if purchase.storeKit2 {
+                    try writer.append([
+                        uploadID(purchase), world.userID(purchase.uploader), "signed_transaction", payload, Self.null,
+                        world.accountToken(purchase.buyer), purchase.transactionID, device, uploadedAt,
+                    ])
+                } else {
+                    try writer.append([
+                        uploadID(purchase), world.userID(purchase.uploader), "app_receipt", payload,
+                        world.hashedUserID(purchase.buyer), Self.null, purchase.transactionID, device, uploadedAt,
+                    ])
+                }
+                if purchase.fate == .shared {
+                    try writer.append([
+                        uploadID(purchase, second: true), world.userID(purchase.other), "app_receipt", payload,
+                        Self.null, Self.null, purchase.transactionID, device, uploadedAt.addingTimeInterval(86400),
+                    ])
+                }
+            }
+        }
+    }
+
+    private func copyVerifications() throws -> Int {
+        try connection.copyIn(
+            """
+            COPY reconcile.upload_verifications (upload_id, state, method, apple_status, environment, bundle_id,
+                                                 attempts, verified_at, updated_at) FROM STDIN
+            """
+        ) { writer in
+            for index in 0..<world.transactions {
+                let purchase = world.purchase(index)
+                // Uploads since the last run have no verification yet: the run enqueues them.
+                guard purchase.isKnownToJob else { continue }
+                let verifiedAt = purchase.purchaseDate.addingTimeInterval(3600)
+                let method = purchase.storeKit2 ? "jws" : "verify_receipt"
+                let status: Int? = purchase.storeKit2 ? nil : 0
+                try writer.append([
+                    uploadID(purchase), "verified", method, status, purchase.environment, purchase.bundleID, 1,
+                    verifiedAt, verifiedAt,
+                ])
+                if purchase.fate == .shared {
+                    try writer.append([
+                        uploadID(purchase, second: true), "verified", "verify_receipt", 0, purchase.environment,
+                        purchase.bundleID, 1, verifiedAt.addingTimeInterval(86400),
+                        verifiedAt.addingTimeInterval(86400),
+                    ])
+                }
+            }
+        }
+    }
+
+    private func copyClaims() throws -> Int {
+        try connection.copyIn(
+            """
+            COPY reconcile.transaction_claims (transaction_id, upload_id, user_id, application_username,
+                                               app_account_token, source, created_at) FROM STDIN
+            """
+        ) { writer in
+            for index in 0..<world.transactions {
+                let purchase = world.purchase(index)
+                guard purchase.isKnownToJob else { continue }
+                let created = purchase.purchaseDate.addingTimeInterval(3600)
+                if purchase.storeKit2 {
+                    try writer.append([
+                        purchase.transactionID, uploadID(purchase), world.userID(purchase.uploader), Self.null,
+                        world.accountToken(purchase.buyer), "jws", created,
+                    ])
+                } else {
+                    try writer.append([
+                        purchase.transactionID, uploadID(purchase), world.userID(purchase.uploader),
+                        world.hashedUserID(purchase.buyer), Self.null, "verify_receipt", created,
+                    ])
+                }
+                if purchase.fate == .shared {
+                    try writer.append([
+                        purchase.transactionID, uploadID(purchase, second: true), world.userID(purchase.other),
+                        Self.null, Self.null, "verify_receipt", created.addingTimeInterval(86400),
+                    ])
+                }
+            }
+        }
+    }
+
+    /// The StoreKit 2 JWS a client uploaded for a purchase the job has not seen yet.
+    private func signedTransaction(_ purchase: BenchWorld.Purchase) throws -> String {
+        var transaction = JWSTransaction()
+        transaction.transactionId = purchase.transactionID
+        transaction.originalTransactionId = purchase.originalTransactionID
+        transaction.bundleId = purchase.bundleID
+        transaction.productId = purchase.fate == .foreignUpload ? "com.other.game.gems" : purchase.productID
+        transaction.type = .consumable
+        transaction.quantity = purchase.quantity
+        transaction.purchaseDate = Date(millisecondsSince1970: purchase.purchaseDate.millisecondsSince1970)
+        transaction.originalPurchaseDate = transaction.purchaseDate
+        transaction.signedDate = transaction.purchaseDate
+        transaction.appAccountToken = purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil
+        transaction.inAppOwnershipType = .purchased
+        transaction.environment = .production
+        transaction.storefront = "CHN"
+        transaction.storefrontId = "143465"
+        transaction.transactionReason = .purchase
+        transaction.price = purchase.price * Int64(purchase.quantity)
+        transaction.currency = "CNY"
+        return try ca.signJWS(transaction)
+    }
+}

@@ -1,0 +1,50 @@
+import AppStore
+import AppStoreSimulator
+import ArgumentParser
+import Foundation
+
+/// `reconcile-bench receipts`: local parsing of StoreKit 1 app receipts (PKCS#7, every attribute
+/// of every in-app purchase) on one core. Writes the same receipts to a file for the comparison
+/// with Apple's Python `ReceiptUtility`.
+struct ReceiptsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receipts", abstract: "App receipts parsed per second on one core.")
+
+    @Option(help: "The simulator's state directory (its CA signs the receipts).")
+    var simState: String
+
+    @Option(help: "Receipts to parse.")
+    var count = 5000
+
+    @Option(help: "In-app purchases per receipt.")
+    var purchases = 8
+
+    @Option(help: "Write the receipts here (base64), one per line.")
+    var output: String
+
+    func run() throws {
+        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let receipts = try (0..<count).map { index in
+            let purchased = Date().addingTimeInterval(-86400 * 30)
+            let items = (0..<purchases).map { offset in
+                SimulatedReceipt.Purchase(
+                    productID: BenchWorld.consumables[(index + offset) % BenchWorld.consumables.count].0,
+                    transactionID: String(5_000_000_000_000_000 + index * purchases + offset),
+                    purchaseDate: purchased.addingTimeInterval(Double(offset * 3600)), quantity: 1)
+            }
+            return try simulator.issueReceipt(
+                SimulatedReceipt(bundleID: BenchWorld.bundle, environment: .production, purchases: items)
+            ).receiptData
+        }
+        try (receipts.joined(separator: "\n") + "\n").write(toFile: output, atomically: true, encoding: .utf8)
+
+        let started = ContinuousClock.now
+        var parsed = 0
+        for receipt in receipts {
+            parsed += try AppReceipt(base64Encoded: receipt).inAppPurchases.count
+        }
+        let rate = Double(count) / (ContinuousClock.now - started).seconds
+        guard parsed == count * purchases else { throw ValidationError("a bench receipt lost purchases") }
+        Bench.emit("receipt_parses_per_second_per_core", String(format: "%.0f", rate))
+    }
+}
