@@ -6,6 +6,18 @@ import Testing
 
 /// The verifyReceipt client's routing and retry rules, against the simulator in this process.
 @Suite struct VerifyReceiptClientTests {
+    /// Line breaks and spaces clients add are dropped before sending, ASCII or not, exactly as
+    /// `CharacterSet.whitespacesAndNewlines` would drop them.
+    @Test(arguments: [
+        "MIIT\r\nqwYJ\tKoZI hvcN\u{0B}AQcC\u{0C}oIIT", "MIIT\u{00A0}qwYJ\u{2028}KoZI\nhvcN",
+        "  MIITqwYJKoZIhvcNAQcCoIIT==\n", "",
+    ])
+    func whitespaceIsDroppedAsCharacterSetSaysWhateverTheScript(_ upload: String) {
+        let expected = String(upload.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+        #expect(ReceiptPayloadCheck.compacted(upload) == expected)
+        #expect(!ReceiptPayloadCheck.compacted(upload).contains(where: \.isWhitespace))
+    }
+
     @Test func aProductionReceiptVerifiesAtProductionWithEveryTransaction() async throws {
         try await withSimulator { sim in
             let issued = try sim.simulator.issueReceipt(.sample(.production))
