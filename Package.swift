@@ -123,6 +123,7 @@ let package = Package(
             name: "reconcile-bench",
             dependencies: [
                 "Postgres",
+                "Reconciliation",
                 "AppStore",
                 "AppStoreSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
