@@ -125,6 +125,7 @@ let package = Package(
             name: "reconcile-bench",
             dependencies: [
                 "Postgres",
+                "Reconciliation",
                 "AppStore",
                 "AppStoreSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -26,6 +26,15 @@ struct Bench: AsyncParsableCommand {
         FileHandle.standardError.write(Data("reconcile-bench: \(message)\n".utf8))
     }
 
+    /// CPU time this process has used, user and system, in seconds. A rate per CPU second is a
+    /// rate per core however busy the machine is with other work.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// Seconds with three decimals.
     static func seconds(_ value: TimeInterval) -> String { String(format: "%.3f", value) }
 

@@ -6,6 +6,18 @@ import Testing
 
 /// The verifyReceipt client's routing and retry rules, against the simulator in this process.
 @Suite struct VerifyReceiptClientTests {
+    /// Line breaks and spaces clients add are dropped before sending, ASCII or not, exactly as
+    /// `CharacterSet.whitespacesAndNewlines` would drop them.
+    @Test(arguments: [
+        "MIIT\r\nqwYJ\tKoZI hvcN\u{0B}AQcC\u{0C}oIIT", "MIIT\u{00A0}qwYJ\u{2028}KoZI\nhvcN",
+        "  MIITqwYJKoZIhvcNAQcCoIIT==\n", "",
+    ])
+    func whitespaceIsDroppedAsCharacterSetSaysWhateverTheScript(_ upload: String) {
+        let expected = String(upload.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+        #expect(ReceiptPayloadCheck.compacted(upload) == expected)
+        #expect(!ReceiptPayloadCheck.compacted(upload).contains(where: \.isWhitespace))
+    }
+
     @Test func aProductionReceiptVerifiesAtProductionWithEveryTransaction() async throws {
         try await withSimulator { sim in
             let issued = try sim.simulator.issueReceipt(.sample(.production))
@@ -186,7 +198,9 @@ import Testing
     }
 
     @Test func aHangHitsTheRequestTimeout() async throws {
-        try await withSimulator(faults: .init(hangShare: 1, hangMilliseconds: 5_000)) { sim in
+        // Without the timeouts the two tries would take 20 s; a loaded CI machine has taken 4.7 s
+        // with them, so the bound leaves room.
+        try await withSimulator(faults: .init(hangShare: 1, hangMilliseconds: 10_000)) { sim in
             let receipt = try sim.simulator.issueReceipt(.sample(.production)).receiptData
             let started = ContinuousClock.now
             let outcome = try await VerifyReceiptClient.withClient(
@@ -198,7 +212,7 @@ import Testing
                 return
             }
             #expect(reason.contains("timed out"))
-            #expect(elapsed < .seconds(4), "two 300 ms timeouts, not the 5 s hang")
+            #expect(elapsed < .seconds(8), "two 300 ms timeouts, not two 10 s hangs")
         }
     }
 

@@ -17,44 +17,75 @@ struct CompactJWS {
     var signingInput: Data
 
     init(_ token: String) throws(JWSVerificationFailure) {
-        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw .malformed("expected 3 dot-separated segments, found \(parts.count)")
+        // Read in place as contiguous UTF-8: a token is parsed for every upload and every Server
+        // API answer, and splitting the string's views costs more than the signature check.
+        var token = token
+        let parsed = token.withUTF8 { bytes in
+            Result { () throws(JWSVerificationFailure) in try CompactJWS(utf8: bytes) }
         }
+        self = try parsed.get()
+    }
+
+    private init(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(JWSVerificationFailure) {
+        var dots = 0
+        var firstDot = 0
+        var secondDot = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
+            dots += 1
+            if dots == 1 { firstDot = index } else if dots == 2 { secondDot = index }
+        }
+        guard dots == 2 else {
+            throw .malformed("expected 3 dot-separated segments, found \(dots + 1)")
+        }
+        let header = UnsafeBufferPointer(rebasing: bytes[..<firstDot])
+        let payload = UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
+        let signature = UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...])
         // An empty signature is left for the algorithm check to refuse: `alg: none` tokens end in
         // "." and deserve that reason rather than "malformed".
-        guard !parts[0].isEmpty, !parts[1].isEmpty else {
+        guard !header.isEmpty, !payload.isEmpty else {
             throw .malformed("header or payload segment is empty")
         }
-        guard let headerBytes = Base64URL.decode(parts[0]) else { throw .malformed("header is not base64url") }
-        guard let payload = Base64URL.decode(parts[1]) else { throw .malformed("payload is not base64url") }
-        guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("signature is not base64url") }
+        guard let headerBytes = Base64URL.decode(header) else { throw .malformed("header is not base64url") }
+        guard let payloadBytes = Base64URL.decode(payload) else { throw .malformed("payload is not base64url") }
+        guard let signatureBytes = Base64URL.decode(signature) else {
+            throw .malformed("signature is not base64url")
+        }
         do {
             self.header = try JSONDecoder().decode(Header.self, from: headerBytes)
         } catch {
             throw .malformed("header is not a JSON object of the expected shape")
         }
-        self.payload = payload
-        self.signature = signature
-        self.signingInput = Data(parts[0]) + Data([UInt8(ascii: ".")]) + Data(parts[1])
+        self.payload = payloadBytes
+        self.signature = signatureBytes
+        self.signingInput = Data(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))
     }
 }
 
 /// base64url without padding (RFC 7515 §2); padding is tolerated.
 enum Base64URL {
     static func decode(_ bytes: some Collection<UInt8>) -> Data? {
-        var standard = [UInt8]()
-        standard.reserveCapacity(bytes.count + 3)
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "+"), UInt8(ascii: "/"): return nil
-            default: standard.append(byte)
+        if let decoded = bytes.withContiguousStorageIfAvailable({ decode($0) }) { return decoded }
+        return Array(bytes).withUnsafeBufferPointer { decode($0) }
+    }
+
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> Data? {
+        let padded = (bytes.count + 3) / 4 * 4
+        var refused = false
+        let standard = [UInt8](unsafeUninitializedCapacity: padded) { buffer, initialized in
+            for (index, byte) in bytes.enumerated() {
+                switch byte {
+                case UInt8(ascii: "-"): buffer[index] = UInt8(ascii: "+")
+                case UInt8(ascii: "_"): buffer[index] = UInt8(ascii: "/")
+                case UInt8(ascii: "+"), UInt8(ascii: "/"):
+                    refused = true
+                    buffer[index] = byte
+                default: buffer[index] = byte
+                }
             }
+            for index in bytes.count..<padded { buffer[index] = UInt8(ascii: "=") }
+            initialized = padded
         }
-        while standard.count % 4 != 0 { standard.append(UInt8(ascii: "=")) }
-        return Data(base64Encoded: Data(standard))
+        return refused ? nil : Data(base64Encoded: Data(standard))
     }
 
     static func encode(_ data: some DataProtocol) -> String {

@@ -81,9 +81,12 @@ enum AppleDateFormat {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        let text = String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0,
-            c.minute ?? 0, c.second ?? 0)
-        return "\(text) \(suffix)"
+        // Padded by hand: String(format:) costs more than the calendar arithmetic on Linux.
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let digits = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2)) "
+            + "\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2)) \(suffix)"
     }
 }

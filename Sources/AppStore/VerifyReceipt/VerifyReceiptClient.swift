@@ -337,7 +337,7 @@ enum ReceiptPayloadCheck {
     /// but whose content the parser finds odd still goes to Apple, the authority: a gap in the
     /// local parser must never turn a paid purchase into `invalid`.
     static func check(_ receiptData: String) -> Result {
-        let compact = String(receiptData.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+        let compact = compacted(receiptData)
         do {
             _ = try Receipt(base64Encoded: compact)
         } catch {
@@ -366,6 +366,22 @@ enum ReceiptPayloadCheck {
         } catch {
             return false
         }
+    }
+
+    /// The text without whitespace and newlines. Base64 is ASCII, and testing bytes is a hundred
+    /// times cheaper than asking `CharacterSet` about each scalar, which only non-ASCII text needs.
+    static func compacted(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            guard byte < 0x80 else {
+                return String(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+            }
+            // The ASCII members of whitespacesAndNewlines: tab, LF, VT, FF, CR, space.
+            if byte == 0x20 || (0x09...0x0D).contains(byte) { continue }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
