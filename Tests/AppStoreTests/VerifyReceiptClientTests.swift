@@ -15,7 +15,7 @@ import Testing
     func whitespaceIsDroppedAsCharacterSetSaysWhateverTheScript(_ upload: String) {
         let expected = String(upload.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
         #expect(ReceiptPayloadCheck.compacted(upload) == expected)
-        #expect(!ReceiptPayloadCheck.compacted(upload).contains(where: \.isWhitespace))
+        #expect(!ReceiptPayloadCheck.compacted(upload).contains { $0.isWhitespace })
     }
 
     @Test func aProductionReceiptVerifiesAtProductionWithEveryTransaction() async throws {
