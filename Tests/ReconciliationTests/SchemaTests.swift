@@ -76,6 +76,35 @@ struct SchemaTests {
         #expect(throws: PostgresError.self) { try connection.execute("DELETE FROM reconcile.review_events") }
     }
 
+    /// `reconcile.account_hash` is the hex SHA-256 of the account's UTF-8, and a claim records
+    /// whether its applicationUsername names its own uploader, verbatim or hashed in any case.
+    @Test(arguments: [
+        ("u6", "u6", true), ("u6", "71ea5f5b962198c5d0532765e7e92cdd0519456bb3d735297e535dcab17bf84d", true),
+        ("u6", "71EA5F5B962198C5D0532765E7E92CDD0519456BB3D735297E535DCAB17BF84D", true),
+        ("u7", "71ea5f5b962198c5d0532765e7e92cdd0519456bb3d735297e535dcab17bf84d", false),
+        ("用户-🎉", "用户-🎉", true), ("u6", "U6", false),
+    ])
+    func aClaimKnowsWhetherItsUsernameNamesItsUploader(user: String, username: String, names: Bool) throws {
+        let database = try TestDatabase.create("schema_account_hash")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let sameHash = try connection.query(
+            "SELECT reconcile.account_hash($1) = encode(sha256(convert_to($1, 'UTF8')), 'hex')", [user]
+        )[0].decode(Bool.self, at: 0)
+        #expect(sameHash)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, application_username, source)
+            VALUES ('t1', 1, $1, $2, 'jws'), ('t1', 2, $1, NULL, 'jws')
+            """, [user, username])
+        let rows = try connection.query(
+            "SELECT username_names_uploader FROM reconcile.transaction_claims WHERE transaction_id = 't1' ORDER BY upload_id")
+        let withUsername = try rows[0].decode(Bool?.self, at: 0)
+        let withoutUsername = try rows[1].decode(Bool?.self, at: 0)
+        #expect(withUsername == names)
+        #expect(withoutUsername == nil)
+    }
+
     @Test func migrationsShipInsideTheBinaryInOrder() throws {
         let migrations = try Schema.migrations()
         #expect(migrations.map(\.version) == Array(1...migrations.count))
