@@ -32,7 +32,7 @@ extension RunningSimulator {
         AppStoreServerAPIClient.Configuration(
             key: key ?? simulator.apiKey.serverAPIKey(bundleID: AppStoreSimulator.defaultBundleID),
             productionURL: serverAPIURL, sandboxURL: serverAPISandboxURL, productionRate: rate, sandboxRate: rate,
-            requestTimeout: .seconds(2),
+            requestTimeout: .seconds(15),  // a loaded 2-core CI machine took over 2 s; a timeout here retried and doubled the counts
             retry: .init(maxAttempts: maxAttempts, initialBackoff: .milliseconds(5), maxBackoff: .milliseconds(20)),
             maxRetryAfter: .seconds(5))
     }
