@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.10.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // Tests only: property-based tests of the receipt parser and the JWS verifier.
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         // libpq, through Debian's libpq-dev. Only the Postgres module imports it.
@@ -143,17 +145,32 @@ let package = Package(
 
         // Shared by the test targets: a fresh database per suite on the throwaway cluster.
         .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
+        // Shared by the AppStore and Reconciliation tests: a forger's certificate authority.
+        .target(
+            name: "AppStoreTestSupport",
+            dependencies: [
+                "AppStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Tests/AppStoreTestSupport"
+        ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "AppStoreSimulator"],
+            dependencies: [
+                "AppStore", "AppStoreSimulator", "AppStoreTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             resources: [.copy("Vectors")]
         ),
         .testTarget(
             name: "ReconciliationTests",
             dependencies: [
-                "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport",
+                "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport", "AppStoreTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .testTarget(

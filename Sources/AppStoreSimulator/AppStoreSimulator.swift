@@ -62,7 +62,8 @@ public struct SimulatorConfiguration: Sendable {
 /// - `POST /sandbox/verifyReceipt`: sandbox verifyReceipt; `21008` for a production receipt.
 /// - `POST /sim/receipts`: issue a signed PKCS#7 receipt from a ``SimulatedReceipt`` JSON body.
 /// - `GET|POST|DELETE /sim/faults`: read, replace, clear the ``SimulatorFaults``.
-/// - `GET|DELETE /sim/stats`: read, reset the ``SimulatorStats``.
+/// - `GET|DELETE /sim/stats`: read, reset the ``SimulatorStats``; `GET /sim/stats/receipts`: the
+///   verifyReceipt requests per receipt (``ReceiptRequestCounts``).
 /// - `GET /sim/root.pem`: the CA root to trust.
 /// - Server API (production at the root, sandbox under `/sandbox`, as Apple's hosts differ):
 ///   `GET /inApps/v2/history/{id}`, `GET /inApps/v1/transactions/{id}`,
@@ -147,6 +148,7 @@ public struct AppStoreSimulator: Sendable {
             return Self.json(encoding: simulator.state.faults)
         }
         router.get("sim/stats") { _, _ in Self.json(encoding: simulator.state.stats) }
+        router.get("sim/stats/receipts") { _, _ in Self.json(encoding: simulator.state.receiptRequests) }
         router.delete("sim/stats") { _, _ in
             simulator.state.resetStats()
             return Self.json(encoding: simulator.state.stats)
@@ -275,6 +277,7 @@ public struct AppStoreSimulator: Sendable {
         guard let request = try? JSONDecoder().decode(VerifyRequest.self, from: body),
             let receiptData = request.receiptData
         else { return status(21002) }
+        state.countReceiptRequest(receiptData, endpoint: endpoint == .production ? "production" : "sandbox")
         // Byte by byte: Character.isWhitespace over a receipt's kilobytes costs more than the
         // rest of the answer.
         let compact = String(

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 
@@ -10,6 +11,7 @@ public final class SimulatorState: Sendable {
         var inFlight = 0
         var lastTransactionID: Int64
         var serverAPIArrivals: [ContinuousClock.Instant] = []
+        var receiptRequests = ReceiptRequestCounts()
     }
 
     private let inner: Mutex<Inner>
@@ -36,8 +38,12 @@ public final class SimulatorState: Sendable {
         inner.withLock {
             $0.stats = SimulatorStats()
             $0.serverAPIArrivals = []
+            $0.receiptRequests = ReceiptRequestCounts()
         }
     }
+
+    /// verifyReceipt requests per receipt, so that a test can prove each upload was sent once.
+    public var receiptRequests: ReceiptRequestCounts { inner.withLock { $0.receiptRequests } }
 
     /// When each Server API request arrived (the latest 10,000), for tests of client pacing.
     public var serverAPIArrivals: [ContinuousClock.Instant] { inner.withLock { $0.serverAPIArrivals } }
@@ -69,6 +75,12 @@ public final class SimulatorState: Sendable {
             }
             return (.milliseconds(faults.latencyMilliseconds), faults.draw())
         }
+    }
+
+    /// Counts a verifyReceipt request whose body named `receiptData` (whitespace removed).
+    func countReceiptRequest(_ receiptData: String, endpoint: String) {
+        let key = ReceiptRequestCounts.key(receiptData)
+        inner.withLock { $0.receiptRequests.count(key, endpoint: endpoint) }
     }
 
     /// Counts a Server API request arriving and draws its fault, as ``beginVerifyRequest(endpoint:)``.
@@ -143,5 +155,47 @@ public struct SimulatorStats: Sendable, Hashable, Codable {
         case serverAPIAnswers = "server_api_answers"
         case transactionsCreated = "transactions_created"
         case notificationsCreated = "notifications_created"
+    }
+}
+
+/// verifyReceipt requests per receipt and endpoint, keyed by the lowercase hex SHA-256 of the
+/// receipt data as sent (whitespace removed). Served by `GET /sim/stats/receipts`.
+///
+/// Bounded: after ``capacity`` distinct receipts, new ones are only counted in ``untracked``, so
+/// a benchmark sending millions of receipts does not grow the simulator's memory.
+public struct ReceiptRequestCounts: Sendable, Hashable, Codable {
+    /// Distinct receipts tracked at most.
+    public static let capacity = 100_000
+
+    /// Receipt key → endpoint (`production`, `sandbox`) → requests.
+    public var requests: [String: [String: Int]] = [:]
+    /// Requests for receipts beyond ``capacity``.
+    public var untracked = 0
+
+    /// No requests yet.
+    public init() {}
+
+    /// The key of a receipt: the lowercase hex SHA-256 of its base64 text, whitespace removed.
+    public static func key(_ receiptData: String) -> String {
+        let digits = Array("0123456789abcdef")
+        var hex = ""
+        for byte in SHA256.hash(data: Data(receiptData.filter { !$0.isWhitespace }.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return hex
+    }
+
+    /// Requests for one receipt, both endpoints.
+    public func total(_ receiptData: String) -> Int {
+        requests[Self.key(receiptData)]?.values.reduce(0, +) ?? 0
+    }
+
+    mutating func count(_ key: String, endpoint: String) {
+        if requests[key] == nil, requests.count >= Self.capacity {
+            untracked += 1
+            return
+        }
+        requests[key, default: [:]][endpoint, default: 0] += 1
     }
 }

@@ -15,8 +15,10 @@ public final class Connection {
     public init(url: String?) throws {
         let conninfo = url ?? ""
         password = Connection.password(in: conninfo)
-        let keywords = ["dbname", "fallback_application_name"]
-        let values = [conninfo, "iap-reconcile"]
+        // Defaults come before `dbname`, so the URL's own settings override them.
+        let defaults = Connection.defaultOptions
+        let keywords = defaults.map(\.keyword) + ["dbname", "fallback_application_name"]
+        let values = defaults.map(\.value) + [conninfo, "iap-reconcile"]
         let connection = Connection.withCStrings(keywords) { keywordPointers in
             Connection.withCStrings(values) { valuePointers in
                 PQconnectdbParams(keywordPointers, valuePointers, 1)
@@ -43,6 +45,28 @@ public final class Connection {
 
     /// The server's version number, e.g. 150018.
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// Connection settings used unless the URL says otherwise. A nightly job must not wait
+    /// forever on a server that vanished without closing the connection (a network split, a
+    /// host that lost power): TCP keepalives notice it within about two minutes, and connecting
+    /// gives up after 15 seconds.
+    public static let defaultOptions: [(keyword: String, value: String)] = [
+        ("connect_timeout", "15"), ("keepalives", "1"), ("keepalives_idle", "60"),
+        ("keepalives_interval", "10"), ("keepalives_count", "6"),
+    ]
+
+    /// The value of a connection setting in force (`keepalives_idle`, `sslmode`, …), as libpq
+    /// reports it.
+    public func option(_ keyword: String) -> String? {
+        guard let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
 
     /// Whether the connection is still usable.
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
@@ -103,6 +127,7 @@ public final class Connection {
         _ sql: String, _ parameters: [any PostgresEncodable] = [], _ body: (Row) throws -> Void
     ) throws {
         let values = parameters.map(\.postgresText)
+        try Connection.refuseNUL(values, sql: sql)
         let sent = Connection.withParameters(values) { count, pointers in
             PQsendQueryParams(handle, sql, count, nil, pointers, nil, nil, 0)
         }
@@ -230,6 +255,7 @@ public final class Connection {
 
     private func run(_ sql: String, _ parameters: [any PostgresEncodable]) throws -> OpaquePointer {
         let values = parameters.map(\.postgresText)
+        try Connection.refuseNUL(values, sql: sql)
         let result = Connection.withParameters(values) { count, pointers in
             PQexecParams(handle, sql, count, nil, pointers, nil, nil, 0)
         }
@@ -310,6 +336,15 @@ public final class Connection {
             }
         }
         return fields
+    }
+
+    /// libpq takes parameters as C strings and would silently cut a value at its first NUL; the
+    /// server refuses NUL in text anyway. Refused here, loudly, naming the parameter, not its value.
+    private static func refuseNUL(_ values: [String?], sql: String) throws {
+        guard let index = values.firstIndex(where: { $0?.utf8.contains(0) == true }) else { return }
+        throw PostgresError(
+            kind: .usage, sqlState: "22021",
+            message: "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot store", sql: sql)
     }
 
     private static func withParameters<R>(

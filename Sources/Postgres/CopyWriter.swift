@@ -11,6 +11,7 @@ public struct CopyWriter {
 
     /// Appends one row; nil (or a nil `postgresText`) is SQL NULL.
     public mutating func append(_ values: [any PostgresEncodable]) throws {
+        let rowStart = buffer.count
         for (index, value) in values.enumerated() {
             if index > 0 { buffer.append(0x09) }
             guard let text = value.postgresText else {
@@ -23,6 +24,13 @@ public struct CopyWriter {
                 case 0x0a: buffer.append(contentsOf: [0x5c, 0x6e])
                 case 0x0d: buffer.append(contentsOf: [0x5c, 0x72])
                 case 0x09: buffer.append(contentsOf: [0x5c, 0x74])
+                case 0x00:
+                    // The server would refuse the whole COPY; the row is dropped from the buffer
+                    // and the caller told which column, not the value.
+                    buffer.removeSubrange(rowStart...)
+                    throw PostgresError(
+                        kind: .usage, sqlState: "22021",
+                        message: "COPY column \(index + 1) holds a NUL character, which PostgreSQL text cannot store")
                 default: buffer.append(byte)
                 }
             }

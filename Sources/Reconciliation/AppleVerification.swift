@@ -27,7 +27,19 @@ public enum AppleVerification {
         VerifyReceiptClient.Configuration(
             productionURL: settings.verifyReceiptURL, sandboxURL: settings.verifyReceiptSandboxURL,
             sharedSecret: settings.sharedSecret.map { AppleSharedSecret($0.value) },
+            requestTimeout: requestTimeout(settings), retry: retryPolicy(settings),
             maxConcurrentRequests: settings.concurrency)
+    }
+
+    /// `RECONCILE_MAX_ATTEMPTS` tries per request, with the clients' backoff and jitter between
+    /// them: an Apple outage costs each upload a bounded number of requests, then it waits for
+    /// the next run.
+    static func retryPolicy(_ settings: Settings) -> VerifyReceiptClient.RetryPolicy {
+        VerifyReceiptClient.RetryPolicy(maxAttempts: settings.maxAttempts)
+    }
+
+    static func requestTimeout(_ settings: Settings) -> Duration {
+        .milliseconds(Int64((settings.appleTimeout * 1000).rounded()))
     }
 
     /// The App Store Server API configuration for one app, or nil when `APPSTORE_KEY_ID`,
@@ -48,7 +60,8 @@ public enum AppleVerification {
         let rate = settings.serverAPIRate ?? 50
         return AppStoreServerAPIClient.Configuration(
             key: key, productionURL: settings.serverAPIURL, sandboxURL: settings.serverAPISandboxURL,
-            productionRate: rate, sandboxRate: rate / 10, maxConcurrentRequests: settings.concurrency)
+            productionRate: rate, sandboxRate: rate / 10, requestTimeout: requestTimeout(settings),
+            retry: retryPolicy(settings), maxConcurrentRequests: settings.concurrency)
     }
 
     /// Runs `body` with a verifier for the settings (uploads and notifications); its HTTP client

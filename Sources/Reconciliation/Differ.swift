@@ -25,13 +25,18 @@ public struct Differ: Sendable {
         /// With Server API credentials, a delivery is unknown to Apple only after Get Transaction
         /// Info answered not found.
         public var serverAPIEnabled: Bool
+        /// The last run that finished (0 for none). Runs after it that ended without finishing
+        /// (killed, failed, interrupted, dry) verified uploads and confirmed transactions that no
+        /// diff has judged since: they are in this run's scope as if this run had done the work.
+        public var resumesAfter: Int64
 
-        /// Creates the parameters.
+        /// Creates the parameters; `resumesAfter` nil scopes the run to its own work.
         public init(
             runID: Int64, bundleIDs: [String], environment: Settings.Environment, judgeBefore: Date, since: Date?,
-            until: Date, serverAPIEnabled: Bool
+            until: Date, serverAPIEnabled: Bool, resumesAfter: Int64? = nil
         ) {
             self.runID = runID
+            self.resumesAfter = resumesAfter ?? runID - 1
             self.bundleIDs = bundleIDs
             self.environment = environment
             self.judgeBefore = judgeBefore
@@ -92,10 +97,11 @@ public struct Differ: Sendable {
             """
             CREATE TEMP TABLE diff_params ON COMMIT DROP AS
             SELECT $1::bigint AS run_id, $2::text[] AS bundle_ids, $3::timestamptz AS judge_before,
-                   $4::boolean AS api_enabled, $5::text AS counted, $6::timestamptz AS since, $7::timestamptz AS until
+                   $4::boolean AS api_enabled, $5::text AS counted, $6::timestamptz AS since, $7::timestamptz AS until,
+                   $8::bigint AS resumes_after
             """,
             [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled, counted,
-             parameters.since ?? Date.distantPast, parameters.until])
+             parameters.since ?? Date.distantPast, parameters.until, parameters.resumesAfter])
         try connection.execute("ANALYZE diff_params")
         // Transactions an upload still being verified says it reports: not judged this run.
         try connection.executeScript(
@@ -206,27 +212,31 @@ public struct Differ: Sendable {
     }
 
     /// What the run itself touched, whatever the window: transactions Apple confirmed or changed
-    /// in this run, what its uploads carried or said they reported, the deliveries of accounts
-    /// whose uploads it verified (an earlier run could not judge them while those uploads were
-    /// still retrying), and every transaction an open review item is about (so that it can
-    /// auto-resolve). Each branch reads an index.
+    /// in this run, what its uploads carried or said they reported, the ledger transactions Apple
+    /// answered a lookup about, the deliveries of accounts whose uploads it verified (an earlier
+    /// run could not judge them while those uploads were still retrying), and every transaction an
+    /// open review item is about (so that it can auto-resolve). "This run" includes the runs since
+    /// the last finished one (`resumes_after`): a run killed after it verified uploads left work no
+    /// diff judged. Each branch reads an index.
     private func scopeTouchedByRun(on connection: Connection) throws {
         try connection.executeScript(
             """
             INSERT INTO diff_scope
             SELECT transaction_id FROM reconcile.apple_transactions
-             WHERE last_seen_run = (SELECT run_id FROM diff_params)
+             WHERE last_seen_run > (SELECT resumes_after FROM diff_params)
             UNION SELECT transaction_id FROM reconcile.transaction_claims
-             WHERE run_id = (SELECT run_id FROM diff_params)
+             WHERE run_id > (SELECT resumes_after FROM diff_params)
             UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
                     JOIN \(uploads) u ON u.id = v.upload_id
-             WHERE v.last_run_id = (SELECT run_id FROM diff_params) AND u.claimed_transaction_id IS NOT NULL
+             WHERE v.last_run_id > (SELECT resumes_after FROM diff_params) AND u.claimed_transaction_id IS NOT NULL
+            UNION SELECT transaction_id FROM reconcile.transaction_lookups
+             WHERE run_id > (SELECT resumes_after FROM diff_params)
             UNION SELECT transaction_id FROM reconcile.review_items
              WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
             UNION SELECT d.transaction_id FROM \(deliveries) d
              WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
                                    JOIN \(uploads) u ON u.id = v.upload_id
-                                  WHERE v.last_run_id = (SELECT run_id FROM diff_params))
+                                  WHERE v.last_run_id > (SELECT resumes_after FROM diff_params))
             ON CONFLICT DO NOTHING
             """)
     }
@@ -487,7 +497,7 @@ public struct Differ: Sendable {
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY((SELECT bundle_ids FROM diff_params)::text[]))
                AND v.upload_id IN (SELECT upload_id FROM reconcile.upload_verifications
-                                    WHERE last_run_id = (SELECT run_id FROM diff_params)
+                                    WHERE last_run_id > (SELECT resumes_after FROM diff_params)
                                    UNION SELECT upload_id FROM reconcile.review_items
                                     WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review'))
             """,
@@ -595,6 +605,7 @@ public struct Differ: Sendable {
             """, [runID])
         changes.created = try rows[0].decode(Int.self, "created")
         changes.refreshed = try rows[0].decode(Int.self, "refreshed")
+        Failpoint.pass("queue.upsert")
         // Open items this run judged and no longer detects. Items whose transaction (or user, for
         // unknown deliveries) still waits on a verification were not judged and stay as they are.
         changes.autoResolved = try connection.execute(

@@ -22,6 +22,10 @@ extension AppleUploadVerifier {
                 return .invalid(reason: "the notification has no notificationUUID")
             }
             let transaction = notification.transaction.flatMap { Self.record($0, source: "notification") }
+            if let field = transaction?.fieldHoldingNUL {
+                return .invalid(
+                    reason: "Apple's data holds a NUL character in \(field); PostgreSQL text cannot store it")
+            }
             return .verified(
                 uuid: uuid, type: notification.payload.notificationType?.rawValue ?? "UNKNOWN",
                 subtype: notification.payload.subtype?.rawValue, signedDate: notification.payload.signedDate,
@@ -79,7 +83,7 @@ public struct NotificationApplier: Sendable {
                     VALUES ($1, 'invalid', $2, $3)
                     ON CONFLICT (notification_id) DO UPDATE SET state = 'invalid', error = EXCLUDED.error,
                         run_id = EXCLUDED.run_id, updated_at = now()
-                    """, [id, reason, runID])
+                    """, [id, reason.escapingNUL, runID])
             case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
                 let duplicate = try connection.queryFirst(
                     """

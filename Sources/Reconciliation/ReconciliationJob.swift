@@ -63,10 +63,16 @@ public struct ReconciliationJob: Sendable {
         }
         defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
         try RunLedger.abandonStale(on: connection)
+        // The work of runs since the last finished one that did not finish (killed, failed,
+        // interrupted, dry) is this run's to judge and report, as if it had done it itself.
+        let resumesAfter = try RunLedger.lastFinishedRun(on: connection)
 
         let startedAt = Date()
         let until = options.until ?? startedAt
-        let since = try options.since ?? RunLedger.watermark(on: connection).map { $0.addingTimeInterval(-Self.overlap) }
+        // A purchase or delivery younger than the grace period at the last run was left for this
+        // one, so the window reaches back by the grace period too when it is the longer.
+        let since = try options.since
+            ?? RunLedger.watermark(on: connection).map { $0.addingTimeInterval(-max(Self.overlap, settings.grace)) }
         let runID = try RunLedger.start(
             since: since, until: until, environment: settings.environment, dryRun: options.dryRun, on: connection)
         var log = logger
@@ -93,7 +99,8 @@ public struct ReconciliationJob: Sendable {
             if let serverAPI {
                 clock = Date()
                 let summary = try await serverAPI.run(
-                    runID: runID, since: since, judgeBefore: startedAt.addingTimeInterval(-settings.grace), on: connection)
+                    runID: runID, resumesAfter: resumesAfter, since: since,
+                    judgeBefore: startedAt.addingTimeInterval(-settings.grace), on: connection)
                 unanswered = summary.unanswered
                 timings["server_api"] = Date().timeIntervalSince(clock)
                 log.info("server api lookups", metadata: [
@@ -109,37 +116,46 @@ public struct ReconciliationJob: Sendable {
             let parameters = Differ.Parameters(
                 runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
                 judgeBefore: startedAt.addingTimeInterval(-settings.grace), since: since, until: until,
-                serverAPIEnabled: settings.serverAPIKey != nil)
-            let (findings, changes) = try connection.transaction {
+                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: resumesAfter)
+            let (summary, changes) = try connection.transaction {
                 try differ.computeFindings(parameters, on: connection)
+                Failpoint.pass("diff.computed")
                 let changes = options.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: runID, on: connection)
-                return (try ReportBuilder.findings(runID: runID, dryRun: options.dryRun, on: connection), changes)
+                return (try ReportBuilder.collect(resumesAfter: resumesAfter, on: connection), changes)
             }
             timings["diff_and_queue"] = Date().timeIntervalSince(clock)
 
-            let verification = try RunLedger.verificationSummary(runID: runID, on: connection)
+            let verification = try RunLedger.verificationSummary(resumesAfter: resumesAfter, on: connection)
             let status = verification.retry > 0 || unanswered > 0 ? "completed_with_unresolved" : "completed"
             var report = RunReport(
                 runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
                 environment: settings.environment.rawValue, dryRun: options.dryRun, verification: verification,
-                findings: findings, changes: changes, timings: timings)
+                summary: summary, changes: changes, timings: timings)
             clock = Date()
-            let directory = try ReportWriter(
-                root: options.reportDirectory ?? settings.reportDirectory
-            ).write(report)
+            // The findings stream from the session's table into the files: none is held in memory.
+            let directory = try ReportWriter(root: options.reportDirectory ?? settings.reportDirectory).write(report) {
+                each in try ReportBuilder.streamFindings(on: connection, each)
+            }
+            try ReportBuilder.discard(on: connection)
             report.timings["report"] = Date().timeIntervalSince(clock)
             report.reportDirectory = directory
             try RunLedger.finish(report, on: connection)
             log.info("run finished", metadata: [
-                "run.status": "\(status)", "findings.total": "\(findings.count)", "findings.new": "\(changes.created)",
+                "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(report.newFindings)",
             ])
             return report
         } catch {
             let interrupted = error is CancellationError
             let reason = interrupted
                 ? "interrupted by a signal: work in flight was rolled back; the next run resumes it" : "\(error)"
-            try? RunLedger.fail(
-                runID: runID, status: interrupted ? "interrupted" : "failed", error: reason, on: connection)
+            let status = interrupted ? "interrupted" : "failed"
+            if (try? RunLedger.fail(runID: runID, status: status, error: reason, on: connection)) == nil,
+                let fresh = try? Connection(url: settings.databaseURL)
+            {
+                // The run's own session is gone (the server restarted): say why on a new one; if
+                // the server is not back yet, the next run records the run as abandoned.
+                try? RunLedger.fail(runID: runID, status: status, error: reason, on: fresh)
+            }
             log.error("run \(interrupted ? "interrupted" : "failed")", metadata: ["error": "\(reason)"])
             throw error
         }
@@ -178,6 +194,7 @@ public struct ReconciliationJob: Sendable {
     ) async throws {
         var done = 0
         let started = Date()
+        var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
         while true {
             try Task.checkCancellation()
             let batch = try queue.claim(runID: runID, worker: worker, limit: batchSize, on: connection)
@@ -190,8 +207,14 @@ public struct ReconciliationJob: Sendable {
             }
             let results = try await verify(batch, logger: logger)
             try queue.record(results, runID: runID, worker: worker, on: connection)
+            Failpoint.pass("verify.recorded")
             done += batch.count
             progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
+            outage.observe(results.map(\.verdict))
+            if outage.isOngoing {
+                throw AppleUnreachableError(
+                    unanswered: outage.unanswered, lastReason: outage.lastReason, left: max(0, total - done))
+            }
         }
     }
 
@@ -214,6 +237,7 @@ public struct ReconciliationJob: Sendable {
             for _ in 0..<min(limit, batch.count) { launch() }
             while let (index, verdict) = try await group.next() {
                 verdicts[index] = verdict
+                Failpoint.pass("verify.verdict")
                 var log = logger
                 log[metadataKey: "upload.id"] = "\(batch[index].upload.id)"
                 switch verdict {
@@ -231,6 +255,53 @@ public struct ReconciliationJob: Sendable {
             }
             return batch.enumerated().map { ($1.upload, $1.attempts, verdicts[$0]!) }
         }
+    }
+}
+
+/// Tells an Apple that is down from uploads that fail one by one: uploads verifyReceipt did not
+/// answer at all (timeouts, connection errors, HTTP errors, garbage), in a row. Every upload of
+/// an outage would cost RECONCILE_MAX_ATTEMPTS requests and their timeouts, hours over a large
+/// window; past the threshold the run stops verifying and leaves the rest for the next run.
+struct AppleOutage {
+    let threshold: Int
+    private(set) var unanswered = 0
+    private(set) var lastReason = ""
+
+    init(threshold: Int) { self.threshold = threshold }
+
+    var isOngoing: Bool { unanswered >= threshold }
+
+    mutating func observe(_ verdicts: [Verdict]) {
+        for verdict in verdicts {
+            switch verdict {
+            case .retry(let reason, nil):
+                unanswered += 1
+                lastReason = reason
+            case .retry(_, .some), .invalid(_, _, .some):
+                unanswered = 0
+            case .verified(let upload) where upload.appleStatus != nil:
+                unanswered = 0
+            case .verified, .invalid:
+                // Verified locally (JWS, offline receipts) or refused before asking: says nothing.
+                break
+            }
+        }
+    }
+}
+
+/// verifyReceipt answered none of many uploads in a row: the run stops verifying and fails
+/// (exit 1); what it did not verify waits for the next run.
+public struct AppleUnreachableError: Error, CustomStringConvertible {
+    /// Uploads in a row Apple did not answer.
+    public let unanswered: Int
+    /// The last failure, as the client saw it.
+    public let lastReason: String
+    /// Uploads the run did not get to.
+    public let left: Int
+
+    public var description: String {
+        "Apple's verifyReceipt did not answer \(unanswered) uploads in a row (last: \(lastReason)); "
+            + "the run stopped verifying and left them and \(left) more for the next run"
     }
 }
 

@@ -35,6 +35,17 @@ public enum RunLedger {
             """)
     }
 
+    /// The last run that finished its work and wrote the queue (0 when none). Every later run
+    /// but the one starting ended without finishing (killed, failed, interrupted) or was a dry
+    /// run: the next run takes over what they verified and found, to judge and report it.
+    static func lastFinishedRun(on connection: Connection) throws -> Int64 {
+        try connection.query(
+            """
+            SELECT coalesce(max(id), 0) FROM reconcile.runs
+             WHERE status IN ('completed', 'completed_with_unresolved') AND NOT dry_run
+            """)[0].decode(Int64.self, at: 0)
+    }
+
     /// The end of the last successful run's window (dry runs do not count: they wrote no queue).
     static func watermark(on connection: Connection) throws -> Date? {
         try connection.query(
@@ -56,13 +67,15 @@ public enum RunLedger {
              Int(ProcessInfo.processInfo.processIdentifier)])[0].decode(Int64.self, at: 0)
     }
 
-    static func verificationSummary(runID: Int64, on connection: Connection) throws -> RunReport.Verification {
+    /// What the runs after `resumesAfter` (this one and those that ended without finishing)
+    /// verified.
+    static func verificationSummary(resumesAfter: Int64, on connection: Connection) throws -> RunReport.Verification {
         let rows = try connection.query(
             """
             SELECT state, coalesce(apple_status::text, ''), count(*)::bigint
-              FROM reconcile.upload_verifications WHERE last_run_id = $1
+              FROM reconcile.upload_verifications WHERE last_run_id > $1
              GROUP BY 1, 2
-            """, [runID])
+            """, [resumesAfter])
         var summary = RunReport.Verification()
         for row in rows {
             let state = try row.decode(String.self, at: 0)
@@ -91,7 +104,7 @@ public enum RunLedger {
              WHERE id = $1
             """,
             [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
-             report.verification.invalid, report.verification.retry, report.findings.count, report.changes.created,
+             report.verification.invalid, report.verification.retry, report.openFindings, report.newFindings,
              counts, timings, report.reportDirectory])
     }
 

@@ -32,6 +32,72 @@ public struct RunReport: Sendable {
         public var purchaseDate: Date?
     }
 
+    /// What the report's summary shows about the findings; the findings themselves are streamed
+    /// from PostgreSQL into the report files and never held in memory.
+    public struct FindingSummary: Sendable, Equatable {
+        /// Open findings the run detected, new or not.
+        public var open = 0
+        /// Findings first detected by this run.
+        public var new = 0
+        /// Findings per kind (kinds without findings absent).
+        public var byKind: [FindingKind: Int] = [:]
+        /// Money at stake per kind and currency, in milliunits.
+        public var valueAtRisk: [ValueAtRisk] = []
+        /// Findings per purchase day (days since 1970-01-01, UTC).
+        public var byPurchaseDay: [Int64: Int] = [:]
+        /// Findings without a purchase date (unknown to Apple, or about an upload).
+        public var undated = 0
+
+        /// No findings.
+        public init() {}
+
+        /// The summary of findings held in memory (tests and small reports).
+        public init(_ findings: some Sequence<Finding>) {
+            var sums: [FindingKind: [String: Int64]] = [:]
+            for finding in findings {
+                open += 1
+                if finding.isNew { new += 1 }
+                byKind[finding.kind, default: 0] += 1
+                if let amount = finding.amountMilli, let currency = finding.currency {
+                    sums[finding.kind, default: [:]][currency, default: 0] += amount
+                }
+                if let date = finding.purchaseDate {
+                    byPurchaseDay[Self.day(of: date), default: 0] += 1
+                } else {
+                    undated += 1
+                }
+            }
+            valueAtRisk = sums.flatMap { kind, perCurrency in
+                perCurrency.map { ValueAtRisk(kind: kind, currency: $0.key, amountMilli: $0.value) }
+            }.sorted()
+        }
+
+        /// The UTC day a purchase fell on, counted from 1970-01-01.
+        public static func day(of date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+    }
+
+    /// Money at stake for one kind in one currency.
+    public struct ValueAtRisk: Sendable, Equatable, Comparable {
+        public var kind: FindingKind
+        public var currency: String
+        /// Milliunits of `currency`.
+        public var amountMilli: Int64
+
+        /// Creates an entry.
+        public init(kind: FindingKind, currency: String, amountMilli: Int64) {
+            self.kind = kind
+            self.currency = currency
+            self.amountMilli = amountMilli
+        }
+
+        /// In the order of `FindingKind.allCases`, then by currency.
+        public static func < (lhs: Self, rhs: Self) -> Bool {
+            let order = FindingKind.allCases
+            let (left, right) = (order.firstIndex(of: lhs.kind)!, order.firstIndex(of: rhs.kind)!)
+            return left != right ? left < right : lhs.currency < rhs.currency
+        }
+    }
+
     public var runID: Int64
     public var status: String
     public var startedAt: Date
@@ -41,7 +107,8 @@ public struct RunReport: Sendable {
     public var environment: String
     public var dryRun: Bool
     public var verification: Verification
-    public var findings: [Finding]
+    /// The findings' summary; the findings are in the report files.
+    public var summary: FindingSummary
     public var changes: Differ.QueueChanges
     public var timings: [String: Double]
     /// Where the report files were written.
@@ -49,48 +116,95 @@ public struct RunReport: Sendable {
 
     /// Findings per kind, every kind listed.
     public var counts: [String: Int] {
-        var counts = Dictionary(uniqueKeysWithValues: FindingKind.allCases.map { ($0.rawValue, 0) })
-        for finding in findings { counts[finding.kind.rawValue, default: 0] += 1 }
-        return counts
+        Dictionary(uniqueKeysWithValues: FindingKind.allCases.map { ($0.rawValue, summary.byKind[$0] ?? 0) })
     }
 
     /// Money at stake per kind and currency.
-    public var valueAtRisk: [(kind: FindingKind, currency: String, amountMilli: Int64)] {
-        var sums: [String: [String: Int64]] = [:]
-        for finding in findings {
-            guard let amount = finding.amountMilli, let currency = finding.currency else { continue }
-            sums[finding.kind.rawValue, default: [:]][currency, default: 0] += amount
-        }
-        return FindingKind.allCases.flatMap { kind in
-            (sums[kind.rawValue] ?? [:]).sorted { $0.key < $1.key }.map { (kind, $0.key, $0.value) }
-        }
-    }
+    public var valueAtRisk: [ValueAtRisk] { summary.valueAtRisk }
 
-    /// Findings created by this run.
-    public var newFindings: Int { findings.filter(\.isNew).count }
+    /// Open findings the run detected.
+    public var openFindings: Int { summary.open }
+
+    /// Findings no finished run reported before: created by this run, or by a run killed before
+    /// it could report them.
+    public var newFindings: Int { summary.new }
 }
 
-/// Reads the run's findings from the diff's temporary table, joined to the queue.
+/// Collects the run's findings from the diff's temporary table, joined to the queue, into the
+/// session's `report_findings` table, and streams them from there into the report files after
+/// the diff's transaction committed: however many findings there are, none is held in memory.
 enum ReportBuilder {
-    static func findings(runID: Int64, dryRun: Bool, on connection: Connection) throws -> [RunReport.Finding] {
+    /// Fills `report_findings` from `diff_findings` (call inside the diff's transaction) and
+    /// returns their summary, computed in PostgreSQL. Items first seen after `resumesAfter` were
+    /// never reported by a finished run, so they are new here even when a killed run created them.
+    static func collect(resumesAfter: Int64, on connection: Connection) throws -> RunReport.FindingSummary {
         let severityOrder = "CASE f.kind " + FindingKind.allCases.map {
             "WHEN '\($0.rawValue)' THEN \(["high": 0, "medium": 1, "low": 2][$0.severity]!)"
         }.joined(separator: " ") + " END"
-        var findings: [RunReport.Finding] = []
-        try connection.stream(
+        try connection.executeScript(
             """
-            SELECT r.id, (r.id IS NULL OR r.first_seen_run = $1) AS is_new, f.kind, f.transaction_id,
-                   f.original_transaction_id, f.user_id, f.product_id, f.evidence::text AS evidence,
+            DROP TABLE IF EXISTS report_findings;
+            CREATE TEMP TABLE report_findings (
+                ordinal bigint NOT NULL, review_item_id bigint, is_new boolean NOT NULL, kind text NOT NULL,
+                transaction_id text, original_transaction_id text, user_id text, product_id text, evidence text,
+                amount_milli bigint, currency text, purchase_date timestamptz
+            )
+            """)
+        try connection.execute(
+            """
+            INSERT INTO report_findings
+            SELECT row_number() OVER (ORDER BY \(severityOrder), f.kind, f.transaction_id, f.user_id, f.fingerprint),
+                   r.id, (r.id IS NULL OR r.first_seen_run > $1), f.kind, f.transaction_id,
+                   f.original_transaction_id, f.user_id, f.product_id, f.evidence::text,
                    f.amount_milli, f.currency, f.purchase_date
               FROM diff_findings f LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
              WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
-             ORDER BY \(severityOrder), f.kind, f.transaction_id, f.user_id
-            """, [runID]
+            """, [resumesAfter])
+
+        var summary = RunReport.FindingSummary()
+        for row in try connection.query(
+            "SELECT kind, count(*) AS n, count(*) FILTER (WHERE is_new) AS new FROM report_findings GROUP BY kind")
+        {
+            let (count, new) = (try row.decode(Int.self, "n"), try row.decode(Int.self, "new"))
+            summary.open += count
+            summary.new += new
+            if let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) { summary.byKind[kind] = count }
+        }
+        summary.valueAtRisk = try connection.query(
+            """
+            SELECT kind, currency, sum(amount_milli)::bigint AS amount FROM report_findings
+             WHERE amount_milli IS NOT NULL AND currency IS NOT NULL GROUP BY kind, currency
+            """
+        ).compactMap { row in
+            guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return nil }
+            return RunReport.ValueAtRisk(
+                kind: kind, currency: try row.decode(String.self, "currency"), amountMilli: try row.decode(Int64.self, "amount"))
+        }.sorted()
+        for row in try connection.query(
+            """
+            SELECT floor(extract(epoch FROM purchase_date) / 86400)::bigint AS day, count(*) AS n
+              FROM report_findings GROUP BY 1
+            """)
+        {
+            let count = try row.decode(Int.self, "n")
+            if let day = try row.decode(Int64?.self, "day") { summary.byPurchaseDay[day] = count } else { summary.undated = count }
+        }
+        return summary
+    }
+
+    /// Streams `report_findings` in report order, one row at a time.
+    static func streamFindings(on connection: Connection, _ body: (RunReport.Finding) throws -> Void) throws {
+        try connection.stream(
+            """
+            SELECT review_item_id, is_new, kind, transaction_id, original_transaction_id, user_id, product_id,
+                   evidence, amount_milli, currency, purchase_date
+              FROM report_findings ORDER BY ordinal
+            """
         ) { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
-            findings.append(
+            try body(
                 RunReport.Finding(
-                    reviewItemID: try row.decode(Int64?.self, "id"), isNew: try row.decode(Bool.self, "is_new"),
+                    reviewItemID: try row.decode(Int64?.self, "review_item_id"), isNew: try row.decode(Bool.self, "is_new"),
                     kind: kind, transactionID: try row.decode(String?.self, "transaction_id"),
                     originalTransactionID: try row.decode(String?.self, "original_transaction_id"),
                     userID: try row.decode(String?.self, "user_id"), productID: try row.decode(String?.self, "product_id"),
@@ -99,6 +213,10 @@ enum ReportBuilder {
                     currency: try row.decode(String?.self, "currency"),
                     purchaseDate: try row.decode(Date?.self, "purchase_date")))
         }
-        return findings
+    }
+
+    /// Drops `report_findings` once the report is written.
+    static func discard(on connection: Connection) throws {
+        try connection.executeScript("DROP TABLE IF EXISTS report_findings")
     }
 }

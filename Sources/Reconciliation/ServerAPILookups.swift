@@ -31,50 +31,94 @@ public struct ServerAPILookups: Sendable {
         public var unanswered = 0
     }
 
-    /// Runs both lookups for the run.
-    public func run(runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection) async throws -> Summary {
+    /// Runs both lookups for the run; `resumesAfter` as in ``Differ/Parameters/resumesAfter``.
+    public func run(
+        runID: Int64, resumesAfter: Int64? = nil, since: Date?, judgeBefore: Date, on connection: Connection
+    ) async throws -> Summary {
         var summary = Summary()
-        try await histories(runID: runID, on: connection, into: &summary)
+        try await histories(runID: runID, resumesAfter: resumesAfter ?? runID - 1, on: connection, into: &summary)
         try await transactionInfo(runID: runID, since: since, judgeBefore: judgeBefore, on: connection, into: &summary)
         return summary
     }
 
-    /// One history call per account whose uploads this run verified, seeded with the newest
-    /// transaction of this app that the account carried.
-    func histories(runID: Int64, on connection: Connection, into summary: inout Summary) async throws {
+    /// One history call per account whose uploads this run (or a run since `resumesAfter` that
+    /// did not finish) verified, seeded with the newest transaction of this app it carried, and
+    /// per account whose history an earlier run could not get (`reconcile.history_lookups`).
+    func histories(runID: Int64, resumesAfter: Int64, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
         var after = ""
         while true {
             try Task.checkCancellation()
             let seeds = try connection.query(
                 """
-                SELECT DISTINCT ON (c.user_id) c.user_id, c.transaction_id, c.upload_id
-                  FROM reconcile.transaction_claims c
-                  JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
-                  JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-                 WHERE v.last_run_id = $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
-                   AND c.source <> 'server_api' AND c.user_id > $3
-                 ORDER BY c.user_id, a.purchase_date DESC
+                WITH fresh AS (
+                    SELECT DISTINCT ON (c.user_id) c.user_id, c.transaction_id, c.upload_id
+                      FROM reconcile.transaction_claims c
+                      JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
+                      JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
+                     WHERE v.last_run_id > $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
+                       AND c.source <> 'server_api' AND c.user_id > $3
+                     ORDER BY c.user_id, a.purchase_date DESC
+                )
+                SELECT user_id, transaction_id, upload_id FROM fresh
+                UNION ALL
+                SELECT p.user_id, p.transaction_id, p.upload_id FROM reconcile.history_lookups p
+                 WHERE p.result = 'retry' AND p.user_id > $3
+                   AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.user_id = p.user_id)
+                 ORDER BY 1
                  LIMIT 200
-                """, [runID, settings.bundleIDs, after]
+                """, [resumesAfter, settings.bundleIDs, after]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(Int64.self, at: 2)) }
             guard let last = seeds.last else { return }
             after = last.0
             var records: [(AppleTransactionRecord, Carrier?)] = []
+            var unanswered: [(user: String, transaction: String, upload: Int64, reason: String)] = []
             for (user, transaction, upload) in seeds {
                 switch try await call({ try await client.transactionHistory(for: transaction, logger: logger) }) {
                 case .found(let history):
                     summary.histories += 1
+                    // PostgreSQL text cannot store NUL: such a transaction is left out, never stored cut.
                     let found = history.transactions.compactMap { AppleUploadVerifier.record($0, source: "server_api") }
+                        .filter { $0.fieldHoldingNUL == nil }
                     summary.transactions += found.count
                     records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
                 case .retryLater(let reason, _, _):
                     summary.unanswered += 1
+                    unanswered.append((user, transaction, upload, reason))
                     logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
-                case .notFound, .rejected, .unverifiable:
+                case .unverifiable(let failure):
+                    // An answer that fails Apple's signature checks is no answer: ask again.
+                    summary.unanswered += 1
+                    unanswered.append((user, transaction, upload, failure.description.escapingNUL))
+                    logger.warning("transaction history failed verification", metadata: ["reason": "\(failure)"])
+                case .notFound, .rejected:
                     logger.warning("transaction history refused", metadata: ["transaction.id": "\(transaction)"])
                 }
             }
-            try connection.transaction { try TransactionStore.upsert(records, runID: runID, on: connection) }
+            try connection.transaction {
+                try TransactionStore.upsert(records, runID: runID, on: connection)
+                // What Apple answered (or refused for good) is settled; what it could not answer
+                // now waits for the next run.
+                try connection.execute(
+                    """
+                    UPDATE reconcile.history_lookups
+                       SET result = 'answered', last_error = NULL, run_id = $2, updated_at = now()
+                     WHERE user_id = ANY($1::text[]) AND result = 'retry'
+                    """, [seeds.map(\.0).filter { user in !unanswered.contains { $0.user == user } }, runID])
+                for pending in unanswered {
+                    try connection.execute(
+                        """
+                        INSERT INTO reconcile.history_lookups
+                            (user_id, transaction_id, upload_id, result, last_error, run_id)
+                        VALUES ($1, $2, $3, 'retry', $4, $5)
+                        ON CONFLICT (user_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+                            upload_id = EXCLUDED.upload_id, result = 'retry', last_error = EXCLUDED.last_error,
+                            run_id = EXCLUDED.run_id, attempts = reconcile.history_lookups.attempts + 1,
+                            updated_at = now()
+                        """, [pending.user, pending.transaction, pending.upload, pending.reason, runID])
+                }
+            }
         }
     }
 
@@ -83,23 +127,41 @@ public struct ServerAPILookups: Sendable {
     func transactionInfo(
         runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection, into summary: inout Summary
     ) async throws {
-        let candidates = try connection.query(
-            """
-            SELECT DISTINCT d.transaction_id, max(d.delivered_at) AS delivered_at
-              FROM \(settings.deliveriesRelation) d
-             WHERE d.revoked_at IS NULL
-               AND (d.delivered_at >= $1
-                    OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
-                                             WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review')))
-               AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
-                                WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
-               AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
-                                WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
-             GROUP BY d.transaction_id
-             ORDER BY d.transaction_id
-             LIMIT 10000
-            """, [since ?? Date.distantPast, settings.bundleIDs]
-        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
+        // Deliveries of the window, of open unverified items, and every lookup an earlier run
+        // could not finish (Apple put it off, or the purchase was too young): those are asked
+        // again whatever the window. Paged by transaction id, so memory stays flat.
+        var after = ""
+        while true {
+            let candidates = try connection.query(
+                """
+                SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
+                  FROM \(settings.deliveriesRelation) d
+                 WHERE d.revoked_at IS NULL AND d.transaction_id > $3
+                   AND (d.delivered_at >= $1
+                        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
+                                                 WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review'))
+                        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
+                                                 WHERE result = 'retry'))
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
+                                    WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                                    WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
+                 GROUP BY d.transaction_id
+                 ORDER BY d.transaction_id
+                 LIMIT 500
+                """, [since ?? Date.distantPast, settings.bundleIDs, after]
+            ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
+            guard let last = candidates.last else { return }
+            after = last.0
+            try await lookUp(candidates, runID: runID, judgeBefore: judgeBefore, on: connection, into: &summary)
+        }
+    }
+
+    /// Asks Get Transaction Info about each candidate and records the answer.
+    func lookUp(
+        _ candidates: [(String, Date)], runID: Int64, judgeBefore: Date, on connection: Connection,
+        into summary: inout Summary
+    ) async throws {
         for (transaction, deliveredAt) in candidates {
             try Task.checkCancellation()
             summary.lookups += 1
@@ -110,15 +172,19 @@ public struct ServerAPILookups: Sendable {
             switch outcome {
             case .found(let info):
                 result = "found"
-                if let record = AppleUploadVerifier.record(info, source: "server_api") { records.append((record, nil)) }
+                if let record = AppleUploadVerifier.record(info, source: "server_api"), record.fieldHoldingNUL == nil {
+                    records.append((record, nil))
+                }
             case .notFound, .rejected:
                 // A fresh purchase can 404 for a while: not judged until it is older than the grace.
                 result = deliveredAt <= judgeBefore ? "not_found" : "retry"
             case .unverifiable(let failure):
-                error = failure.description
+                // Stays 'retry' and counts as unresolved: the run must not say it completed.
+                summary.unanswered += 1
+                error = failure.description.escapingNUL
             case .retryLater(let reason, _, _):
                 summary.unanswered += 1
-                error = reason
+                error = reason.escapingNUL
             }
             try connection.transaction {
                 try TransactionStore.upsert(records, runID: runID, on: connection)

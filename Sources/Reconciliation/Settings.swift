@@ -40,8 +40,11 @@ public struct Settings: Sendable {
     public var grace: TimeInterval
     /// `RECONCILE_RECEIPT_VERIFICATION`.
     public var receiptVerification: ReceiptVerification
-    /// `RECONCILE_MAX_ATTEMPTS`.
+    /// `RECONCILE_MAX_ATTEMPTS`: tries of one Apple request within a run (then the upload or
+    /// lookup waits for the next run), and runs a persistent `21002` gets before it is believed.
     public var maxAttempts: Int
+    /// `RECONCILE_APPLE_TIMEOUT`: deadline of one request to Apple, connection included.
+    public var appleTimeout: TimeInterval
     /// `APPLE_SHARED_SECRET`.
     public var sharedSecret: Secret?
     /// `APPLE_VERIFY_RECEIPT_URL`.
@@ -74,7 +77,8 @@ public struct Settings: Sendable {
     /// Every key this program reads.
     public static let keys = [
         "DATABASE_URL", "RECONCILE_BUNDLE_IDS", "RECONCILE_ENVIRONMENT", "RECONCILE_GRACE",
-        "RECONCILE_RECEIPT_VERIFICATION", "RECONCILE_MAX_ATTEMPTS", "APPLE_SHARED_SECRET", "APPLE_VERIFY_RECEIPT_URL",
+        "RECONCILE_RECEIPT_VERIFICATION", "RECONCILE_MAX_ATTEMPTS", "RECONCILE_APPLE_TIMEOUT", "APPLE_SHARED_SECRET",
+        "APPLE_VERIFY_RECEIPT_URL",
         "APPLE_VERIFY_RECEIPT_SANDBOX_URL", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL", "APPSTORE_KEY_ID",
         "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE", "APPSTORE_API_RATE", "APPLE_ROOT_CERTIFICATES",
         "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
@@ -143,6 +147,14 @@ public struct Settings: Sendable {
         }
         receiptVerification = try choice("RECONCILE_RECEIPT_VERIFICATION", default: .apple)
         maxAttempts = try positiveInt("RECONCILE_MAX_ATTEMPTS", default: 5)
+        if let raw = value("RECONCILE_APPLE_TIMEOUT") {
+            guard let seconds = TimeExpression.duration(raw), seconds > 0 else {
+                throw SettingsError(key: "RECONCILE_APPLE_TIMEOUT", problem: "must be a duration such as 30s or 2m")
+            }
+            appleTimeout = seconds
+        } else {
+            appleTimeout = 30
+        }
         sharedSecret = value("APPLE_SHARED_SECRET").map(Secret.init)
         verifyReceiptURL = try url("APPLE_VERIFY_RECEIPT_URL", default: "https://buy.itunes.apple.com/verifyReceipt")
         verifyReceiptSandboxURL = try url(

@@ -95,6 +95,37 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     }
 }
 
+extension AppleTransactionRecord {
+    /// The first text field holding a NUL character (U+0000), by its column name, or nil.
+    /// PostgreSQL text cannot store NUL: such a record can only be refused, never stored.
+    public var fieldHoldingNUL: String? {
+        let fields: [(String, String?)] = [
+            ("transaction_id", transactionID), ("original_transaction_id", originalTransactionID),
+            ("product_id", productID), ("product_type", productType), ("bundle_id", bundleID),
+            ("environment", environment), ("ownership_type", ownershipType),
+            ("web_order_line_item_id", webOrderLineItemID), ("currency", currency), ("storefront", storefront),
+            ("source", source),
+        ]
+        return fields.first { $0.1?.utf8.contains(0) == true }?.0
+    }
+}
+
+extension String {
+    /// The text with each NUL character written as `\u0000`, so that it can be stored and read.
+    var escapingNUL: String {
+        guard utf8.contains(0) else { return self }
+        var escaped = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if scalar.value == 0 {
+                escaped.append(contentsOf: "\\u0000".unicodeScalars)
+            } else {
+                escaped.append(scalar)
+            }
+        }
+        return String(escaped)
+    }
+}
+
 /// What verifying one upload with Apple established.
 public enum Verdict: Sendable, Equatable {
     /// Apple confirmed the upload: its environment, bundle and transactions.

@@ -12,6 +12,17 @@ public struct VerificationQueue: Sendable {
     /// Attempts before a persistent `21002` makes an upload invalid.
     public let maxAttempts: Int
 
+    /// The largest payload verified, in bytes: above any receipt the parser reads (4 MiB once
+    /// base64-decoded, about 5.6 MB of text) and any JWS it accepts (1 MiB). A larger upload is
+    /// made `invalid` (`payload_too_large`) from its size alone, in SQL: it is never fetched, so
+    /// a client that uploads a gigabyte costs no memory.
+    public static let maximumPayloadBytes = 6 << 20
+
+    /// The most payload bytes one batch holds in memory: a batch stops before the upload that
+    /// would take it past this (but always takes one), so a run of large receipts keeps to the
+    /// memory bound of SPEC section 12 however many it claims at a time.
+    public static let maximumBatchBytes = 16 << 20
+
     /// Creates a queue over the uploads relation.
     public init(uploads: String, lease: TimeInterval = 300, maxAttempts: Int) {
         self.uploads = uploads
@@ -20,7 +31,9 @@ public struct VerificationQueue: Sendable {
     }
 
     /// Marks the run's work: every upload of the window not yet verified, and every earlier upload
-    /// still pending or retrying. Returns how many uploads the run has to verify.
+    /// still pending or retrying, due at once (SPEC section 3: the next run tries it again first;
+    /// backoff waits are for within a run); those over ``maximumPayloadBytes`` are made `invalid`
+    /// at once. Returns how many uploads the run has to verify.
     @discardableResult
     public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
         try connection.execute(
@@ -29,7 +42,7 @@ public struct VerificationQueue: Sendable {
             SELECT u.id, 'pending', $1, $1 FROM \(uploads) u
              WHERE u.uploaded_at >= $2 AND u.uploaded_at < $3
             ON CONFLICT (upload_id) DO UPDATE SET last_run_id = EXCLUDED.last_run_id, claimed_by = NULL,
-                claimed_at = NULL, updated_at = now()
+                claimed_at = NULL, next_attempt_at = NULL, updated_at = now()
              WHERE reconcile.upload_verifications.state IN ('pending', 'retry')
             """, [runID, since ?? Date.distantPast, until])
         // Claims left by earlier runs belong to processes that are gone (this run holds the run
@@ -38,37 +51,59 @@ public struct VerificationQueue: Sendable {
         try connection.execute(
             """
             UPDATE reconcile.upload_verifications
-               SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, updated_at = now()
+               SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, next_attempt_at = NULL, updated_at = now()
              WHERE state IN ('pending', 'retry') AND last_run_id IS DISTINCT FROM $1
             """, [runID])
+        // octet_length reads a TOASTed value's size from its header, without detoasting it.
+        try connection.execute(
+            """
+            UPDATE reconcile.upload_verifications v
+               SET state = 'invalid', error_code = 'payload_too_large', apple_status = NULL,
+                   last_error = format('payload is %s bytes, over the %s-byte limit for an upload: rejected unread',
+                                       octet_length(u.payload), $2::integer),
+                   attempts = v.attempts + 1, next_attempt_at = NULL, updated_at = now()
+              FROM \(uploads) u
+             WHERE u.id = v.upload_id AND v.last_run_id = $1 AND v.state IN ('pending', 'retry')
+               AND octet_length(u.payload) > $2
+            """, [runID, Self.maximumPayloadBytes])
         return try connection.query(
             "SELECT count(*) FROM reconcile.upload_verifications WHERE last_run_id = $1 AND state IN ('pending', 'retry')",
             [runID])[0].decode(Int.self, at: 0)
     }
 
-    /// Claims up to `limit` uploads of the run that are due, for `worker`, and returns them.
+    /// Claims up to `limit` uploads of the run that are due, and at most ``maximumBatchBytes`` of
+    /// payload, for `worker`, and returns them.
     public func claim(runID: Int64, worker: String, limit: Int, now: Date = Date(), on connection: Connection) throws
         -> [(upload: Upload, attempts: Int)]
     {
+        // Rows locked in `due` but left out by the byte budget stay unclaimed: their locks end
+        // with the statement, and the next claim takes them.
         let rows = try connection.query(
             """
-            WITH claimed AS (
+            WITH due AS (
+                SELECT upload_id, state = 'retry' AS retrying FROM reconcile.upload_verifications
+                 WHERE last_run_id = $1 AND state IN ('pending', 'retry')
+                   AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
+                   AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
+                 ORDER BY state = 'retry' DESC, upload_id
+                 LIMIT $3
+                 FOR UPDATE SKIP LOCKED
+            ), sized AS (
+                SELECT d.upload_id,
+                       row_number() OVER w AS position, sum(octet_length(u.payload)) OVER w AS running_bytes
+                  FROM due d JOIN \(uploads) u ON u.id = d.upload_id
+                WINDOW w AS (ORDER BY d.retrying DESC, d.upload_id)
+            ), claimed AS (
                 UPDATE reconcile.upload_verifications v SET claimed_by = $2, claimed_at = $4
-                 WHERE v.upload_id IN (
-                       SELECT upload_id FROM reconcile.upload_verifications
-                        WHERE last_run_id = $1 AND state IN ('pending', 'retry')
-                          AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
-                          AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
-                        ORDER BY upload_id
-                        LIMIT $3
-                        FOR UPDATE SKIP LOCKED)
+                  FROM sized s
+                 WHERE v.upload_id = s.upload_id AND (s.position = 1 OR s.running_bytes <= $6)
                 RETURNING v.upload_id, v.attempts
             )
             SELECT u.id, u.user_id, u.kind, u.payload, u.application_username, u.app_account_token,
                    u.claimed_transaction_id, u.uploaded_at, c.attempts
               FROM claimed c JOIN \(uploads) u ON u.id = c.upload_id
              ORDER BY u.id
-            """, [runID, worker, limit, now, lease])
+            """, [runID, worker, limit, now, lease, Self.maximumBatchBytes])
         return try rows.map { row in
             (Upload(
                 id: try row.decode(Int64.self, "id"), userID: try row.decode(String.self, "user_id"),
@@ -101,6 +136,7 @@ public struct VerificationQueue: Sendable {
         now: Date = Date(), on connection: Connection
     ) throws {
         guard !results.isEmpty else { return }
+        let results = results.map { ($0.upload, $0.attempts, Self.storable($0.verdict)) }
         try connection.transaction {
             var records: [(AppleTransactionRecord, Carrier?)] = []
             for (upload, previousAttempts, verdict) in results {
@@ -130,6 +166,8 @@ public struct VerificationQueue: Sendable {
                 case .retry(let reason, let status):
                     // 21002 means "malformed" as well as "try later": once it persists, believe it.
                     let exhausted = status == 21002 && attempts >= maxAttempts
+                    // The client already backed off between its attempts: not again in this run
+                    // (nor by its workers); the next run's enqueue makes it due at once.
                     let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
                     try connection.execute(
                         """
@@ -145,6 +183,38 @@ public struct VerificationQueue: Sendable {
                 }
             }
             try TransactionStore.upsert(records, runID: runID, on: connection)
+            Failpoint.pass("verify.record")
+        }
+    }
+
+    /// The verdict as PostgreSQL can store it. Text cannot hold NUL: a verified upload whose Apple
+    /// data holds one is `invalid` (`nul_character`) rather than a failed batch, and a reason
+    /// that quotes one has it escaped.
+    static func storable(_ verdict: Verdict) -> Verdict {
+        switch verdict {
+        case .verified(let verified):
+            let strings = [verified.method, verified.environment, verified.bundleID]
+            if let record = verified.transactions.first(where: { $0.fieldHoldingNUL != nil }),
+                let field = record.fieldHoldingNUL
+            {
+                return .invalid(
+                    code: "nul_character",
+                    reason: "Apple's data holds a NUL character in \(field) of transaction "
+                        + "\(record.transactionID.escapingNUL); PostgreSQL text cannot store it",
+                    appleStatus: verified.appleStatus)
+            }
+            if strings.contains(where: { $0.utf8.contains(0) }) {
+                return .invalid(
+                    code: "nul_character",
+                    reason: "Apple's data holds a NUL character in its bundle id or environment; "
+                        + "PostgreSQL text cannot store it",
+                    appleStatus: verified.appleStatus)
+            }
+            return verdict
+        case .invalid(let code, let reason, let status):
+            return .invalid(code: code.escapingNUL, reason: reason.escapingNUL, appleStatus: status)
+        case .retry(let reason, let status):
+            return .retry(reason: reason.escapingNUL, appleStatus: status)
         }
     }
 }

@@ -102,6 +102,16 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data(
                 "reconcile: interrupted; the run is recorded as interrupted and the next run resumes its work\n".utf8))
             throw ExitStatus.failed
+        } catch let error as PostgresError where error.isConnectionFailure {
+            // libpq's text spans several lines and the statement is no use to whoever reads this.
+            ProgressLine.clear()
+            let reason = error.message.split(separator: "\n").first.map(String.init) ?? error.message
+            let what = error.sql == nil ? "cannot reach the database" : "lost the database connection"
+            FileHandle.standardError.write(Data(
+                ("reconcile: \(what) (\(reason)); the run did not finish. "
+                    + "Run it again once PostgreSQL answers: it resumes the work.\n").utf8))
+            logger.error("database connection failed", metadata: ["error": "\(error)"])
+            throw ExitStatus.failed
         } catch let error as RunConfigurationError {
             FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
             throw ExitStatus.usage
@@ -120,7 +130,7 @@ enum RunSummary {
             "  window  \(report.since.map(TimeExpression.format) ?? "beginning") → \(TimeExpression.format(report.until))",
             "  uploads \(report.verification.uploads): \(report.verification.verified) verified, "
                 + "\(report.verification.invalid) invalid, \(report.verification.retry) to retry",
-            "  findings \(report.findings.count) open (\(report.newFindings) new, "
+            "  findings \(report.openFindings) open (\(report.newFindings) new, "
                 + "\(report.changes.autoResolved) auto-resolved)",
         ]
         let counts = report.counts

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 @_spi(CMS) import X509

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Crypto
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 import X509

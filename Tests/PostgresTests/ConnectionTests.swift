@@ -11,6 +11,20 @@ struct ConnectionTests {
         database = try TestDatabase.create("pg_connection")
     }
 
+    /// A server that vanishes without closing the connection is noticed (keepalives) and a
+    /// connection attempt gives up; the URL's own settings win over these defaults.
+    @Test func keepalivesAndAConnectTimeoutAreOnUnlessTheURLSaysOtherwise() throws {
+        let connection = try database.connect()
+        #expect(connection.option("keepalives") == "1")
+        #expect(connection.option("keepalives_idle") == "60")
+        #expect(connection.option("connect_timeout") == "15")
+        let separator = database.url.contains("?") ? "&" : "?"
+        let tuned = try Connection(url: database.url + separator + "keepalives_idle=5&connect_timeout=3")
+        #expect(tuned.option("keepalives_idle") == "5")
+        #expect(tuned.option("connect_timeout") == "3")
+        #expect(tuned.option("keepalives_count") == "6")
+    }
+
     @Test func roundTripsEveryDecodedType() throws {
         let connection = try database.connect()
         let id = UUID()
@@ -167,6 +181,32 @@ struct ConnectionTests {
             }
         }
         #expect(try connection.query("SELECT count(*) FROM partial")[0].decode(Int.self, at: 0) == 0)
+    }
+
+    @Test func aNULInATextValueIsRefusedNotCutShort() throws {
+        // libpq takes parameters as C strings: without the check, "coin" would be stored.
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE nul_values (id bigint, note text)")
+        let error = try #require(throws: PostgresError.self) {
+            try connection.execute("INSERT INTO nul_values VALUES ($1, $2)", [1, "coin\u{0}evil"])
+        }
+        #expect(error.sqlState == "22021")
+        #expect(error.description.contains("parameter $2 holds a NUL character"))
+        #expect(!error.description.contains("evil"))
+        #expect(throws: PostgresError.self) {
+            try connection.stream("SELECT $1::text", ["coin\u{0}"]) { _ in }
+        }
+        let copy = try #require(throws: PostgresError.self) {
+            try connection.copyIn("COPY nul_values (id, note) FROM STDIN") { writer in
+                try writer.append([2, "fine"])
+                try writer.append([3, "coin\u{0}evil"])
+            }
+        }
+        #expect(copy.description.contains("COPY column 2 holds a NUL character"))
+        #expect(try connection.query("SELECT count(*) FROM nul_values")[0].decode(Int.self, at: 0) == 0)
+        // The connection is still usable.
+        try connection.execute("INSERT INTO nul_values VALUES ($1, $2)", [4, "coin"])
+        #expect(try connection.query("SELECT note FROM nul_values")[0].decode(String.self, at: 0) == "coin")
     }
 
     @Test func anAdvisoryLockHeldByOneConnectionRefusesAnother() throws {

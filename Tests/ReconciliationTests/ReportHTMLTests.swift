@@ -15,21 +15,22 @@ struct ReportHTMLTests {
             purchaseDate: kind == .unverifiedDelivery ? nil : Date(timeIntervalSince1970: 1_795_000_000 + Double(day) * 86_400))
     }
 
+    static let findings = [
+        finding(.missedDelivery, user: "<script>alert(1)</script>"),
+        finding(.missedDelivery, user: "u2", day: 1),
+        finding(.duplicateDelivery, user: "u3", product: "\"><img src=x onerror=alert(2)>", day: 3),
+        finding(.unverifiedDelivery, user: "u4", amount: nil),
+    ]
+
     static let report = RunReport(
         runID: 12, status: "completed", startedAt: Date(timeIntervalSince1970: 1_795_300_000),
         finishedAt: Date(timeIntervalSince1970: 1_795_300_190), since: nil,
         until: Date(timeIntervalSince1970: 1_795_300_000), environment: "production", dryRun: false,
         verification: .init(uploads: 10, verified: 9, invalid: 1, retry: 0, byAppleStatus: ["0": 9]),
-        findings: [
-            finding(.missedDelivery, user: "<script>alert(1)</script>"),
-            finding(.missedDelivery, user: "u2", day: 1),
-            finding(.duplicateDelivery, user: "u3", product: "\"><img src=x onerror=alert(2)>", day: 3),
-            finding(.unverifiedDelivery, user: "u4", amount: nil),
-        ],
-        changes: Differ.QueueChanges(), timings: [:], reportDirectory: nil)
+        summary: RunReport.FindingSummary(findings), changes: Differ.QueueChanges(), timings: [:], reportDirectory: nil)
 
     @Test func isSelfContainedAndEscapesClientValues() {
-        let html = ReportWriter.html(Self.report)
+        let html = ReportWriter.html(Self.report, findings: Self.findings)
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(html.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
@@ -40,7 +41,7 @@ struct ReportHTMLTests {
     }
 
     @Test func hasTheSummaryChartsAndValueAtRisk() {
-        let html = ReportWriter.html(Self.report)
+        let html = ReportWriter.html(Self.report, findings: Self.findings)
         #expect(html.contains("Reconciliation run 12"))
         #expect(html.contains("<h2>Findings by kind</h2><svg"))
         #expect(html.contains("<h2>Findings by purchase day</h2><svg"))
@@ -53,8 +54,8 @@ struct ReportHTMLTests {
 
     @Test func anEmptyRunSaysSo() {
         var report = Self.report
-        report.findings = []
-        let html = ReportWriter.html(report)
+        report.summary = RunReport.FindingSummary()
+        let html = ReportWriter.html(report, findings: [])
         #expect(html.contains("No open findings."))
         #expect(html.contains("No priced findings."))
     }
@@ -62,10 +63,54 @@ struct ReportHTMLTests {
     @Test func writeAddsReportHTMLBesideTheOthers() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let directory = try ReportWriter(root: root.path).write(Self.report)
+        let directory = try ReportWriter(root: root.path).write(Self.report, findings: Self.findings)
         for name in ["report.json", "report.md", "report.html", "review.csv"] {
             #expect(FileManager.default.fileExists(atPath: directory + "/" + name), "\(name) missing")
         }
     }
 }
 
+
+/// `report.json` is written by hand, a finding at a time: it must stay valid JSON whatever the
+/// clients' strings hold, and say what the in-memory findings say.
+@Suite("report.json streaming")
+struct ReportJSONTests {
+    @Test(arguments: [
+        "quote\"backslash\\slash/", "tab\tnewline\ncr\r", "\u{01}\u{1F}\u{7F} controls", "emoji 🧾 and é and \u{2028}",
+        "'; DROP TABLE reconcile.review_items; --", String(repeating: "x", count: 10_000),
+    ])
+    func clientStringsRoundTrip(_ value: String) throws {
+        var finding = ReportHTMLTests.finding(.wrongAccount, user: value, product: value)
+        finding.transactionID = value
+        finding.evidence = #"{"note": "evidence is PostgreSQL's JSON text, embedded as is", "n": [1, 2]}"#
+        let text = ReportWriter.json(ReportHTMLTests.report, findings: [finding, finding])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let findings = try #require(json["findings"] as? [[String: Any]])
+        #expect(findings.count == 2)
+        #expect(findings[0]["user_id"] as? String == value)
+        #expect(findings[0]["transaction_id"] as? String == value)
+        #expect(findings[0]["product_id"] as? String == value)
+        #expect((findings[1]["evidence"] as? [String: Any])?["n"] as? [Int] == [1, 2])
+    }
+
+    @Test func theHeaderHasEveryFieldOfTheContract() throws {
+        let text = ReportWriter.json(ReportHTMLTests.report, findings: ReportHTMLTests.findings)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(Set(json.keys) == ["run_id", "status", "started_at", "finished_at", "window", "environment",
+                                   "verification", "counts", "value_at_risk", "findings"])
+        #expect((json["counts"] as? [String: Int])?.count == FindingKind.allCases.count)
+        #expect((json["counts"] as? [String: Int])?["missed_delivery"] == 2)
+        #expect((json["window"] as? [String: Any])?["since"] is NSNull)
+        let verification = try #require(json["verification"] as? [String: Any])
+        #expect(verification["invalid"] as? Int == 1 && (verification["by_apple_status"] as? [String: Int])?["0"] == 9)
+        #expect((json["value_at_risk"] as? [[String: Any]])?.first?["amount_milli"] as? Int == 12_000)
+        #expect((json["findings"] as? [Any])?.count == 4)
+    }
+
+    @Test func anEmptyReportIsValidJSON() throws {
+        var report = ReportHTMLTests.report
+        report.summary = RunReport.FindingSummary()
+        let json = try JSONSerialization.jsonObject(with: Data(ReportWriter.json(report, findings: []).utf8))
+        #expect((json as? [String: Any])?["findings"] as? [Any] != nil)
+    }
+}

@@ -167,8 +167,8 @@ struct ScenarioTests {
         }
     }
 
-    static func findings(_ report: RunReport) -> Set<Finding> {
-        Set(report.findings.map { Finding(kind: $0.kind.rawValue, transaction: $0.transactionID, user: $0.userID) })
+    static func findings(_ report: RunReport) throws -> Set<Finding> {
+        try Set(report.findings.map { Finding(kind: $0.kind.rawValue, transaction: $0.transactionID, user: $0.userID) })
     }
 
     static func quietSimulator() throws -> AppStoreSimulator {
@@ -185,12 +185,12 @@ struct ScenarioTests {
         try await sim.withRunning { running in
             let settings = try settings(running)
             let report = try await run(settings, since: old.addingTimeInterval(-86_400 * 3))
-            let found = Self.findings(report)
+            let found = try Self.findings(report)
             #expect(found.subtracting(Self.expected).isEmpty, "unexpected \(found.subtracting(Self.expected))")
             #expect(Self.expected.subtracting(found).isEmpty, "missing \(Self.expected.subtracting(found))")
             #expect(report.status == "completed")
             #expect(report.verification.invalid == 1, "judy's forged receipt")
-            for finding in report.findings {
+            for finding in try report.findings {
                 #expect(finding.kind.suggestedAction == [
                     "missed_delivery": "grant", "duplicate_delivery": "revoke", "wrong_account": "move",
                     "refunded_delivery": "revoke",
@@ -201,7 +201,7 @@ struct ScenarioTests {
             // The same run again adds nothing and asks Apple nothing.
             let again = try await run(settings)
             #expect(again.newFindings == 0)
-            #expect(Self.findings(again) == Self.expected)
+            #expect(try Self.findings(again) == Self.expected)
             #expect(sim.state.stats.verifyReceiptRequests == verifications)
 
             // A delivery for a missed order auto-resolves it; a dismissed item stays dismissed.
@@ -218,8 +218,8 @@ struct ScenarioTests {
                 """)
             let third = try await run(settings)
             #expect(third.changes.autoResolved == 1)
-            #expect(!Self.findings(third).contains(Finding(kind: "missed_delivery", transaction: "1001", user: "alice")))
-            #expect(!Self.findings(third).contains { $0.transaction == "11001" }, "dismissed items are not open")
+            #expect(try !Self.findings(third).contains(Finding(kind: "missed_delivery", transaction: "1001", user: "alice")))
+            #expect(try !Self.findings(third).contains { $0.transaction == "11001" }, "dismissed items are not open")
             let statuses = try connection.query(
                 """
                 SELECT fingerprint, status FROM reconcile.review_items
@@ -258,19 +258,19 @@ struct ScenarioTests {
                 SELECT u.user_id FROM reconcile.upload_verifications v JOIN reconcile.receipt_uploads u ON u.id = v.upload_id
                  WHERE v.state = 'retry'
                 """).map { try $0.decode(String.self, at: 0) })
-            for finding in Self.findings(first) {
+            for finding in try Self.findings(first) {
                 #expect(finding.user.map { !retrying.contains($0) } ?? true, "\(finding) depends on a retrying upload")
                 #expect(Self.expected.contains(finding), "\(finding) is not a real leak")
             }
             #expect(retrying.count >= 8)
-            #expect(Self.findings(first).count < Self.expected.count, "the retrying uploads' findings wait")
+            #expect(try Self.findings(first).count < Self.expected.count, "the retrying uploads' findings wait")
 
             // Apple healthy again; the retries are due: the next run finishes the work.
             sim.state.faults = .none
             try connection.execute("UPDATE reconcile.upload_verifications SET next_attempt_at = now() WHERE state = 'retry'")
             let second = try await run(settings)
             #expect(second.status == "completed")
-            #expect(Self.findings(second) == Self.expected)
+            #expect(try Self.findings(second) == Self.expected)
         }
     }
 }

@@ -50,26 +50,9 @@ struct ServerAPIScenarioTests {
         _ = try sim.refundTransaction(refunded.transactionId)
 
         try await sim.withRunning { running in
-            let settings = try Settings(lookup: [
-                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
-                "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
-                "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
-                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
-                "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
-                "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
-            ].lookup)
-            let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
-            let report = try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                    #expect(api != nil)
-                    return try await ReconciliationJob(
-                        settings: settings, verifier: verifier, serverAPI: api, logger: quiet
-                    ).run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
-                }
-            }
-            let found = Set(report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" })
+            let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
+            let report = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            let found = try Set(report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" })
             #expect(found == [
                 "missed_delivery \(neverUploaded.transactionId) amy",
                 "refunded_delivery \(refunded.transactionId) amy",
@@ -79,6 +62,104 @@ struct ServerAPIScenarioTests {
             let lookup = try connection.query(
                 "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = '999000111'")
             #expect(try lookup.first?.decode(String.self, at: 0) == "not_found")
+        }
+    }
+
+    /// A lookup Apple put off is asked again by the next run, even when the next run's window no
+    /// longer covers the delivery, and its answer is judged then.
+    @Test func aLookupApplePutOffIsAskedAgainAndJudgedByALaterRun() async throws {
+        let database = try TestDatabase.create("sk2_api_later")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('999000222', 'bob', 'coin4886', now() - interval '19 hours')
+            """)
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
+            sim.state.faults = SimulatorFaults(apiErrorCode: 5_000_001)
+            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            #expect(first.status == "completed_with_unresolved")
+            #expect(try first.findings.isEmpty, "no answer yet: nothing judged")
+
+            sim.state.faults = .none
+            // The delivery is 19 hours old; this window covers the last hour only.
+            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            #expect(second.status == "completed")
+            #expect(try second.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
+                == ["unverified_delivery 999000222"])
+            let lookup = try connection.query(
+                "SELECT result, attempts FROM reconcile.transaction_lookups WHERE transaction_id = '999000222'")
+            #expect(try lookup.first?.decode(String.self, at: 0) == "not_found")
+            #expect(try lookup.first?.decode(Int.self, at: 1) == 2)
+        }
+    }
+
+    /// Answers that fail Apple's signature checks are no answers: the run says it has unresolved
+    /// work, judges nothing on them, and the next healthy run settles them.
+    @Test func aForgedServerAPIAnswerLeavesTheRunUnresolvedAndIsAskedAgain() async throws {
+        let database = try TestDatabase.create("sk2_api_forged")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        let bought = try sim.createTransaction(SimulatedTransaction(
+            productId: "coin42", customer: "cat", bundleId: "com.hncs.szj", environment: .production,
+            type: .consumable, quantity: 1, purchaseDate: Date().addingTimeInterval(-86_400), price: 6000, currency: "CNY"))
+        // Delivered, never uploaded: only Get Transaction Info can confirm it.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ($1, 'cat', 'coin42', now() - interval '20 hours')
+            """, [bought.transactionId])
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
+            sim.state.faults = SimulatorFaults(forgedJWSShare: 1)
+            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            #expect(first.status == "completed_with_unresolved")
+            #expect(try first.findings.isEmpty, "nothing judged on a forged answer")
+
+            sim.state.faults = .none
+            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            #expect(second.status == "completed")
+            #expect(try second.findings.isEmpty, "Apple confirms the delivered purchase")
+            let lookup = try connection.query(
+                "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = $1", [bought.transactionId])
+            #expect(try lookup.first?.decode(String.self, at: 0) == "found")
+        }
+    }
+
+    static func settings(
+        database: TestDatabase, sim: AppStoreSimulator, running: RunningSimulator, state: URL
+    ) throws -> Settings {
+        try Settings(lookup: [
+            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+            "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
+            "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
+            "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
+            "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
+            "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
+            "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
+            "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
+        ].lookup)
+    }
+
+    static func run(_ settings: Settings, since: Date) async throws -> RunReport {
+        let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
+        return try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+                #expect(api != nil)
+                return try await ReconciliationJob(
+                    settings: settings, verifier: verifier, serverAPI: api, logger: quiet
+                ).run(.init(since: since))
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ struct SettingsTests {
         #expect(settings.grace == 1800)
         #expect(settings.receiptVerification == .apple)
         #expect(settings.maxAttempts == 5)
+        #expect(settings.appleTimeout == 30)
         #expect(settings.concurrency == 16)
         #expect(settings.reportDirectory == "./reports")
         #expect(settings.verifyReceiptURL == "https://buy.itunes.apple.com/verifyReceipt")
@@ -36,6 +37,7 @@ struct SettingsTests {
         ("RECONCILE_GRACE", "soon"),
         ("RECONCILE_RECEIPT_VERIFICATION", "maybe"),
         ("RECONCILE_MAX_ATTEMPTS", "0"),
+        ("RECONCILE_APPLE_TIMEOUT", "never"),
         ("RECONCILE_CONCURRENCY", "-3"),
         ("APPLE_VERIFY_RECEIPT_URL", "ftp://example.com"),
         ("APPSTORE_API_RATE", "fast"),

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import SwiftASN1
 
 /// Verifies StoreKit 1 app receipts with Apple's verifyReceipt endpoint.
 ///
@@ -331,9 +332,10 @@ enum ReceiptPayloadCheck {
 
     /// Uploads arrive with line breaks from clients; whitespace is dropped before sending. The
     /// local parser decides only what is certain without Apple: not base64, empty, absurdly
-    /// large, or neither a PKCS#7 structure nor an iOS 6 style transaction receipt. A receipt that
-    /// is PKCS#7 but that the parser finds truncated or odd still goes to Apple, the authority:
-    /// a gap in the local parser must never turn a paid purchase into `invalid`.
+    /// large, neither a PKCS#7 structure nor an iOS 6 style transaction receipt, or a PKCS#7
+    /// container cut short (its signature cannot be there). A receipt whose container is whole
+    /// but whose content the parser finds odd still goes to Apple, the authority: a gap in the
+    /// local parser must never turn a paid purchase into `invalid`.
     static func check(_ receiptData: String) -> Result {
         let compact = compacted(receiptData)
         do {
@@ -342,11 +344,28 @@ enum ReceiptPayloadCheck {
             switch error {
             case .empty, .notBase64, .tooLarge, .notAReceipt:
                 return .rejected("\(error)")
+            case .truncated where containerIsCut(compact):
+                // Apple answers 21002 to such data, which is retried for days before it counts.
+                return .rejected("receipt is truncated: its PKCS#7 container ends before the length it announces")
             case .truncated, .unexpectedStructure, .malformedAttribute:
                 break
             }
         }
         return .acceptable(compact)
+    }
+
+    /// Whether the outer BER structure (ContentInfo down to every constructed node, the signer
+    /// infos included) runs past the end of the data, as opposed to the signed content inside it.
+    static func containerIsCut(_ base64: String) -> Bool {
+        guard let bytes = try? ReceiptBase64.decode(base64, limit: AppReceipt.maximumSize) else { return false }
+        do {
+            _ = try BER.parse(bytes)
+            return false
+        } catch let error as ASN1Error {
+            return error.code == .truncatedASN1Field
+        } catch {
+            return false
+        }
     }
 
     /// The text without whitespace and newlines. Base64 is ASCII, and testing bytes is a hundred

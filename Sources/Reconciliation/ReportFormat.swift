@@ -1,0 +1,232 @@
+import Foundation
+
+/// The files of a report. Each is written as a header (the summary), one piece per finding, and
+/// a footer, so the findings can stream through from PostgreSQL.
+enum ReportFormat: CaseIterable {
+    case json, markdown, html, csv
+
+    var fileName: String {
+        switch self {
+        case .json: "report.json"
+        case .markdown: "report.md"
+        case .html: "report.html"
+        case .csv: "review.csv"
+        }
+    }
+
+    func header(_ report: RunReport) -> String {
+        switch self {
+        case .json: Self.jsonHeader(report)
+        case .markdown: Self.markdownHeader(report)
+        case .html: Self.htmlHeader(report)
+        case .csv: Self.csvHeader
+        }
+    }
+
+    /// The piece for the `index`th finding (from 0).
+    func row(_ finding: RunReport.Finding, index: Int) -> String {
+        switch self {
+        case .json: (index == 0 ? "\n" : ",\n") + "    " + Self.jsonFinding(finding)
+        case .markdown: Self.markdownRow(finding)
+        case .html: Self.htmlRow(finding)
+        case .csv: Self.csvRow(finding)
+        }
+    }
+
+    func footer(_ report: RunReport) -> String {
+        switch self {
+        case .json: "\n  ]\n}\n"
+        case .markdown: ""
+        case .html: Self.htmlFooter(report)
+        case .csv: ""
+        }
+    }
+
+    /// The whole file for findings held in memory.
+    func text(_ report: RunReport, _ findings: [RunReport.Finding]) -> String {
+        header(report) + findings.enumerated().map { row($1, index: $0) }.joined() + footer(report)
+    }
+}
+
+// MARK: - report.json
+
+extension ReportFormat {
+    /// Everything before the findings, in the order of SPEC section 10.
+    static func jsonHeader(_ report: RunReport) -> String {
+        let s = JSONText.string
+        let v = report.verification
+        let statuses = v.byAppleStatus.sorted { $0.key < $1.key }.map { "\(s($0.key)): \($0.value)" }
+        let counts = FindingKind.allCases.map { "\(s($0.rawValue)): \(report.summary.byKind[$0] ?? 0)" }
+        let risk = report.valueAtRisk.map {
+            "{\"kind\": \(s($0.kind.rawValue)), \"currency\": \(s($0.currency)), \"amount_milli\": \($0.amountMilli)}"
+        }
+        return """
+            {
+              "run_id": \(report.runID),
+              "status": \(s(report.status)),
+              "started_at": \(s(TimeExpression.format(report.startedAt))),
+              "finished_at": \(s(TimeExpression.format(report.finishedAt))),
+              "window": {"since": \(JSONText.optional(report.since.map(TimeExpression.format))), \
+            "until": \(s(TimeExpression.format(report.until)))},
+              "environment": \(s(report.environment)),
+              "verification": {"uploads": \(v.uploads), "verified": \(v.verified), "invalid": \(v.invalid), \
+            "retry": \(v.retry), "by_apple_status": {\(statuses.joined(separator: ", "))}},
+              "counts": {\(counts.joined(separator: ", "))},
+              "value_at_risk": [\(risk.joined(separator: ", "))],
+              "findings": [
+            """
+    }
+
+    /// One finding on one line; its evidence is PostgreSQL's JSON text, embedded as it is.
+    static func jsonFinding(_ finding: RunReport.Finding) -> String {
+        let s = JSONText.string, o = JSONText.optional
+        let evidence = finding.evidence.isEmpty ? "{}" : finding.evidence
+        return "{\"review_item_id\": \(finding.reviewItemID.map(String.init) ?? "null"), "
+            + "\"new\": \(finding.isNew), \"kind\": \(s(finding.kind.rawValue)), "
+            + "\"severity\": \(s(finding.kind.severity)), \"transaction_id\": \(o(finding.transactionID)), "
+            + "\"original_transaction_id\": \(o(finding.originalTransactionID)), \"user_id\": \(o(finding.userID)), "
+            + "\"product_id\": \(o(finding.productID)), \"suggested_action\": \(s(finding.kind.suggestedAction)), "
+            + "\"evidence\": \(evidence)}"
+    }
+}
+
+/// JSON text for strings that came from clients: RFC 8259 escaping, everything else as UTF-8.
+enum JSONText {
+    static func string(_ text: String) -> String {
+        var escaped = "\""
+        escaped.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+
+    static func optional(_ text: String?) -> String { text.map(string) ?? "null" }
+}
+
+// MARK: - report.md
+
+extension ReportFormat {
+    static func markdownHeader(_ report: RunReport) -> String {
+        var lines = [
+            "# Reconciliation run \(report.runID)\(report.dryRun ? " (dry run)" : "")", "",
+            "- Status: **\(report.status)**",
+            "- Window: \(report.since.map(TimeExpression.format) ?? "beginning") → \(TimeExpression.format(report.until))",
+            "- Environment: \(report.environment)",
+            "- Uploads: \(report.verification.uploads) (verified \(report.verification.verified), invalid "
+                + "\(report.verification.invalid), still retrying \(report.verification.retry))",
+            "- Findings: \(report.openFindings) open, \(report.newFindings) new"
+                + (report.dryRun ? "" : ", \(report.changes.autoResolved) auto-resolved"),
+            "", "## Findings by kind", "", "| kind | severity | count |", "|---|---|---|",
+        ]
+        let counts = report.counts
+        for kind in FindingKind.allCases {
+            lines.append("| \(kind.rawValue) | \(kind.severity) | \(counts[kind.rawValue] ?? 0) |")
+        }
+        let risk = report.valueAtRisk
+        if !risk.isEmpty {
+            lines += ["", "## Value at risk", "", "| kind | currency | amount |", "|---|---|---|"]
+            for entry in risk {
+                lines.append(
+                    "| \(entry.kind.rawValue) | \(entry.currency) | \(ReportWriter.formatMilli(entry.amountMilli)) |")
+            }
+        }
+        if report.verification.retry > 0 {
+            lines += ["", "\(report.verification.retry) uploads are still being retried: nothing that depends on "
+                + "them was judged. The next run tries them first."]
+        }
+        lines += ["", "## Findings", ""]
+        if report.openFindings == 0 {
+            lines.append("No open findings.")
+        } else {
+            lines += ["| item | new | kind | severity | transaction | user | product | action |",
+                      "|---|---|---|---|---|---|---|---|"]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func markdownRow(_ finding: RunReport.Finding) -> String {
+        func cell(_ text: String?) -> String {
+            (text ?? "—").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+        }
+        return "| \(finding.reviewItemID.map(String.init) ?? "—") | \(finding.isNew ? "new" : "") | "
+            + "\(finding.kind.rawValue) | \(finding.kind.severity) | \(cell(finding.transactionID)) | "
+            + "\(cell(finding.userID)) | \(cell(finding.productID)) | \(finding.kind.suggestedAction) |\n"
+    }
+}
+
+// MARK: - review.csv
+
+extension ReportFormat {
+    static let csvHeader = ["review_item_id", "new", "kind", "severity", "transaction_id", "original_transaction_id",
+                            "user_id", "product_id", "suggested_action", "amount_milli", "currency"]
+        .joined(separator: ",") + "\r\n"
+
+    static func csvRow(_ finding: RunReport.Finding) -> String {
+        [
+            finding.reviewItemID.map(String.init) ?? "", finding.isNew ? "true" : "false", finding.kind.rawValue,
+            finding.kind.severity, finding.transactionID ?? "", finding.originalTransactionID ?? "",
+            finding.userID ?? "", finding.productID ?? "", finding.kind.suggestedAction,
+            finding.amountMilli.map(String.init) ?? "", finding.currency ?? "",
+        ].map(ReportWriter.csvField).joined(separator: ",") + "\r\n"
+    }
+}
+
+/// A report file written through a buffer under a temporary name, and renamed into place on
+/// commit, so a reader never sees half a file.
+final class PartialFile {
+    private let url: URL
+    private let temporary: URL
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private static let flushAt = 1 << 16
+
+    init(_ url: URL) throws {
+        self.url = url
+        temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw ReportWriteError(path: temporary.path)
+        }
+        handle = try FileHandle(forWritingTo: temporary)
+        buffer.reserveCapacity(Self.flushAt)
+    }
+
+    func write(_ text: String) throws {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= Self.flushAt { try flush() }
+    }
+
+    func commit() throws {
+        try flush()
+        try handle.close()
+        _ = try? FileManager.default.removeItem(at: url)
+        try FileManager.default.moveItem(at: temporary, to: url)
+    }
+
+    func abandon() {
+        try? handle.close()
+        try? FileManager.default.removeItem(at: temporary)
+    }
+
+    private func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// A report file could not be created (a missing or read-only report folder).
+struct ReportWriteError: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "cannot create the report file \(path): check RECONCILE_REPORT_DIR and its permissions" }
+}
