@@ -90,6 +90,9 @@ public struct Differ: Sendable {
     public func computeFindings(_ parameters: Parameters, on connection: Connection) throws {
         let counted = parameters.environment == .production ? "Production" : "Sandbox"
         try connection.execute("SET LOCAL work_mem = '\(Self.workMem)'")
+        // JIT compiling takes half a second per statement whose estimate looks big, which temp
+        // tables of a few thousand rows do before they are analysed; no statement here gains it back.
+        try connection.execute("SET LOCAL jit = off")
         try connection.execute(
             """
             CREATE TEMP TABLE diff_params ON COMMIT DROP AS
@@ -99,6 +102,7 @@ public struct Differ: Sendable {
             """,
             [parameters.runID, parameters.bundleIDs, parameters.judgeBefore, parameters.serverAPIEnabled, counted,
              parameters.since ?? Date.distantPast, parameters.until, parameters.resumesAfter])
+        try connection.execute("ANALYZE diff_params")
         // Transactions an upload still being verified says it reports: not judged this run.
         try connection.executeScript(
             """
@@ -111,10 +115,12 @@ public struct Differ: Sendable {
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state IN ('pending', 'retry');
             CREATE TEMP TABLE diff_scope (transaction_id text PRIMARY KEY) ON COMMIT DROP;
+            ANALYZE diff_blocked;
+            ANALYZE diff_pending_users;
             """)
         try scopeTouchedByRun(on: connection)
         if parameters.since == nil {
-            try scopeWholeHistory(on: connection)
+            try scopeWholeHistory(parameters, counted: counted, on: connection)
         } else {
             try scopeWindow(on: connection)
         }
@@ -201,6 +207,7 @@ public struct Differ: Sendable {
         for statement in findingStatements(environment: parameters.environment) {
             try connection.executeScript(statement)
         }
+        try connection.execute("ANALYZE diff_findings")
         try attachEvidence(on: connection)
     }
 
@@ -256,43 +263,51 @@ public struct Differ: Sendable {
     /// counted environment, old enough to judge, not revoked, one unrevoked delivery of the same
     /// product and quantity to the account that uploaded it, its binding (token, or username equal
     /// to or hashing to the uploader) naming that same account, and no restore around it. A
-    /// transaction credited twice looks clean row by row, so the ledger's transaction ids that
-    /// repeat are added from its index. Whatever can hold a finding is kept (and more: every
-    /// restore, every refund); the exact rules then run over this scope only.
-    private func scopeWholeHistory(on connection: Connection) throws {
-        try connection.executeScript(
+    /// transaction credited twice looks clean row by row, so one grouping of the ledger adds the
+    /// transaction ids it repeats. Whatever can hold a finding is kept (and more: every restore,
+    /// every refund); the exact rules then run over this scope only.
+    private func scopeWholeHistory(_ parameters: Parameters, counted: String, on connection: Connection) throws {
+        // Bound values rather than reads of diff_params, so that the planner sees that the window
+        // is everything and scans instead of walking the purchase-date index. The claims are
+        // joined to the white table first: the FULL JOIN then hashes the narrow ledger rows.
+        try connection.execute(
             """
             INSERT INTO diff_scope
             SELECT coalesce(a.transaction_id, d.transaction_id)
-              FROM (SELECT * FROM reconcile.apple_transactions
-                     WHERE purchase_date < (SELECT until FROM diff_params)) a
-              FULL JOIN (SELECT * FROM \(deliveries)
-                          WHERE delivered_at < (SELECT until FROM diff_params) OR revoked_at IS NOT NULL) d
+              FROM (SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.quantity, a.bundle_id,
+                           a.environment, a.purchase_date, a.revocation_date,
+                           coalesce(a.product_type, p.product_type) AS product_type, c.user_id AS uploader,
+                           c.application_username, c.username_names_uploader,
+                           coalesce(a.app_account_token, c.app_account_token) AS token
+                      FROM reconcile.apple_transactions a
+                      LEFT JOIN reconcile.transaction_claims c ON c.transaction_id = a.transaction_id
+                      LEFT JOIN \(products) p ON p.product_id = a.product_id
+                     WHERE a.purchase_date < $1) a
+              FULL JOIN (SELECT transaction_id, user_id, product_id, quantity, revoked_at FROM \(deliveries)
+                          WHERE delivered_at < $1 OR revoked_at IS NOT NULL) d
                 ON d.transaction_id = a.transaction_id
-              LEFT JOIN reconcile.transaction_claims c ON c.transaction_id = a.transaction_id
-              LEFT JOIN \(products) p ON p.product_id = a.product_id
-              LEFT JOIN reconcile.account_tokens k
-                ON k.app_account_token = coalesce(a.app_account_token, c.app_account_token)
-             CROSS JOIN diff_params x
+              LEFT JOIN reconcile.account_tokens k ON k.app_account_token = a.token
              WHERE NOT coalesce(
-                   a.bundle_id = ANY(x.bundle_ids) AND a.environment = x.counted AND a.purchase_date <= x.judge_before
+                   a.bundle_id = ANY($2::text[]) AND a.environment = $3 AND a.purchase_date <= $4
                    AND a.revocation_date IS NULL AND d.revoked_at IS NULL
                    AND d.product_id = a.product_id AND d.quantity = a.quantity
                    AND (a.transaction_id = a.original_transaction_id
-                        OR coalesce(a.product_type, p.product_type) IS DISTINCT FROM 'non_consumable')
-                   AND c.user_id = d.user_id
-                   AND CASE WHEN coalesce(a.app_account_token, c.app_account_token) IS NOT NULL
-                            THEN k.user_id = d.user_id
-                            WHEN c.application_username IS NOT NULL THEN c.username_names_uploader
+                        OR a.product_type IS DISTINCT FROM 'non_consumable')
+                   AND a.uploader = d.user_id
+                   AND CASE WHEN a.token IS NOT NULL THEN k.user_id = d.user_id
+                            WHEN a.application_username IS NOT NULL THEN a.username_names_uploader
                             ELSE true END,
                    false)
-            ON CONFLICT DO NOTHING;
+            ON CONFLICT DO NOTHING
+            """, [parameters.until, parameters.bundleIDs, counted, parameters.judgeBefore])
+        try connection.execute(
+            """
             INSERT INTO diff_scope
             SELECT transaction_id FROM \(deliveries)
              GROUP BY transaction_id
-            HAVING count(*) > 1 AND bool_or(delivered_at < (SELECT until FROM diff_params) OR revoked_at IS NOT NULL)
-            ON CONFLICT DO NOTHING;
-            """)
+            HAVING count(*) > 1 AND bool_or(delivered_at < $1 OR revoked_at IS NOT NULL)
+            ON CONFLICT DO NOTHING
+            """, [parameters.until])
     }
 
     /// Resolves each transaction's buyer (SPEC section 5): its appAccountToken (through
@@ -377,6 +392,7 @@ public struct Differ: Sendable {
                                   WHERE p.user_id = b.username OR p.hash = lower(b.username)
                                   ORDER BY (p.user_id = b.username) DESC, p.user_id LIMIT 1) up ON true;
             CREATE INDEX ON diff_buyer (transaction_id);
+            ANALYZE diff_buyer;
             """)
     }
 
