@@ -174,20 +174,16 @@ public struct ReconciliationJob: Sendable {
         let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
         var done = 0
         let started = Date()
-        while true {
-            try Task.checkCancellation()
-            let batch = try queue.claim(runID: run.id, worker: worker, limit: batchSize, on: connection)
-            if batch.isEmpty { break }
-            let results = try await verify(batch, logger: log)
-            try queue.record(results, runID: run.id, worker: worker, on: connection)
-            done += batch.count
+        try await verifyDue(queue: queue, runID: run.id, waitForOtherWorkers: false, connection: connection,
+                            logger: log) { results in
+            done += results.count
             progress?(RunProgress(verified: done, total: done, elapsed: Date().timeIntervalSince(started)))
         }
         log.info("worker finished", metadata: ["uploads.verified": "\(done)"])
         return done
     }
 
-    /// Claims and verifies the run's uploads batch by batch until none is due.
+    /// Verifies the run's uploads until none is due, and stops it when Apple answers none of them.
     func verifyAll(
         queue: VerificationQueue, runID: Int64, total: Int, connection: Connection, logger: Logger,
         progress: (@Sendable (RunProgress) -> Void)?
@@ -195,65 +191,15 @@ public struct ReconciliationJob: Sendable {
         var done = 0
         let started = Date()
         var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
-        while true {
-            try Task.checkCancellation()
-            let batch = try queue.claim(runID: runID, worker: worker, limit: batchSize, on: connection)
-            if batch.isEmpty {
-                // Workers (`run --worker`) may still be verifying batches they claimed; their
-                // claims expire if they die, and the work comes back here.
-                guard try queue.othersAreWorking(runID: runID, on: connection) else { break }
-                try await Task.sleep(for: .milliseconds(250))
-                continue
-            }
-            let results = try await verify(batch, logger: logger)
-            try queue.record(results, runID: runID, worker: worker, on: connection)
-            Failpoint.pass("verify.recorded")
-            done += batch.count
+        try await verifyDue(queue: queue, runID: runID, waitForOtherWorkers: true, connection: connection,
+                            logger: logger) { results in
+            done += results.count
             progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
             outage.observe(results.map(\.verdict))
             if outage.isOngoing {
                 throw AppleUnreachableError(
                     unanswered: outage.unanswered, lastReason: outage.lastReason, left: max(0, total - done))
             }
-        }
-    }
-
-    /// Verifies a batch with at most `RECONCILE_CONCURRENCY` uploads in flight.
-    func verify(_ batch: [(upload: Upload, attempts: Int)], logger: Logger) async throws
-        -> [(upload: Upload, attempts: Int, verdict: Verdict)]
-    {
-        let verifier = self.verifier
-        let limit = max(1, settings.concurrency)
-        return try await withThrowingTaskGroup(of: (Int, Verdict).self) { group in
-            var verdicts = [Verdict?](repeating: nil, count: batch.count)
-            var next = 0
-            func launch() {
-                guard next < batch.count else { return }
-                let index = next
-                let (upload, attempts) = batch[index]
-                next += 1
-                group.addTask { (index, try await verifier.verify(upload, attempt: attempts + 1)) }
-            }
-            for _ in 0..<min(limit, batch.count) { launch() }
-            while let (index, verdict) = try await group.next() {
-                verdicts[index] = verdict
-                Failpoint.pass("verify.verdict")
-                var log = logger
-                log[metadataKey: "upload.id"] = "\(batch[index].upload.id)"
-                switch verdict {
-                case .verified(let verified):
-                    log.debug("upload verified", metadata: ["apple.environment": "\(verified.environment)",
-                                                            "transactions": "\(verified.transactions.count)"])
-                case .invalid(let code, let reason, let status):
-                    log.info("upload invalid", metadata: ["reason.code": "\(code)", "reason": "\(reason)",
-                                                          "apple.status": "\(status.map(String.init) ?? "")"])
-                case .retry(let reason, let status):
-                    log.notice("upload will be retried", metadata: ["reason": "\(reason)",
-                                                                    "apple.status": "\(status.map(String.init) ?? "")"])
-                }
-                launch()
-            }
-            return batch.enumerated().map { ($1.upload, $1.attempts, verdicts[$0]!) }
         }
     }
 }

@@ -139,49 +139,54 @@ public struct VerificationQueue: Sendable {
         let results = results.map { ($0.upload, $0.attempts, Self.storable($0.verdict)) }
         try connection.transaction {
             var records: [(AppleTransactionRecord, Carrier?)] = []
+            var rows: [[any PostgresEncodable]] = []
             for (upload, previousAttempts, verdict) in results {
                 let attempts = previousAttempts + 1
                 switch verdict {
                 case .verified(let verified):
-                    try connection.execute(
-                        """
-                        UPDATE reconcile.upload_verifications
-                           SET state = 'verified', method = $2, apple_status = $3, error_code = NULL, environment = $4,
-                               bundle_id = $5, attempts = $6, last_error = NULL, next_attempt_at = NULL,
-                               verified_at = $7, updated_at = $7, claimed_by = NULL, claimed_at = NULL, last_run_id = $8
-                         WHERE upload_id = $1
-                        """,
-                        [upload.id, verified.method, verified.appleStatus, verified.environment, verified.bundleID,
-                         attempts, now, runID])
+                    rows.append([upload.id, "verified", verified.method, verified.appleStatus, nil as String?, nil as String?,
+                                 verified.environment, verified.bundleID, attempts, nil as Date?])
                     records += verified.transactions.map { ($0, Carrier(upload: upload, record: $0)) }
                 case .invalid(let code, let reason, let status):
-                    try connection.execute(
-                        """
-                        UPDATE reconcile.upload_verifications
-                           SET state = 'invalid', apple_status = $2, error_code = $3, last_error = $4, attempts = $5,
-                               next_attempt_at = NULL, updated_at = $6, claimed_by = NULL, claimed_at = NULL,
-                               last_run_id = $7
-                         WHERE upload_id = $1
-                        """, [upload.id, status, code, reason, attempts, now, runID])
+                    rows.append([upload.id, "invalid", nil as String?, status, code, reason, nil as String?, nil as String?,
+                                 attempts, nil as Date?])
                 case .retry(let reason, let status):
                     // 21002 means "malformed" as well as "try later": once it persists, believe it.
                     let exhausted = status == 21002 && attempts >= maxAttempts
                     // The client already backed off between its attempts: not again in this run
                     // (nor by its workers); the next run's enqueue makes it due at once.
                     let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
-                    try connection.execute(
-                        """
-                        UPDATE reconcile.upload_verifications
-                           SET state = $2, apple_status = $3, error_code = $4, last_error = $5, attempts = $6,
-                               next_attempt_at = $7, updated_at = $8, claimed_by = NULL, claimed_at = NULL,
-                               last_run_id = $9
-                         WHERE upload_id = $1
-                        """,
-                        [upload.id, exhausted ? "invalid" : "retry", status,
-                         exhausted ? "persistent_21002" : "retry", reason, attempts,
-                         exhausted ? nil : now.addingTimeInterval(backoff), now, runID])
+                    rows.append([upload.id, exhausted ? "invalid" : "retry", nil as String?, status,
+                                 exhausted ? "persistent_21002" : "retry", reason, nil as String?, nil as String?,
+                                 attempts, exhausted ? nil : now.addingTimeInterval(backoff)])
                 }
             }
+            // One statement for the batch: its verdicts arrive by COPY. What a verdict does not
+            // establish (how and where an upload was verified) stays as it was.
+            try connection.execute(
+                """
+                CREATE TEMP TABLE IF NOT EXISTS stage_verdicts (
+                    upload_id bigint, state text, method text, apple_status integer, error_code text, last_error text,
+                    environment text, bundle_id text, attempts integer, next_attempt_at timestamptz
+                )
+                """)
+            try connection.execute("TRUNCATE stage_verdicts")
+            try connection.copyIn("COPY stage_verdicts FROM STDIN") { writer in
+                for row in rows { try writer.append(row) }
+            }
+            try connection.execute(
+                """
+                UPDATE reconcile.upload_verifications v
+                   SET state = s.state, apple_status = s.apple_status, error_code = s.error_code,
+                       last_error = s.last_error, attempts = s.attempts, next_attempt_at = s.next_attempt_at,
+                       updated_at = $1, claimed_by = NULL, claimed_at = NULL, last_run_id = $2,
+                       method = CASE WHEN s.state = 'verified' THEN s.method ELSE v.method END,
+                       environment = CASE WHEN s.state = 'verified' THEN s.environment ELSE v.environment END,
+                       bundle_id = CASE WHEN s.state = 'verified' THEN s.bundle_id ELSE v.bundle_id END,
+                       verified_at = CASE WHEN s.state = 'verified' THEN $1 ELSE v.verified_at END
+                  FROM stage_verdicts s
+                 WHERE v.upload_id = s.upload_id
+                """, [now, runID])
             try TransactionStore.upsert(records, runID: runID, on: connection)
             Failpoint.pass("verify.record")
         }
