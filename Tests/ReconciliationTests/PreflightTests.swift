@@ -68,6 +68,7 @@ struct ApplePreflightTests {
     @Test func aReadableP8KeyPasses() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey_\(UUID()).p8").path
         try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(Preflight.checkKey(key(path)).passed)
     }
 
@@ -76,6 +77,7 @@ struct ApplePreflightTests {
         #expect(!missing.passed && missing.detail.contains("cannot read APPSTORE_PRIVATE_KEY_FILE"))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-key-\(UUID())").path
         try Data("hello".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let wrong = Preflight.checkKey(key(path))
         #expect(!wrong.passed && wrong.detail.contains("not a PEM P-256 private key"))
     }
