@@ -118,11 +118,11 @@ public struct Differ: Sendable {
             ANALYZE diff_blocked;
             ANALYZE diff_pending_users;
             """)
-        try scopeTouchedByRun(on: connection)
+        try scopeTouchedByRun(resumesAfter: parameters.resumesAfter, on: connection)
         if parameters.since == nil {
             try scopeWholeHistory(parameters, counted: counted, on: connection)
         } else {
-            try scopeWindow(on: connection)
+            try scopeWindow(since: parameters.since ?? Date.distantPast, until: parameters.until, on: connection)
         }
         // A non-consumable is matched by its original transaction: bring the whole family in.
         try connection.executeScript(
@@ -204,7 +204,7 @@ public struct Differ: Sendable {
                 evidence jsonb
             ) ON COMMIT DROP
             """)
-        for statement in findingStatements(environment: parameters.environment) {
+        for statement in findingStatements(environment: parameters.environment, resumesAfter: parameters.resumesAfter) {
             try connection.executeScript(statement)
         }
         try connection.execute("ANALYZE diff_findings")
@@ -217,42 +217,43 @@ public struct Differ: Sendable {
     /// run could not judge them while those uploads were still retrying), and every transaction an
     /// open review item is about (so that it can auto-resolve). "This run" includes the runs since
     /// the last finished one (`resumes_after`): a run killed after it verified uploads left work no
-    /// diff judged. Each branch reads an index.
-    private func scopeTouchedByRun(on connection: Connection) throws {
-        try connection.executeScript(
+    /// diff judged. Each branch reads an index; the run id is a bound value, not a read of
+    /// `diff_params`, so that the planner sees how few rows lie past it.
+    private func scopeTouchedByRun(resumesAfter: Int64, on connection: Connection) throws {
+        try connection.execute(
             """
             INSERT INTO diff_scope
             SELECT transaction_id FROM reconcile.apple_transactions
-             WHERE last_seen_run > (SELECT resumes_after FROM diff_params)
+             WHERE last_seen_run > $1
             UNION SELECT transaction_id FROM reconcile.transaction_claims
-             WHERE run_id > (SELECT resumes_after FROM diff_params)
+             WHERE run_id > $1
             UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
                     JOIN \(uploads) u ON u.id = v.upload_id
-             WHERE v.last_run_id > (SELECT resumes_after FROM diff_params) AND u.claimed_transaction_id IS NOT NULL
+             WHERE v.last_run_id > $1 AND u.claimed_transaction_id IS NOT NULL
             UNION SELECT transaction_id FROM reconcile.transaction_lookups
-             WHERE run_id > (SELECT resumes_after FROM diff_params)
+             WHERE run_id > $1
             UNION SELECT transaction_id FROM reconcile.review_items
              WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
             UNION SELECT d.transaction_id FROM \(deliveries) d
              WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
                                    JOIN \(uploads) u ON u.id = v.upload_id
-                                  WHERE v.last_run_id > (SELECT resumes_after FROM diff_params))
+                                  WHERE v.last_run_id > $1)
             ON CONFLICT DO NOTHING
-            """)
+            """, [resumesAfter])
     }
 
     /// A window run: the transactions bought in the window and the deliveries made or revoked in it.
-    private func scopeWindow(on connection: Connection) throws {
-        try connection.executeScript(
+    private func scopeWindow(since: Date, until: Date, on connection: Connection) throws {
+        try connection.execute(
             """
             INSERT INTO diff_scope
             SELECT transaction_id FROM reconcile.apple_transactions
-             WHERE purchase_date >= (SELECT since FROM diff_params) AND purchase_date < (SELECT until FROM diff_params)
+             WHERE purchase_date >= $1 AND purchase_date < $2
             UNION SELECT transaction_id FROM \(deliveries)
-             WHERE delivered_at >= (SELECT since FROM diff_params) AND delivered_at < (SELECT until FROM diff_params)
-            UNION SELECT transaction_id FROM \(deliveries) WHERE revoked_at >= (SELECT since FROM diff_params)
+             WHERE delivered_at >= $1 AND delivered_at < $2
+            UNION SELECT transaction_id FROM \(deliveries) WHERE revoked_at >= $1
             ON CONFLICT DO NOTHING
-            """)
+            """, [since, until])
     }
 
     /// A run over the whole history (no `--since`): every transaction bought and every delivery
@@ -397,7 +398,7 @@ public struct Differ: Sendable {
     }
 
     /// One INSERT per finding kind; the run's parameters are in `diff_params`.
-    private func findingStatements(environment: Settings.Environment) -> [String] {
+    private func findingStatements(environment: Settings.Environment, resumesAfter: Int64) -> [String] {
         let fields = "fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id, upload_id, "
             + "match_key, amount_milli, currency, purchase_date"
         // Each key's unrevoked deliveries.
@@ -497,7 +498,7 @@ public struct Differ: Sendable {
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY((SELECT bundle_ids FROM diff_params)::text[]))
                AND v.upload_id IN (SELECT upload_id FROM reconcile.upload_verifications
-                                    WHERE last_run_id > (SELECT resumes_after FROM diff_params)
+                                    WHERE last_run_id > \(resumesAfter)
                                    UNION SELECT upload_id FROM reconcile.review_items
                                     WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review'))
             """,

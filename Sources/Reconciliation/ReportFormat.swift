@@ -157,7 +157,10 @@ extension ReportFormat {
 
     static func markdownRow(_ finding: RunReport.Finding) -> String {
         func cell(_ text: String?) -> String {
-            (text ?? "—").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+            guard let text else { return "—" }
+            // Most cells hold neither: no Foundation string search for them.
+            guard text.utf8.contains(where: { $0 == UInt8(ascii: "|") || $0 == UInt8(ascii: "\n") }) else { return text }
+            return text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
         }
         return "| \(finding.reviewItemID.map(String.init) ?? "—") | \(finding.isNew ? "new" : "") | "
             + "\(finding.kind.rawValue) | \(finding.kind.severity) | \(cell(finding.transactionID)) | "
