@@ -36,8 +36,8 @@ public struct VerificationQueue: Sendable {
     /// at once. Returns how many uploads the run has to verify.
     @discardableResult
     public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
-        // New uploads only: an anti-join, which over a whole history of verified uploads costs a
-        // tenth of probing the primary key once per upload as an upsert would. The window's
+        // New uploads only, by an anti-join: over a whole history of verified uploads it costs a
+        // fifth of an upsert, which probes the primary key once per upload. The window's
         // uploads still pending or retrying are made due by the next statement.
         try connection.execute(
             """
