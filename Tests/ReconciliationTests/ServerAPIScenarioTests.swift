@@ -13,13 +13,7 @@ import Testing
 @Suite("Scenario: StoreKit 2 and the Server API through the simulator")
 struct ServerAPIScenarioTests {
     @Test func findsWhatOnlyTheServerAPIKnows() async throws {
-        let database = try TestDatabase.create("sk2_api")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
-        var logger = Logger(label: "sim")
-        logger.logLevel = .critical
-        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        let (database, connection, sim, state) = try Self.world("sk2_api")
         let dayAgo = Date().addingTimeInterval(-86_400)
         func buy(_ product: String, customer: String) throws -> CreatedTransaction {
             try sim.createTransaction(SimulatedTransaction(
@@ -68,13 +62,7 @@ struct ServerAPIScenarioTests {
     /// A lookup Apple put off is asked again by the next run, even when the next run's window no
     /// longer covers the delivery, and its answer is judged then.
     @Test func aLookupApplePutOffIsAskedAgainAndJudgedByALaterRun() async throws {
-        let database = try TestDatabase.create("sk2_api_later")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
-        var logger = Logger(label: "sim")
-        logger.logLevel = .critical
-        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        let (database, connection, sim, state) = try Self.world("sk2_api_later")
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
@@ -103,13 +91,7 @@ struct ServerAPIScenarioTests {
     /// Answers that fail Apple's signature checks are no answers: the run says it has unresolved
     /// work, judges nothing on them, and the next healthy run settles them.
     @Test func aForgedServerAPIAnswerLeavesTheRunUnresolvedAndIsAskedAgain() async throws {
-        let database = try TestDatabase.create("sk2_api_forged")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
-        var logger = Logger(label: "sim")
-        logger.logLevel = .critical
-        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        let (database, connection, sim, state) = try Self.world("sk2_api_forged")
         let bought = try sim.createTransaction(SimulatedTransaction(
             productId: "coin42", customer: "cat", bundleId: "com.hncs.szj", environment: .production,
             type: .consumable, quantity: 1, purchaseDate: Date().addingTimeInterval(-86_400), price: 6000, currency: "CNY"))
@@ -134,6 +116,18 @@ struct ServerAPIScenarioTests {
                 "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = $1", [bought.transactionId])
             #expect(try lookup.first?.decode(String.self, at: 0) == "found")
         }
+    }
+
+    /// A fresh migrated database and a quiet simulator with its own state directory.
+    static func world(_ name: String) throws -> (TestDatabase, Connection, AppStoreSimulator, URL) {
+        let database = try TestDatabase.create(name)
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        return (database, connection, sim, state)
     }
 
     static func settings(
