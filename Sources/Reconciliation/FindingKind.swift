@@ -1,4 +1,6 @@
-/// The kinds of discrepancy of SPEC section 5, with their severity and suggested action.
+/// The kinds of discrepancy of SPEC section 5, with their severity and suggested action: the one
+/// place they are defined. The diff's SQL reads them from the `diff_kinds` table the runner
+/// fills from here, and each kind's rule is `sql/diff/findings/<kind>.sql`.
 public enum FindingKind: String, Sendable, CaseIterable, Codable {
     case missedDelivery = "missed_delivery"
     case duplicateDelivery = "duplicate_delivery"
@@ -12,11 +14,11 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable {
     case sharedReceipt = "shared_receipt"
 
     /// How urgent the finding is.
-    public var severity: String {
+    public var severity: Severity {
         switch self {
-        case .missedDelivery, .wrongAccount, .unverifiedDelivery: "high"
-        case .environmentMismatch: "low"
-        default: "medium"
+        case .missedDelivery, .wrongAccount, .unverifiedDelivery: .high
+        case .environmentMismatch: .low
+        default: .medium
         }
     }
 

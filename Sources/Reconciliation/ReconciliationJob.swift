@@ -110,9 +110,7 @@ public struct ReconciliationJob: Sendable {
             }
 
             clock = Date()
-            let differ = Differ(
-                uploads: settings.uploadsRelation, deliveries: settings.deliveriesRelation,
-                products: settings.productsRelation)
+            let differ = Differ(relations: try Differ.Relations(settings))
             let parameters = Differ.Parameters(
                 runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
                 judgeBefore: startedAt.addingTimeInterval(-settings.grace), since: since, until: until,

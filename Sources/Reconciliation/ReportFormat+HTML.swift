@@ -101,7 +101,7 @@ extension ReportFormat {
                 + "\(HTMLText.escape(kind.rawValue))</text>"
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 4)\" width=\"\(barWidth)\" height=\"18\" rx=\"3\" fill=\"#f1f5f9\"/>"
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 4)\" width=\"\(width)\" height=\"18\" rx=\"3\" "
-                + "fill=\"\(severityColor[kind.severity] ?? "#475569")\"><title>\(HTMLText.escape(kind.rawValue)): \(count)</title></rect>"
+                + "fill=\"\(severityColor[kind.severity.rawValue] ?? "#475569")\"><title>\(HTMLText.escape(kind.rawValue)): \(count)</title></rect>"
             svg += "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 17)\" class=\"count\">\(count)</text>"
         }
         return svg + "</svg><p class=\"legend\"><span style=\"background:#dc2626\"></span>high "

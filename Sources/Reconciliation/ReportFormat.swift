@@ -83,7 +83,7 @@ extension ReportFormat {
         let evidence = finding.evidence.isEmpty ? "{}" : finding.evidence
         return "{\"review_item_id\": \(finding.reviewItemID.map(String.init) ?? "null"), "
             + "\"new\": \(finding.isNew), \"kind\": \(s(finding.kind.rawValue)), "
-            + "\"severity\": \(s(finding.kind.severity)), \"transaction_id\": \(o(finding.transactionID)), "
+            + "\"severity\": \(s(finding.kind.severity.rawValue)), \"transaction_id\": \(o(finding.transactionID)), "
             + "\"original_transaction_id\": \(o(finding.originalTransactionID)), \"user_id\": \(o(finding.userID)), "
             + "\"product_id\": \(o(finding.productID)), \"suggested_action\": \(s(finding.kind.suggestedAction)), "
             + "\"evidence\": \(evidence)}"
@@ -178,7 +178,7 @@ extension ReportFormat {
     static func csvRow(_ finding: RunReport.Finding) -> String {
         [
             finding.reviewItemID.map(String.init) ?? "", finding.isNew ? "true" : "false", finding.kind.rawValue,
-            finding.kind.severity, finding.transactionID ?? "", finding.originalTransactionID ?? "",
+            finding.kind.severity.rawValue, finding.transactionID ?? "", finding.originalTransactionID ?? "",
             finding.userID ?? "", finding.productID ?? "", finding.kind.suggestedAction,
             finding.amountMilli.map(String.init) ?? "", finding.currency ?? "",
         ].map(ReportWriter.csvField).joined(separator: ",") + "\r\n"

@@ -138,9 +138,6 @@ enum ReportBuilder {
     /// returns their summary, computed in PostgreSQL. Items first seen after `resumesAfter` were
     /// never reported by a finished run, so they are new here even when a killed run created them.
     static func collect(resumesAfter: Int64, on connection: Connection) throws -> RunReport.FindingSummary {
-        let severityOrder = "CASE f.kind " + FindingKind.allCases.map {
-            "WHEN '\($0.rawValue)' THEN \(["high": 0, "medium": 1, "low": 2][$0.severity]!)"
-        }.joined(separator: " ") + " END"
         try connection.executeScript(
             """
             DROP TABLE IF EXISTS report_findings;
@@ -153,11 +150,12 @@ enum ReportBuilder {
         try connection.execute(
             """
             INSERT INTO report_findings
-            SELECT row_number() OVER (ORDER BY \(severityOrder), f.kind, f.transaction_id, f.user_id, f.fingerprint),
+            SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.user_id, f.fingerprint),
                    r.id, (r.id IS NULL OR r.first_seen_run > $1), f.kind, f.transaction_id,
                    f.original_transaction_id, f.user_id, f.product_id, f.evidence::text,
                    f.amount_milli, f.currency, f.purchase_date
-              FROM diff_findings f LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
+              FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
+              LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
              WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
             """, [resumesAfter])
 

@@ -183,7 +183,7 @@ struct ReviewSite: Sendable {
         let kindCounts = result.countsByKind.map { entry -> QueuePage.KindCount in
             let href = "/?" + query.encoded(replacing: ["kind": entry.kind.rawValue, "page": nil])
             return QueuePage.KindCount(
-                label: Format.label(entry.kind.rawValue), severity: entry.kind.severity, count: entry.count,
+                label: Format.label(entry.kind.rawValue), severity: entry.kind.severity.rawValue, count: entry.count,
                 zero: entry.count == 0, active: entry.kind.rawValue == selectedKind, href: href)
         }
         let rows = result.items.map { item -> QueuePage.Row in

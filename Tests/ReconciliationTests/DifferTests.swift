@@ -11,8 +11,7 @@ struct DifferTests {
     let database: TestDatabase
     let connection: Connection
     let now = Date()
-    let differ = Differ(
-        uploads: "reconcile.receipt_uploads", deliveries: "reconcile.deliveries", products: "reconcile.products")
+    let differ = Differ(relations: .standard)
 
     init() throws {
         database = try TestDatabase.create("differ")

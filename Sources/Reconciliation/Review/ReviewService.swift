@@ -242,7 +242,7 @@ public struct ReviewService {
 
     // MARK: Plumbing
 
-    private static let severityRank = "CASE severity WHEN 'high' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END"
+    private static let severityRank = Severity.rankSQL(column: "severity")
 
     private func lockedItem(_ id: Int64) throws -> ReviewItem {
         guard let row = try connection.queryFirst(
@@ -286,33 +286,16 @@ public struct ReviewService {
     }
 
     /// Granted gives Apple's product to the buyer; revoked takes the delivered goods from the
-    /// delivery's account; moved does both. Refused when the evidence cannot say who.
+    /// delivery's account; moved does both. Refused when the evidence could not say who.
     private func actionDraft(for item: ReviewItem, resolution: Resolution) throws -> ActionDraft? {
         guard let action = resolution.action else { return nil }
-        // The evidence is the job's JSON; read it defensively (a missing or odd `deliveries` is no delivery).
-        let deliveries = "CASE jsonb_typeof(r.evidence->'deliveries') WHEN 'array' THEN r.evidence->'deliveries' ELSE '[]' END"
+        // Stored by the diff when it upserted the item (reconcile.review_item_action, migration 0006).
         let row = try connection.query(
             """
-            SELECT coalesce(r.evidence->'buyer'->>'user_id',
-                            CASE WHEN r.kind IN ('missed_delivery', 'wrong_account') THEN r.user_id END) AS buyer,
-                   r.evidence->'apple_transaction'->>'product_id' AS apple_product,
-                   (r.evidence->'apple_transaction'->>'quantity')::int AS apple_quantity,
-                   d.user_id AS delivery_user, d.product_id AS delivery_product, d.quantity AS delivery_quantity
+            SELECT grant_to_user_id AS buyer, grant_product_id AS apple_product, grant_quantity AS apple_quantity,
+                   revoke_from_user_id AS delivery_user, revoke_product_id AS delivery_product,
+                   revoke_quantity AS delivery_quantity
               FROM reconcile.review_items r
-              LEFT JOIN LATERAL (
-                  SELECT e->>'user_id' AS user_id, e->>'product_id' AS product_id, (e->>'quantity')::int AS quantity
-                    FROM jsonb_array_elements(\(deliveries)) WITH ORDINALITY AS x(e, n)
-                   WHERE coalesce(e->>'revoked_at', '') = ''
-                     -- wrong_account: the delivery the fingerprint names; otherwise the item's account
-                     -- when it holds a delivery, else the one account holding deliveries
-                     AND CASE WHEN r.kind = 'wrong_account'
-                              THEN r.fingerprint = 'wrong_account:' || r.transaction_id || ':' || md5(e->>'user_id')
-                              ELSE e->>'user_id' IS NOT DISTINCT FROM r.user_id
-                                   OR (SELECT count(DISTINCT e2->>'user_id') FROM jsonb_array_elements(\(deliveries)) e2
-                                        WHERE coalesce(e2->>'revoked_at', '') = '') = 1
-                         END
-                   ORDER BY (e->>'user_id' IS NOT DISTINCT FROM r.user_id) DESC, x.n DESC
-                   LIMIT 1) d ON true
              WHERE r.id = $1
             """, [item.id])[0]
         let buyer: String? = try row["buyer"]

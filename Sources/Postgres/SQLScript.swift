@@ -1,0 +1,188 @@
+/// SQL kept in files that a person can also run in psql, in one convention:
+///
+/// - `:'name'` is a value. psql quotes the variable `name` as a literal (`\set name 42`); the
+///   runner binds it as a parameter (`$n`, the same number for every use of one name). Write the
+///   type next to it (`:'since'::timestamptz`) so that both read it alike.
+/// - `:name` is a relation name. psql substitutes the variable as it is
+///   (`\set uploads reconcile.receipt_uploads`); the runner substitutes a ``QualifiedRelation``.
+///
+/// Nothing else is substituted: positional parameters (`$1`) and dollar quoting are refused, so
+/// that a file has one way of taking values. A script holds one or more statements separated by
+/// `;`; text inside literals, quoted identifiers and comments is left alone, and `::` is a cast.
+public struct SQLScript: Sendable {
+    /// One statement of a script, parsed.
+    public struct Statement: Sendable {
+        enum Piece: Sendable {
+            case text(String)
+            case value(String)
+            case relation(String)
+        }
+
+        let pieces: [Piece]
+
+        /// The values the statement takes, in order of first use.
+        public var valueNames: [String] {
+            var seen: [String] = []
+            for case .value(let name) in pieces where !seen.contains(name) { seen.append(name) }
+            return seen
+        }
+
+        /// The relation names the statement takes.
+        public var relationNames: Set<String> {
+            var names: Set<String> = []
+            for case .relation(let name) in pieces { names.insert(name) }
+            return names
+        }
+
+        /// The statement with its relations substituted and its values numbered, and the values
+        /// to bind in that order. Throws when the statement names a value or relation not given.
+        public func bind(
+            relations: [String: QualifiedRelation], values: [String: any PostgresEncodable & Sendable]
+        ) throws(SQLScriptError) -> (sql: String, parameters: [any PostgresEncodable]) {
+            let names = valueNames
+            var sql = ""
+            var parameters: [any PostgresEncodable] = []
+            for name in names {
+                guard let value = values[name] else { throw SQLScriptError(problem: "no value for :'\(name)'") }
+                parameters.append(value)
+            }
+            for piece in pieces {
+                switch piece {
+                case .text(let text): sql += text
+                case .value(let name): sql += "$\(names.firstIndex(of: name)! + 1)"
+                case .relation(let name):
+                    guard let relation = relations[name] else {
+                        throw SQLScriptError(problem: "no relation for :\(name)")
+                    }
+                    sql += relation.sql
+                }
+            }
+            return (sql, parameters)
+        }
+    }
+
+    /// The statements, in order; comments and blank text between them are not statements.
+    public let statements: [Statement]
+
+    /// Parses a script. Throws on `$` outside a literal, on `:"name"`, and on unterminated
+    /// literals or comments.
+    public init(_ text: String) throws(SQLScriptError) {
+        let bytes = Array(text.utf8)
+        var statements: [Statement] = []
+        var pieces: [Statement.Piece] = []
+        var current: [UInt8] = []
+        var hasCode = false
+        var index = 0
+
+        func flushText() {
+            if !current.isEmpty { pieces.append(.text(String(decoding: current, as: UTF8.self))) }
+            current = []
+        }
+        func isNameStart(_ byte: UInt8) -> Bool {
+            (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x41 && byte <= 0x5a) || byte == 0x5f
+        }
+        func isNamePart(_ byte: UInt8) -> Bool { isNameStart(byte) || (byte >= 0x30 && byte <= 0x39) }
+        // Copies a run up to and including `close`, where a doubled `close` is an escaped one.
+        func copyQuoted(_ close: UInt8, what: String) throws(SQLScriptError) {
+            current.append(bytes[index])
+            index += 1
+            while index < bytes.count {
+                let byte = bytes[index]
+                current.append(byte)
+                index += 1
+                if byte == close {
+                    if index < bytes.count, bytes[index] == close {
+                        current.append(close)
+                        index += 1
+                    } else {
+                        return
+                    }
+                }
+            }
+            throw SQLScriptError(problem: "unterminated \(what)")
+        }
+
+        while index < bytes.count {
+            let byte = bytes[index]
+            let next: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
+            switch byte {
+            case UInt8(ascii: "'"):
+                hasCode = true
+                try copyQuoted(byte, what: "string literal")
+            case UInt8(ascii: "\""):
+                hasCode = true
+                try copyQuoted(byte, what: "quoted identifier")
+            case UInt8(ascii: "-") where next == UInt8(ascii: "-"):
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\n") {
+                    current.append(bytes[index])
+                    index += 1
+                }
+            case UInt8(ascii: "/") where next == UInt8(ascii: "*"):
+                guard let end = (index + 2..<max(index + 2, bytes.count - 1)).first(where: {
+                    bytes[$0] == UInt8(ascii: "*") && bytes[$0 + 1] == UInt8(ascii: "/")
+                }) else { throw SQLScriptError(problem: "unterminated comment") }
+                current += bytes[index..<end + 2]
+                index = end + 2
+            case UInt8(ascii: "$"):
+                throw SQLScriptError(problem: "`$` outside a literal: take values as :'name'")
+            case UInt8(ascii: ":") where next == UInt8(ascii: ":"):
+                current += [byte, byte]
+                index += 2
+            case UInt8(ascii: ":") where next == UInt8(ascii: "'"):
+                var end = index + 2
+                while end < bytes.count, isNamePart(bytes[end]) { end += 1 }
+                guard end > index + 2, end < bytes.count, bytes[end] == UInt8(ascii: "'"), isNameStart(bytes[index + 2])
+                else { throw SQLScriptError(problem: "`:'` must start a value name such as :'run_id'") }
+                flushText()
+                pieces.append(.value(String(decoding: bytes[index + 2..<end], as: UTF8.self)))
+                hasCode = true
+                index = end + 1
+            case UInt8(ascii: ":") where next == UInt8(ascii: "\""):
+                throw SQLScriptError(problem: "`:\"name\"` is not supported: relations are :name")
+            case UInt8(ascii: ":") where next.map(isNameStart) == true:
+                var end = index + 1
+                while end < bytes.count, isNamePart(bytes[end]) { end += 1 }
+                flushText()
+                pieces.append(.relation(String(decoding: bytes[index + 1..<end], as: UTF8.self)))
+                hasCode = true
+                index = end
+            case UInt8(ascii: ";"):
+                flushText()
+                if hasCode { statements.append(Statement(pieces: pieces)) }
+                pieces = []
+                hasCode = false
+                index += 1
+            default:
+                if !(byte == 0x20 || byte == 0x0a || byte == 0x09 || byte == 0x0d) { hasCode = true }
+                current.append(byte)
+                index += 1
+            }
+        }
+        flushText()
+        if hasCode { statements.append(Statement(pieces: pieces)) }
+        self.statements = statements
+    }
+}
+
+/// A script that breaks the convention of ``SQLScript``, or a value or relation it needs that
+/// was not given: a programming error, reported with what is wrong (never with values).
+public struct SQLScriptError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong.
+    public let problem: String
+
+    public init(problem: String) { self.problem = problem }
+
+    public var description: String { "SQL script: \(problem)" }
+}
+
+extension Connection {
+    /// Runs one statement of a script with its relations and values; returns its rows.
+    @discardableResult
+    public func query(
+        _ statement: SQLScript.Statement, relations: [String: QualifiedRelation],
+        values: [String: any PostgresEncodable & Sendable]
+    ) throws -> [Row] {
+        let (sql, parameters) = try statement.bind(relations: relations, values: values)
+        return try query(sql, parameters)
+    }
+}

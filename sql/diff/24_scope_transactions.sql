@@ -1,0 +1,18 @@
+-- Stage: scope of a lookup of given transactions (the support desk's view of one customer).
+-- Reads:  reconcile.transaction_claims, :uploads
+-- Writes: diff_scope, diff_scope_uploads
+-- Values: :'transaction_ids' (text[]).
+--
+-- Exactly the given transactions (the next stage adds a non-consumable's family), and the
+-- uploads that carried them or said they reported them.
+INSERT INTO diff_scope (transaction_id)
+SELECT DISTINCT transaction_id FROM unnest(:'transaction_ids'::text[]) AS given(transaction_id)
+ WHERE transaction_id IS NOT NULL
+ON CONFLICT DO NOTHING;
+
+INSERT INTO diff_scope_uploads (upload_id)
+SELECT c.upload_id FROM reconcile.transaction_claims c
+ WHERE c.transaction_id = ANY(:'transaction_ids'::text[])
+UNION SELECT u.id FROM :uploads u
+ WHERE u.claimed_transaction_id = ANY(:'transaction_ids'::text[])
+ON CONFLICT DO NOTHING;

@@ -1,0 +1,29 @@
+-- Stage: tx — Apple's transactions in scope, with what the rules need to know of each.
+-- Reads:  diff_scope, diff_blocked, reconcile.apple_transactions, :products
+-- Writes: diff_tx (one row per transaction in scope that Apple confirmed)
+-- Values: :'bundle_ids' (text[]), :'counted' (text: 'Production' or 'Sandbox'),
+--         :'judge_before' (timestamptz: run start − grace).
+--
+-- match_key is what a delivery matches: the transaction, or for a non-consumable its original
+-- transaction (a restore is not a new purchase). judged: accepted bundle, old enough, and no
+-- upload still being verified says it reports this transaction.
+CREATE TEMP TABLE diff_tx ON COMMIT DROP AS
+SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a.environment,
+       a.quantity, a.purchase_date, a.revocation_date, a.ownership_type, a.app_account_token,
+       coalesce(a.product_type, p.product_type) AS product_type,
+       coalesce(a.price_milli, p.price_milli) AS price_milli,
+       coalesce(a.currency, p.currency) AS currency,
+       CASE WHEN coalesce(a.product_type, p.product_type) = 'non_consumable'
+            THEN 'o:' || a.original_transaction_id ELSE 't:' || a.transaction_id END AS match_key,
+       a.bundle_id = ANY(:'bundle_ids'::text[]) AS bundle_ok,
+       a.environment = :'counted'::text AS counted,
+       a.bundle_id = ANY(:'bundle_ids'::text[]) AND a.purchase_date <= :'judge_before'::timestamptz
+           AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = a.transaction_id)
+           AS judged
+  FROM reconcile.apple_transactions a
+  JOIN diff_scope s ON s.transaction_id = a.transaction_id
+  LEFT JOIN :products p ON p.product_id = a.product_id;
+
+CREATE INDEX ON diff_tx (transaction_id);
+CREATE INDEX ON diff_tx (match_key);
+ANALYZE diff_tx;

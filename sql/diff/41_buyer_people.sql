@@ -1,0 +1,34 @@
+-- Stage: buyer, step 2 — the accounts a binding can name, with their SHA-256.
+-- Reads:  diff_claims, diff_dl, diff_bindings, reconcile.account_tokens, :uploads
+-- Writes: diff_people (accounts in scope, those the tokens map to, uploaders a binding names
+--         verbatim); diff_names (name), diff_hashes (hash) — usernames that look like a SHA-256
+--         no account in diff_people has.
+-- Values: none.
+--
+-- Each step reads indexes, so the answer does not depend on how much history the run looks at.
+INSERT INTO diff_people (user_id, hash)
+SELECT user_id, reconcile.account_hash(user_id)
+  FROM (SELECT user_id FROM diff_claims UNION SELECT user_id FROM diff_dl
+        UNION SELECT k.user_id FROM reconcile.account_tokens k
+               WHERE k.app_account_token IN (SELECT token FROM diff_bindings)) known
+ON CONFLICT DO NOTHING;
+
+CREATE TEMP TABLE diff_names ON COMMIT DROP AS
+SELECT username AS name FROM diff_bindings WHERE username IS NOT NULL
+UNION SELECT token::text FROM diff_bindings WHERE token IS NOT NULL
+UNION SELECT upper(token::text) FROM diff_bindings WHERE token IS NOT NULL;
+
+ANALYZE diff_names;
+
+INSERT INTO diff_people (user_id, hash)
+SELECT user_id, reconcile.account_hash(user_id)
+  FROM (SELECT DISTINCT u.user_id FROM :uploads u WHERE u.user_id IN (SELECT name FROM diff_names)) named
+ON CONFLICT DO NOTHING;
+
+CREATE TEMP TABLE diff_hashes ON COMMIT DROP AS
+SELECT DISTINCT lower(b.username) AS hash FROM diff_bindings b
+ WHERE b.username ~ '^[0-9a-fA-F]{64}$'
+   AND NOT EXISTS (SELECT 1 FROM diff_people p WHERE p.user_id = b.username)
+   AND NOT EXISTS (SELECT 1 FROM diff_people p WHERE p.hash = lower(b.username));
+
+ANALYZE diff_hashes;

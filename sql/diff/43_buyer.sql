@@ -1,0 +1,29 @@
+-- Stage: buyer, step 4 — each transaction's buyer (SPEC section 5).
+-- Reads:  diff_bindings, diff_people, reconcile.account_tokens
+-- Writes: diff_buyer (transaction_id, uploaders, buyer: NULL when unknown, basis: how it was
+--         resolved — app_account_token, application_username or uploader)
+-- Values: none.
+--
+-- The appAccountToken (through reconcile.account_tokens, or equal to an account id), else the
+-- applicationUsername (an account id or the lowercase hex SHA-256 of one), else the one
+-- uploader; several uploaders and no binding leave the buyer unknown.
+ANALYZE diff_people;
+
+CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
+SELECT b.transaction_id, b.uploaders,
+       coalesce(k.user_id, tp.user_id, up.user_id, CASE WHEN b.uploaders = 1 THEN b.uploader END) AS buyer,
+       CASE WHEN k.user_id IS NOT NULL THEN 'app_account_token'
+            WHEN tp.user_id IS NOT NULL THEN 'app_account_token'
+            WHEN up.user_id IS NOT NULL THEN 'application_username'
+            WHEN b.uploaders = 1 THEN 'uploader'
+       END AS basis
+  FROM diff_bindings b
+  LEFT JOIN reconcile.account_tokens k ON k.app_account_token = b.token
+  LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
+                      WHERE b.token IS NOT NULL AND lower(p.user_id) = b.token::text LIMIT 1) tp ON true
+  LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
+                      WHERE p.user_id = b.username OR p.hash = lower(b.username)
+                      ORDER BY (p.user_id = b.username) DESC, p.user_id LIMIT 1) up ON true;
+
+CREATE INDEX ON diff_buyer (transaction_id);
+ANALYZE diff_buyer;

@@ -1,0 +1,29 @@
+-- Stage: findings table — created empty; one file per kind under findings/ fills it.
+-- Reads:  nothing.
+-- Writes: diff_findings (one row per finding; the fingerprint is the kind and the identity of the
+--         discrepancy, the same across runs, and keys the review queue);
+--         diff_kinds (kind, severity, severity_rank, suggested_action) — FindingKind's table,
+--         bound from Swift so that SQL never spells a severity or an action.
+-- Values: :'kinds' (text[]), :'severities' (text[]), :'severity_ranks' (int[]),
+--         :'suggested_actions' (text[]) — parallel arrays, one element per FindingKind.
+CREATE TEMP TABLE diff_findings (
+    fingerprint text PRIMARY KEY,
+    kind text NOT NULL,
+    transaction_id text,
+    original_transaction_id text,
+    user_id text,
+    product_id text,
+    upload_id bigint,
+    match_key text,
+    amount_milli bigint,
+    currency text,
+    purchase_date timestamptz,
+    evidence jsonb,
+    -- wrong_account: the account the wrong delivery credited (the md5 in the fingerprint)
+    credited_user_id text
+) ON COMMIT DROP;
+
+CREATE TEMP TABLE diff_kinds ON COMMIT DROP AS
+SELECT kind, severity, severity_rank, suggested_action
+  FROM unnest(:'kinds'::text[], :'severities'::text[], :'severity_ranks'::int[], :'suggested_actions'::text[])
+       AS k(kind, severity, severity_rank, suggested_action);

@@ -1,0 +1,30 @@
+-- Stage: queue, step 2 — one item per fingerprint ever: created when new (with a 'detected'
+-- event), refreshed when seen again; the evidence of an item a person decided stays as it was.
+-- Who gets the goods and who loses them (grant_*, revoke_* columns) are completed from the
+-- evidence by the trigger of migration 0006; a wrong_account item brings the account its wrong
+-- delivery credited in revoke_from_user_id.
+-- Reads:  diff_findings, diff_kinds
+-- Writes: reconcile.review_items, reconcile.review_events
+-- Values: :'run_id' (bigint).
+-- Returns: created, refreshed.
+WITH upserted AS (
+    INSERT INTO reconcile.review_items AS r
+        (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id,
+         product_id, upload_id, suggested_action, evidence, first_seen_run, last_seen_run, revoke_from_user_id)
+    SELECT f.fingerprint, f.kind, k.severity, 'open' AS status, f.transaction_id,
+           f.original_transaction_id, f.user_id, f.product_id, f.upload_id,
+           k.suggested_action, f.evidence, :'run_id'::bigint AS first_seen_run, :'run_id'::bigint AS last_seen_run,
+           f.credited_user_id AS revoke_from_user_id
+      FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
+    ON CONFLICT (fingerprint) DO UPDATE
+       SET last_seen_run = EXCLUDED.last_seen_run,
+           evidence = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.evidence ELSE r.evidence END,
+           updated_at = CASE WHEN r.status IN ('open', 'in_review') THEN now() ELSE r.updated_at END
+    RETURNING r.id, (xmax = 0) AS inserted
+), events AS (
+    INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
+    SELECT id, :'run_id'::bigint, 'reconcile', NULL, 'open', 'detected' FROM upserted WHERE inserted
+    RETURNING review_item_id
+)
+SELECT count(*) FILTER (WHERE inserted) AS created, count(*) FILTER (WHERE NOT inserted) AS refreshed
+  FROM upserted;

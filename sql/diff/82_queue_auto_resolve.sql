@@ -1,0 +1,25 @@
+-- Stage: queue, step 3 — open items this diff judged and no longer detects are auto-resolved.
+-- Items whose transaction (or account, for unverified deliveries) still waits on a
+-- verification were not judged and stay as they are.
+-- Reads:  diff_findings, diff_scope, diff_blocked, diff_pending_users
+-- Writes: reconcile.review_items (status, updated_at), reconcile.review_events
+-- Values: :'run_id' (bigint).
+WITH gone AS (
+    SELECT r.id, r.status AS old_status
+      FROM reconcile.review_items r
+     WHERE r.status IN ('open', 'in_review')
+       AND NOT EXISTS (SELECT 1 FROM diff_findings f WHERE f.fingerprint = r.fingerprint)
+       AND (r.kind = 'foreign_bundle'
+            OR (r.transaction_id IN (SELECT transaction_id FROM diff_scope)
+                AND r.transaction_id NOT IN (SELECT transaction_id FROM diff_blocked)
+                AND NOT (r.kind = 'unverified_delivery'
+                         AND r.user_id IN (SELECT user_id FROM diff_pending_users))))
+     FOR UPDATE
+), resolved AS (
+    UPDATE reconcile.review_items r SET status = 'auto_resolved', updated_at = now()
+      FROM gone WHERE gone.id = r.id
+    RETURNING r.id, gone.old_status
+)
+INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
+SELECT id, :'run_id'::bigint, 'reconcile', old_status, 'auto_resolved', 'condition no longer detected'
+  FROM resolved;
