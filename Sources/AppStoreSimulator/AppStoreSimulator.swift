@@ -31,6 +31,8 @@ public struct SimulatorConfiguration: Sendable {
     public var pageSize: Int
     /// The `appAppleId` of production data (Apple leaves it out of sandbox data).
     public var appAppleId: Int64
+    /// Serve `POST /sim/prepared-answers` and answer the receipts it was given from there.
+    public var preparedAnswers: Bool
 
     /// Creates a configuration.
     public init(
@@ -38,7 +40,7 @@ public struct SimulatorConfiguration: Sendable {
         faults: SimulatorFaults = .none, logger: Logger = Logger(label: "appstore-sim"),
         apiKeyID: String = SimulatorAPIKey.defaultKeyID, issuerID: String = SimulatorAPIKey.defaultIssuerID,
         apiKey: SimulatorAPIKey? = nil, apiBundleIDs: Set<String> = [], pageSize: Int = 20,
-        appAppleId: Int64 = 1_234_567_890
+        appAppleId: Int64 = 1_234_567_890, preparedAnswers: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -52,6 +54,7 @@ public struct SimulatorConfiguration: Sendable {
         self.apiBundleIDs = apiBundleIDs
         self.pageSize = max(1, pageSize)
         self.appAppleId = appAppleId
+        self.preparedAnswers = preparedAnswers
     }
 }
 
@@ -71,6 +74,8 @@ public struct SimulatorConfiguration: Sendable {
 /// - `POST /sim/transactions`: create a signed purchase from a ``SimulatedTransaction`` body;
 ///   `POST /sim/transactions/{id}/refund` and `/reverse`: refund it, reverse the refund.
 /// - `POST /sim/notifications`: sign a Notification V2 about a transaction.
+/// - `POST /sim/prepared-answers` (with ``SimulatorConfiguration/preparedAnswers``): judge the
+///   receipts of the body (base64, one a line) now, and answer verifyReceipt for them from that.
 public struct AppStoreSimulator: Sendable {
     /// The configuration it runs with.
     public let configuration: SimulatorConfiguration
@@ -82,6 +87,8 @@ public struct AppStoreSimulator: Sendable {
     public let apiKey: SimulatorAPIKey
     /// The purchases the Server API serves.
     public let transactions: SimulatorTransactionStore
+    /// verifyReceipt answers judged ahead, when the configuration asks for them.
+    let preparedAnswers: PreparedAnswers?
 
     /// Loads (or creates) the CA and sets up the state.
     public init(configuration: SimulatorConfiguration) throws {
@@ -101,6 +108,7 @@ public struct AppStoreSimulator: Sendable {
             apiKey = SimulatorAPIKey.generate(keyID: configuration.apiKeyID, issuerID: configuration.issuerID)
         }
         transactions = SimulatorTransactionStore()
+        preparedAnswers = configuration.preparedAnswers ? PreparedAnswers() : nil
     }
 
     /// The `.p8` file the job should use (`APPSTORE_PRIVATE_KEY_FILE`), when the key is on disk.
@@ -161,6 +169,7 @@ public struct AppStoreSimulator: Sendable {
         router.get("health") { _, _ in Self.json(["status": "ok"]) }
         addServerAPIRoutes(to: router)
         addTransactionAdminRoutes(to: router)
+        if preparedAnswers != nil { addPreparedAnswerRoutes(to: router) }
 
         return Application(
             router: router,
@@ -273,40 +282,68 @@ public struct AppStoreSimulator: Sendable {
 
     /// Apple's answer to a well-formed request: decode, authenticate, route, check the secret.
     private func answerVerifyReceipt(_ body: Data, endpoint: SimulatedReceipt.Environment) async -> (Int, Response) {
-        func status(_ code: Int) -> (Int, Response) { (code, Self.json(["status": code])) }
         guard let request = try? JSONDecoder().decode(VerifyRequest.self, from: body),
             let receiptData = request.receiptData
-        else { return status(21002) }
+        else { return (21002, Self.json(["status": 21002])) }
         state.countReceiptRequest(receiptData, endpoint: endpoint == .production ? "production" : "sandbox")
-        // Byte by byte: Character.isWhitespace over a receipt's kilobytes costs more than the
-        // rest of the answer.
-        let compact = String(
-            decoding: receiptData.utf8.filter { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }, as: UTF8.self)
-        guard let bytes = Data(base64Encoded: compact), bytes.first == 0x30 else {
-            // Not base64, or an iOS 6 style plist receipt, which the simulator does not issue.
-            return status(21002)
+        let compact = Self.compact(receiptData)
+        let judgement: ReceiptJudgement
+        if let prepared = preparedAnswers?.judgement(of: compact) {
+            judgement = prepared
+        } else {
+            judgement = await judge(compact, now: Date())
         }
-        guard let parsed = try? AppReceipt(berEncoded: Array(bytes)),
-            let receipt = try? SimulatorReceiptCodec.read(parsed)
-        else { return status(21002) }
-        guard await ca.isValidReceiptSignature(parsed, at: receipt.creationDate ?? Date()) else {
-            return status(21003)
-        }
-        if receipt.environment == .sandbox && endpoint == .production { return status(21007) }
-        if receipt.environment == .production && endpoint == .sandbox { return status(21008) }
-        if let secret = configuration.sharedSecret, request.password != secret { return status(21004) }
-
-        let verified = Self.verifiedReceipt(receipt, receiptData: compact, now: Date())
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let json = try encoder.encode(verified)
+        switch judgement {
+        case .refused(let code):
+            return (code, Self.json(["status": code]))
+        case .unanswerable:
+            return (0, Response(status: .internalServerError))
+        case .genuine(let environment, let json):
+            func status(_ code: Int) -> (Int, Response) { (code, Self.json(["status": code])) }
+            if environment == .sandbox && endpoint == .production { return status(21007) }
+            if environment == .production && endpoint == .sandbox { return status(21008) }
+            if let secret = configuration.sharedSecret, request.password != secret { return status(21004) }
             return (0, Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: json))))
-        } catch {
-            return (0, Response(status: .internalServerError))
         }
+    }
+
+    /// What verifyReceipt makes of a receipt, before routing and the shared secret.
+    enum ReceiptJudgement: Sendable {
+        /// 21002 (not a receipt) or 21003 (not signed by the simulator's CA).
+        case refused(Int)
+        /// The receipt's environment and its status-0 answer.
+        case genuine(SimulatedReceipt.Environment, json: Data)
+        /// The answer could not be encoded.
+        case unanswerable
+    }
+
+    /// Reads, authenticates and answers a receipt (`compact`: its base64 without whitespace):
+    /// the simulator's CPU per verifyReceipt request, which prepared answers spend ahead.
+    func judge(_ compact: String, now: Date) async -> ReceiptJudgement {
+        guard let bytes = Data(base64Encoded: compact), bytes.first == 0x30 else {
+            // Not base64, or an iOS 6 style plist receipt, which the simulator does not issue.
+            return .refused(21002)
+        }
+        guard let parsed = try? AppReceipt(berEncoded: Array(bytes)),
+            let receipt = try? SimulatorReceiptCodec.read(parsed)
+        else { return .refused(21002) }
+        guard await ca.isValidReceiptSignature(parsed, at: receipt.creationDate ?? Date()) else {
+            return .refused(21003)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let json = try? encoder.encode(Self.verifiedReceipt(receipt, receiptData: compact, now: now)) else {
+            return .unanswerable
+        }
+        return .genuine(receipt.environment, json: json)
+    }
+
+    /// Byte by byte: Character.isWhitespace over a receipt's kilobytes costs more than the rest
+    /// of the answer.
+    static func compact(_ receiptData: String) -> String {
+        String(decoding: receiptData.utf8.filter { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }, as: UTF8.self)
     }
 
     /// The status-0 answer, shaped like Apple's: `in_app` in receipt order, `latest_receipt_info`

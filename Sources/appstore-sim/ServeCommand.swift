@@ -83,6 +83,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("page-size"), help: "Signed transactions per Server API page.")
     var pageSize = 20
 
+    @Flag(
+        name: .customLong("prepared-answers"),
+        help: """
+            Serve POST /sim/prepared-answers (receipts, one a line): they are judged then, and verifyReceipt \
+            answers them from that, so that a benchmark measures its client and not the simulator.
+            """)
+    var preparedAnswers = false
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error.")
     var logLevel = "info"
 
@@ -103,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, stateDirectory: state.url,
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["APPSTORE_SIM_SHARED_SECRET"],
             faults: faults, logger: Logger(label: "appstore-sim"), apiKeyID: apiKeyID, issuerID: issuerID,
-            apiBundleIDs: Set(apiBundleIDs), pageSize: pageSize)
+            apiBundleIDs: Set(apiBundleIDs), pageSize: pageSize, preparedAnswers: preparedAnswers)
         let simulator = try AppStoreSimulator(configuration: configuration)
         let rootPath = simulator.rootCertificatePath ?? "-"
         let keyPath = simulator.apiPrivateKeyPath ?? "-"

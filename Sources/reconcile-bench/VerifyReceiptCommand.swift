@@ -1,8 +1,10 @@
 import AppStore
 import AppStoreSimulator
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOCore
 import Postgres
 
 /// `reconcile-bench verify-receipt`: verifyReceipt throughput against a running `appstore-sim`
@@ -32,10 +34,14 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
     @Option(help: "Also store this many receipt uploads (DATABASE_URL) for a reconcile run to verify.")
     var uploads = 0
 
+    @Option(help: "Post the receipts to this appstore-sim (started with --prepared-answers) to be judged ahead.")
+    var prepareAnswersAt: String?
+
     func run() async throws {
         let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
         let receipts = try (0..<max(sequential, concurrent, uploads)).map { try Self.receipt($0, simulator: simulator) }
         let logger = Logger(label: "reconcile-bench")
+        if let prepareAnswersAt { try await Self.prepareAnswers(receipts, simulator: prepareAnswersAt) }
 
         // The baseline: the same client, one request after the other.
         let one = VerifyReceiptClient.Configuration(productionURL: url, sandboxURL: url, maxConcurrentRequests: 1)
@@ -77,6 +83,19 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
             }
             Bench.log("stored \(stored) receipt uploads for reconcile run")
         }
+    }
+
+    /// Has the simulator judge every receipt now, so that answering them later costs it a lookup.
+    static func prepareAnswers(_ receipts: [String], simulator: String) async throws {
+        var request = HTTPClientRequest(url: simulator + "/sim/prepared-answers")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: receipts.joined(separator: "\n")))
+        let response = try await HTTPClient.shared.execute(request, timeout: .minutes(10))
+        let answer = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        guard response.status == .ok else {
+            throw ValidationError("appstore-sim did not prepare answers (start it with --prepared-answers): \(answer)")
+        }
+        Bench.log("appstore-sim prepared its answers: \(answer)")
     }
 
     /// A receipt of one to three coin packs, as a StoreKit 1 client uploads it.

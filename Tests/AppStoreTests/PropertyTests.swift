@@ -127,6 +127,41 @@ struct PropertyTests {
         }
     }
 
+    /// The rule `ReceiptPayloadCheck` applied by parsing every receipt whole: what its cheaper
+    /// reading must still decide.
+    static func payloadCheckByFullParse(_ upload: String) -> ReceiptPayloadCheck.Result {
+        let compact = ReceiptPayloadCheck.compacted(upload)
+        do {
+            _ = try Receipt(base64Encoded: compact)
+        } catch {
+            switch error {
+            case .empty, .notBase64, .tooLarge, .notAReceipt:
+                return .rejected("\(error)")
+            case .truncated where ReceiptPayloadCheck.containerIsCut(compact):
+                return .rejected("receipt is truncated: its PKCS#7 container ends before the length it announces")
+            case .truncated, .unexpectedStructure, .malformedAttribute:
+                break
+            }
+        }
+        return .acceptable(compact)
+    }
+
+    @Test func theVerifyReceiptPayloadCheckDecidesAsAFullParseWould() async throws {
+        let receipts = try await Self.genuineReceipts()
+        let (kind, position, byte, length) = Self.mutation
+        await propertyCheck(
+            count: PropertyBudget.iterations, input: Gen.int(in: 0...(receipts.count - 1)), kind, position, byte, length,
+            Gen.bool
+        ) { index, kind, position, byte, length, asText in
+            let mutation = Mutation(kind: kind, position: position, byte: byte, length: length)
+            // Edits of the bytes (what PKCS#7 parsing meets) or of the base64 text (what base64 meets).
+            let upload = asText
+                ? String(decoding: mutation.apply(to: Array(Data(receipts[index].bytes).base64EncodedString().utf8)), as: UTF8.self)
+                : Data(mutation.apply(to: receipts[index].bytes)).base64EncodedString()
+            #expect(ReceiptPayloadCheck.check(upload) == Self.payloadCheckByFullParse(upload), "\(mutation)")
+        }
+    }
+
     @Test func aMutatedReceiptNeverVerifiesWithOtherContent() async throws {
         let genuine = try await Self.genuineReceipts()
         let (kind, position, byte, length) = Self.mutation

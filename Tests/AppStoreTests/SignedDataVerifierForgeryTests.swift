@@ -323,4 +323,34 @@ struct ChainCacheTests {
         let forged = parts[0] + "." + Base64URL.encode(try AppStoreJSON.encoder().encode(other)) + "." + parts[2]
         #expect(await verifier.verifyTransaction(forged).failure == .invalidSignature)
     }
+
+    @Test("a cached header vouches for no other chain, and for no other signer")
+    func cacheIsKeyedByTheWholeHeader() async throws {
+        let ca = try TestCertificateAuthority()
+        let stranger = try TestCertificateAuthority()
+        let verifier = SignedDataVerifierForgeryTests.verifier(trusting: ca.roots)
+        let payload = try AppStoreJSON.encoder().encode(JWSTransaction.sample())
+        #expect(await verifier.verifyTransaction(try ca.sign(payloadJSON: payload)).payload != nil)
+
+        // The same leaf under another intermediate, and the stranger's whole chain.
+        let mixed = try JSONSerialization.data(
+            withJSONObject: ["alg": "ES256", "x5c": [try ca.x5c[0], try stranger.x5c[1], try ca.x5c[2]]])
+        guard case .untrustedChain = await verifier.verifyTransaction(try ca.sign(headerJSON: mixed, payloadJSON: payload)).failure
+        else {
+            Issue.record("a leaf under an untrusted intermediate verified")
+            return
+        }
+        guard case .untrustedChain = await verifier.verifyTransaction(try stranger.sign(payloadJSON: payload)).failure else {
+            Issue.record("a stranger's chain verified")
+            return
+        }
+        // The trusted header, signed by the stranger's leaf.
+        let trustedHeader = try ca.sign(payloadJSON: payload).split(separator: ".")[0]
+        let strangerSigned = try stranger.sign(payloadJSON: payload).split(separator: ".")
+        let signatureInput = trustedHeader + "." + strangerSigned[1]
+        let signature = try stranger.leafKey.signature(for: Data(signatureInput.utf8))
+        let token = signatureInput + "." + Base64URL.encode(signature.rawRepresentation)
+        #expect(await verifier.verifyTransaction(token).failure == .invalidSignature)
+        #expect(verifier.cachedChainCount == 1)
+    }
 }

@@ -11,7 +11,9 @@ struct CompactJWS {
     }
 
     var header: Header
-    var payload: Data
+    /// The first segment as sent: the verified-header cache's key.
+    var headerSegment: [UInt8]
+    var payload: [UInt8]
     var signature: Data
     /// `base64url(header) "." base64url(payload)`: the bytes the signature covers.
     var signingInput: Data
@@ -55,7 +57,8 @@ struct CompactJWS {
         } catch {
             throw .malformed("header is not a JSON object of the expected shape")
         }
-        self.payload = payloadBytes
+        self.headerSegment = Array(header)
+        self.payload = Array(payloadBytes)
         self.signature = signatureBytes
         self.signingInput = Data(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))
     }
@@ -67,6 +70,57 @@ enum Base64URL {
         if let decoded = bytes.withContiguousStorageIfAvailable({ decode($0) }) { return decoded }
         return Array(bytes).withUnsafeBufferPointer { decode($0) }
     }
+
+    /// The bytes of canonical unpadded base64url, decoded by table in one pass; nil for anything
+    /// else (padding, a bad length or character, stray bits in the last character), which the
+    /// full path then judges with ``decode(_:)``. Every JWS Apple signs is canonical.
+    static func decodeCanonical(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let remainder = text.count % 4
+        guard remainder != 1 else { return nil }
+        let count = text.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        var valid = true
+        let decoded = sextets.withUnsafeBufferPointer { sextets in
+            [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+                output.initialize(repeating: 0)
+                initialized = count
+                var input = 0
+                var written = 0
+                while input + 4 <= text.count {
+                    let a = sextets[Int(text[input])], b = sextets[Int(text[input + 1])]
+                    let c = sextets[Int(text[input + 2])], d = sextets[Int(text[input + 3])]
+                    guard (a | b | c | d) & 0x40 == 0 else {
+                        valid = false
+                        return
+                    }
+                    output[written] = a << 2 | b >> 4
+                    output[written + 1] = b << 4 | c >> 2
+                    output[written + 2] = c << 6 | d
+                    input += 4
+                    written += 3
+                }
+                guard remainder >= 2 else { return }
+                let a = sextets[Int(text[input])], b = sextets[Int(text[input + 1])]
+                let c = remainder == 3 ? sextets[Int(text[input + 2])] : 0
+                // Bits past the last whole byte are zero in a canonical encoding.
+                let stray = remainder == 3 ? c & 0x03 : b & 0x0F
+                guard (a | b | c) & 0x40 == 0, stray == 0 else {
+                    valid = false
+                    return
+                }
+                output[written] = a << 2 | b >> 4
+                if remainder == 3 { output[written + 1] = b << 4 | c >> 2 }
+            }
+        }
+        return valid ? decoded : nil
+    }
+
+    /// The value of each base64url character, 0x40 for every other byte.
+    private static let sextets: [UInt8] = {
+        var table = [UInt8](repeating: 0x40, count: 256)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
+        return table
+    }()
 
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> Data? {
         let padded = (bytes.count + 3) / 4 * 4
@@ -145,6 +199,6 @@ public enum UnverifiedJWS {
     /// Decodes the payload of `token` as `T` without checking anything. Never trust the result.
     public static func decodePayload<T: Decodable>(_ token: String, as type: T.Type = T.self) throws -> T {
         let jws = try CompactJWS(token)
-        return try AppStoreJSON.decoder().decode(T.self, from: jws.payload)
+        return try AppStoreJSON.decoder().decode(T.self, from: Data(jws.payload))
     }
 }

@@ -7,8 +7,8 @@ import Synchronization
 /// Verifies StoreKit 2 signed data (transactions, renewal info, notifications) offline, by the
 /// rules of SPEC §3, the way Apple's `SignedDataVerifier` does with online checks off.
 ///
-/// Safe to share between tasks. Verified chains are cached, so verifying thousands of JWS
-/// signed by the same leaf costs one ECDSA check each.
+/// Safe to share between tasks. Verified headers (with their chains) are cached, so verifying
+/// thousands of JWS signed by the same leaf costs one ECDSA check each.
 public final class SignedDataVerifier: Sendable {
     /// When certificate validity is checked.
     public enum ValidationTime: Sendable, Hashable {
@@ -56,7 +56,7 @@ public final class SignedDataVerifier: Sendable {
 
     /// The configuration this verifier applies.
     public let configuration: Configuration
-    private let chainCache = ChainCache()
+    private let headerCache = VerifiedHeaderCache()
 
     /// Creates a verifier.
     public init(configuration: Configuration) {
@@ -64,11 +64,11 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// How many verified chains are cached (for tests and metrics).
-    public var cachedChainCount: Int { chainCache.count }
+    public var cachedChainCount: Int { headerCache.count }
 
     /// Verifies and decodes a signed transaction (`signedTransactionInfo`, a StoreKit 2 upload).
     public func verifyTransaction(_ token: String) async -> JWSVerificationResult<JWSTransaction> {
-        await verify(token, as: JWSTransaction.self) { transaction in
+        await verify(token, as: JWSTransaction.self, decode: JWSTransaction.init(appStoreJSON:)) { transaction in
             .init(
                 signedDate: transaction.signedDate, bundleId: .some(transaction.bundleId), appAppleId: nil,
                 environment: transaction.environment
@@ -151,11 +151,16 @@ public final class SignedDataVerifier: Sendable {
     func verify<Payload: Decodable & Sendable>(
         _ token: String,
         as type: Payload.Type,
+        decode: ([UInt8]) throws -> Payload = { try AppStoreJSON.decoder().decode(Payload.self, from: Data($0)) },
         claims: (Payload) -> Claims
     ) async -> JWSVerificationResult<Payload> {
         guard token.utf8.count <= configuration.maximumSize else {
             return .invalid(.tooLarge(size: token.utf8.count, limit: configuration.maximumSize))
         }
+        var token = token
+        let cached = token.withUTF8 { verifyWithVerifiedHeader($0, decode: decode, claims: claims) }
+        if let cached { return cached }
+
         let jws: CompactJWS
         do {
             jws = try CompactJWS(token)
@@ -166,7 +171,7 @@ public final class SignedDataVerifier: Sendable {
 
         let payload: Payload
         do {
-            payload = try AppStoreJSON.decoder().decode(Payload.self, from: jws.payload)
+            payload = try decode(jws.payload)
         } catch {
             return .invalid(.undecodablePayload(Self.describe(error)))
         }
@@ -180,15 +185,10 @@ public final class SignedDataVerifier: Sendable {
         guard let x5c = jws.header.x5c else { return .invalid(.missingCertificateChain) }
         guard x5c.count == 3 else { return .invalid(.wrongCertificateCount(x5c.count)) }
 
-        let validationTime: Date
-        switch configuration.validationTime {
-        case .signedDate: validationTime = claims.signedDate ?? Date()
-        case .now: validationTime = Date()
-        case .fixed(let date): validationTime = date
-        }
-
         let leafKey: P256.Signing.PublicKey
-        switch await trustedLeafKey(leaf: x5c[0], intermediate: x5c[1], at: validationTime) {
+        switch await trustedLeafKey(
+            header: jws.headerSegment, leaf: x5c[0], intermediate: x5c[1], at: validationTime(claims))
+        {
         case .success(let key): leafKey = key
         case .failure(let failure): return .invalid(failure)
         }
@@ -198,7 +198,64 @@ public final class SignedDataVerifier: Sendable {
         else {
             return .invalid(.invalidSignature)
         }
+        return accept(payload, claims: claims)
+    }
 
+    /// The verdict on a token whose header is one already verified, whose chain is valid at the
+    /// payload's time and whose parts are canonical base64url; nil sends it down the full path
+    /// above, which decides everything else. Skips what that path would find unchanged: the
+    /// header's JSON, the chain and the hashing of the header.
+    private func verifyWithVerifiedHeader<Payload>(
+        _ token: UnsafeBufferPointer<UInt8>,
+        decode: ([UInt8]) throws -> Payload,
+        claims: (Payload) -> Claims
+    ) -> JWSVerificationResult<Payload>? {
+        guard let firstDot = token.firstIndex(of: UInt8(ascii: ".")) else { return nil }
+        let rest = UnsafeBufferPointer(rebasing: token[(firstDot + 1)...])
+        guard let secondDot = rest.firstIndex(of: UInt8(ascii: ".")).map({ $0 + firstDot + 1 }) else { return nil }
+        let header = UnsafeBufferPointer(rebasing: token[..<firstDot])
+        let payloadText = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
+        let signatureText = UnsafeBufferPointer(rebasing: token[(secondDot + 1)...])
+        guard let verified = headerCache.entry(forHeader: header),
+            let payloadBytes = Base64URL.decodeCanonical(payloadText), !payloadBytes.isEmpty,
+            let signatureBytes = Base64URL.decodeCanonical(signatureText)
+        else { return nil }
+
+        let payload: Payload
+        do {
+            payload = try decode(payloadBytes)
+        } catch {
+            return .invalid(.undecodablePayload(Self.describe(error)))
+        }
+        let claims = claims(payload)
+        if let environment = claims.environment, environment == .xcode || environment == .localTesting {
+            return .invalid(.environmentNotAccepted(environment.rawValue))
+        }
+        let time = validationTime(claims)
+        guard verified.validFrom <= time, time <= verified.validUntil,
+            let leafKey = P256.Signing.PublicKey(verified.key)
+        else { return nil }
+
+        var digest = verified.signingPrefix.state
+        digest.update(bufferPointer: UnsafeRawBufferPointer(payloadText))
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+            leafKey.isValidSignature(signature, for: digest.finalize())
+        else {
+            return .invalid(.invalidSignature)
+        }
+        return accept(payload, claims: claims)
+    }
+
+    private func validationTime(_ claims: Claims) -> Date {
+        switch configuration.validationTime {
+        case .signedDate: claims.signedDate ?? Date()
+        case .now: Date()
+        case .fixed(let date): date
+        }
+    }
+
+    /// The rules on what the payload says, once Apple is known to have signed it.
+    private func accept<Payload>(_ payload: Payload, claims: Claims) -> JWSVerificationResult<Payload> {
         if let bundleId = claims.bundleId, !configuration.bundleIds.contains(bundleId ?? "") {
             return .invalid(.bundleIdNotAccepted(bundleId))
         }
@@ -213,14 +270,18 @@ public final class SignedDataVerifier: Sendable {
         return .valid(payload)
     }
 
-    /// The leaf's key when leaf and intermediate chain to a trusted root at `time`.
+    /// The leaf's key when leaf and intermediate chain to a trusted root at `time`. `header` is
+    /// the token's first segment, exactly as sent: the cache's key (nil: the cache is not used).
     func trustedLeafKey(
+        header: [UInt8]? = nil,
         leaf leafBase64: String,
         intermediate intermediateBase64: String,
         at time: Date
     ) async -> Result<P256.Signing.PublicKey, JWSVerificationFailure> {
-        let cacheKey = ChainCache.Key(leaf: leafBase64, intermediate: intermediateBase64)
-        if let key = chainCache.key(for: cacheKey, at: time) {
+        if let verified = header?.withUnsafeBufferPointer({ headerCache.entry(forHeader: $0) }),
+            verified.validFrom <= time, time <= verified.validUntil,
+            let key = P256.Signing.PublicKey(verified.key)
+        {
             return .success(key)
         }
 
@@ -250,9 +311,15 @@ public final class SignedDataVerifier: Sendable {
         }
         switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
         case .validCertificate(let chain):
-            let validFrom = chain.map(\.notValidBefore).max() ?? time
-            let validUntil = chain.map(\.notValidAfter).min() ?? time
-            chainCache.insert(.init(key: leaf.publicKey, validFrom: validFrom, validUntil: validUntil), for: cacheKey)
+            guard let header else { return .success(key) }
+            var signingPrefix = SHA256()
+            signingPrefix.update(data: header)
+            signingPrefix.update(data: [UInt8(ascii: ".")])
+            headerCache.insert(
+                .init(
+                    key: leaf.publicKey, validFrom: chain.map(\.notValidBefore).max() ?? time,
+                    validUntil: chain.map(\.notValidAfter).min() ?? time, signingPrefix: .init(state: signingPrefix)),
+                forHeader: header)
             return .success(key)
         case .couldNotValidate(let failures):
             let reasons = failures.map { String(describing: $0.policyFailureReason) }
@@ -284,41 +351,59 @@ public final class SignedDataVerifier: Sendable {
     }
 }
 
-/// Chains already verified, by the exact leaf and intermediate, with the period in which every
-/// certificate of the chain is valid: a hit outside that period is verified again.
-final class ChainCache: Sendable {
-    struct Key: Hashable {
-        var leaf: String
-        var intermediate: String
-    }
-
+/// Headers whose certificate chain was verified, by their exact bytes (the token's first
+/// segment as sent), with the period in which every certificate of the chain is valid: a token
+/// signed outside that period has its chain verified again. Only a header that passed the full
+/// path gets in, so a token with any other header, or a chain that is not trusted, never meets
+/// an entry. The hash state after `header "."` lets a token's signing input be hashed from its
+/// payload on.
+final class VerifiedHeaderCache: Sendable {
     struct Entry: Sendable {
         // Certificate.PublicKey rather than P256.Signing.PublicKey: the former is Sendable, and
         // unwrapping it on a hit is free.
         var key: Certificate.PublicKey
         var validFrom: Date
         var validUntil: Date
+        var signingPrefix: SigningPrefix
+    }
+
+    /// SHA-256 after `header "."`. A value whose storage is copied before it is written to (and
+    /// the cache never writes to its own), so sharing it between tasks is safe; swift-crypto
+    /// does not mark it Sendable.
+    struct SigningPrefix: @unchecked Sendable {
+        let state: SHA256
     }
 
     /// Apple rotates signing leaves yearly; a handful of entries covers real data, the bound
-    /// only stops a stream of forged chains from growing memory.
+    /// only stops memory from growing.
     static let capacity = 64
 
-    private let entries = Mutex<[Key: Entry]>([:])
+    // A list compared byte for byte: it holds one or two headers in practice, and comparing a
+    // few kilobytes costs less than hashing them.
+    private let entries = Mutex<[(header: [UInt8], entry: Entry)]>([])
 
-    func key(for key: Key, at time: Date) -> P256.Signing.PublicKey? {
+    func entry(forHeader header: UnsafeBufferPointer<UInt8>) -> Entry? {
         entries.withLock { entries in
-            guard let entry = entries[key], entry.validFrom <= time, time <= entry.validUntil else { return nil }
-            return P256.Signing.PublicKey(entry.key)
+            entries.first { Self.equal($0.header, header) }?.entry
         }
     }
 
-    func insert(_ entry: Entry, for key: Key) {
+    func insert(_ entry: Entry, forHeader header: [UInt8]) {
         entries.withLock { entries in
+            if let index = entries.firstIndex(where: { $0.header == header }) {
+                entries[index].entry = entry
+                return
+            }
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
+            entries.append((header, entry))
         }
     }
 
     var count: Int { entries.withLock { $0.count } }
+
+    private static func equal(_ stored: [UInt8], _ header: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard stored.count == header.count else { return false }
+        guard let base = header.baseAddress else { return stored.isEmpty }
+        return stored.withUnsafeBytes { memcmp($0.baseAddress!, base, header.count) == 0 }
+    }
 }

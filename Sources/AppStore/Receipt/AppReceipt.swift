@@ -70,12 +70,7 @@ struct SignedData {
     }
 
     init(contentInfo bytes: [UInt8]) throws(ReceiptParsingError) {
-        let root: ASN1Node
-        do {
-            root = try BER.parse(bytes)
-        } catch {
-            throw ReceiptParsingError(asn1: error, context: "PKCS#7")
-        }
+        let root = try Self.parseContainer(bytes)
         do {
             self = try Self.decode(root)
         } catch let error as ReceiptParsingError {
@@ -85,7 +80,29 @@ struct SignedData {
         }
     }
 
-    private static func decode(_ root: ASN1Node) throws -> SignedData {
+    /// Only what the full parse finds wrong before the SignedData's fields: data that is not BER
+    /// or runs past its end, or a ContentInfo that is not signedData. Throws the same errors.
+    static func checkContainer(_ bytes: [UInt8]) throws(ReceiptParsingError) {
+        let root = try parseContainer(bytes)
+        do {
+            _ = try signedDataFields(root)
+        } catch let error as ReceiptParsingError {
+            throw error
+        } catch {
+            throw ReceiptParsingError(asn1: error, context: "PKCS#7 SignedData")
+        }
+    }
+
+    private static func parseContainer(_ bytes: [UInt8]) throws(ReceiptParsingError) -> ASN1Node {
+        do {
+            return try BER.parse(bytes)
+        } catch {
+            throw ReceiptParsingError(asn1: error, context: "PKCS#7")
+        }
+    }
+
+    /// The ContentInfo's checks; what follows its content type.
+    private static func signedDataFields(_ root: ASN1Node) throws -> ASN1NodeCollection.Iterator {
         guard root.identifier == .sequence, case .constructed(let outer) = root.content else {
             throw ReceiptParsingError.notAReceipt("ASN.1 \(root.identifier.typeName) is not a PKCS#7 ContentInfo")
         }
@@ -97,6 +114,11 @@ struct SignedData {
         guard contentType == signedDataOID else {
             throw ReceiptParsingError.notAReceipt("content type \(contentType) is not signedData")
         }
+        return contentInfo
+    }
+
+    private static func decode(_ root: ASN1Node) throws -> SignedData {
+        var contentInfo = try signedDataFields(root)
         guard let explicit = contentInfo.next(),
             explicit.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific),
             case .constructed(let wrapped) = explicit.content,
