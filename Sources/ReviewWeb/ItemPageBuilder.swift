@@ -11,6 +11,9 @@ enum ItemPageBuilder {
         "revocation_date", "revocation_reason", "web_order_line_item_id", "source",
     ]
 
+    /// Apple's fields whose values are a closed set the catalog names (`apple_value.<field>.<value>`).
+    static let appleValueKeys: Set<String> = ["product_type", "ownership_type", "source", "revocation_reason"]
+
     static func page(
         _ detail: ReviewItemDetail, session: SessionStore.Session, nextHref: String?, reader: Reader
     ) -> ItemPage {
@@ -39,6 +42,9 @@ enum ItemPageBuilder {
                     shown = Format.evidenceTime(value, reader)
                 } else if key == "environment", let environment = value as? String {
                     shown = t.environment(environment.lowercased())
+                } else if Self.appleValueKeys.contains(key), let value, !(value is NSNull) {
+                    // Apple's enumerations in words; a value the catalog does not know shows as it came.
+                    shown = t.label("apple_value.\(key)", Format.text(value))
                 } else {
                     shown = Format.text(value)
                 }
