@@ -86,7 +86,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Templates, stylesheet: Embedded/templates/*.mustache, Embedded/assets/app.css.
+            exclude: ["Embedded"],
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(
             name: "reconcile",

@@ -131,7 +131,9 @@ public struct ReconciliationJob: Sendable {
                 summary: summary, changes: changes, timings: timings)
             clock = Date()
             // The findings stream from the session's table into the files: none is held in memory.
-            let directory = try ReportWriter(root: options.reportDirectory ?? settings.reportDirectory).write(report) {
+            let directory = try ReportWriter(
+                root: options.reportDirectory ?? settings.reportDirectory, reader: settings.reportReader
+            ).write(report) {
                 each in try ReportBuilder.streamFindings(on: connection, each)
             }
             try ReportBuilder.discard(on: connection)

@@ -22,98 +22,120 @@ public enum HTMLText {
 
 extension ReportFormat {
     /// `report.html`: one self-contained page (inline CSS and SVG, no script, no network) with the
-    /// summary, findings by kind, findings by purchase day, value at risk and the findings table.
-    /// Every value is escaped: user and product ids come from clients.
-    static func htmlHeader(_ report: RunReport) -> String {
+    /// summary, findings by kind, findings by purchase day, value at risk and the findings table,
+    /// in the reader's language and time zone. Every value is escaped: user and product ids come
+    /// from clients, and catalog text is escaped too.
+    static func htmlHeader(_ report: RunReport, _ reader: Reader) -> String {
         let e = HTMLText.escape
+        let t = reader.catalog
+        let title = t.text("report.title", ["run": String(report.runID)])
+        let meta = [
+            t.text("report.window", [
+                "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"], "until": reader.minute(report.until),
+            ]),
+            t.environment(report.environment),
+            t.text("report.started", ["date": reader.minute(report.startedAt)]),
+            t.text("report.finished", ["date": reader.minute(report.finishedAt)]),
+        ]
         var page = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8">
+            <html lang="\(reader.language.rawValue)"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Reconciliation run \(report.runID)</title>
+            <title>\(e(title))</title>
             <style>\(reportCSS)</style></head><body><main>
-            <header><h1>Reconciliation run \(report.runID)\(report.dryRun ? " <small>(dry run)</small>" : "")</h1>
-            <span class="badge status-\(e(report.status))">\(e(report.status.replacingOccurrences(of: "_", with: " ")))</span></header>
-            <p class="meta">Window \(e(report.since.map(TimeExpression.format) ?? "from the beginning")) → \
-            \(e(TimeExpression.format(report.until))) · \(e(report.environment)) · started \
-            \(e(TimeExpression.format(report.startedAt))), finished \(e(TimeExpression.format(report.finishedAt)))</p>
+            <header><h1>\(e(title))\(report.dryRun ? " <small>\(e(t["report.dry_run"]))</small>" : "")</h1>
+            <span class="badge status-\(e(report.status))">\(e(t.runStatus(report.status)))</span></header>
+            <p class="meta">\(meta.map(e).joined(separator: " · "))</p>
 
             """
         let verification = report.verification
         let cards: [(String, String, String)] = [
-            ("Open findings", String(report.openFindings), report.openFindings == 0 ? "good" : "warn"),
-            ("New this run", String(report.newFindings), report.newFindings == 0 ? "good" : "warn"),
-            ("Auto-resolved", report.dryRun ? "—" : String(report.changes.autoResolved), ""),
-            ("Uploads", String(verification.uploads), ""),
-            ("Verified", String(verification.verified), ""),
-            ("Invalid", String(verification.invalid), verification.invalid == 0 ? "" : "warn"),
-            ("Still retrying", String(verification.retry), verification.retry == 0 ? "" : "warn"),
+            ("report.card_open", String(report.openFindings), report.openFindings == 0 ? "good" : "warn"),
+            ("report.card_new", String(report.newFindings), report.newFindings == 0 ? "good" : "warn"),
+            ("report.card_auto_resolved", report.dryRun ? "—" : String(report.changes.autoResolved), ""),
+            ("report.card_uploads", String(verification.uploads), ""),
+            ("report.card_verified", String(verification.verified), ""),
+            ("report.card_invalid", String(verification.invalid), verification.invalid == 0 ? "" : "warn"),
+            ("report.card_retrying", String(verification.retry), verification.retry == 0 ? "" : "warn"),
         ]
         page += "<section class=\"cards\">"
         for (label, value, tone) in cards {
-            page += "<div class=\"card \(tone)\"><div class=\"value\">\(e(value))</div><div class=\"label\">\(e(label))</div></div>"
+            page += "<div class=\"card \(tone)\"><div class=\"value\">\(e(value))</div><div class=\"label\">\(e(t[label]))</div></div>"
         }
         page += "</section>\n"
         if verification.retry > 0 {
-            page += "<p class=\"notice\">\(verification.retry) uploads are still being retried: nothing that depends on "
-                + "them was judged. The next run tries them first.</p>\n"
+            page += "<p class=\"notice\">\(e(t.text("report.retrying_notice", ["count": String(verification.retry)])))</p>\n"
         }
-        page += "<section class=\"charts\"><div class=\"chart\"><h2>Findings by kind</h2>"
-            + kindChart(report) + "</div>"
-        page += "<div class=\"chart\"><h2>Findings by purchase day</h2>" + dayChart(report.summary) + "</div></section>\n"
-        page += "<section><h2>Value at risk</h2>" + valueAtRisk(report) + "</section>\n"
-        page += "<section><h2>Findings</h2>"
-        guard report.openFindings > 0 else { return page + "<p class=\"empty\">No open findings. Nothing to review.</p>" }
-        return page + "<table><thead><tr><th>Item</th><th>Kind</th><th>Severity</th><th>Transaction</th><th>User</th>"
-            + "<th>Product</th><th>Purchased</th><th class=\"num\">Amount</th><th>Action</th></tr></thead><tbody>\n"
+        let byDay = t.text("report.by_day", ["zone": "UTC"])
+        page += "<section class=\"charts\"><div class=\"chart\"><h2>\(e(t["report.by_kind"]))</h2>"
+            + kindChart(report, t) + "</div>"
+        page += "<div class=\"chart\"><h2>\(e(byDay))</h2>" + dayChart(report.summary, t, label: byDay) + "</div></section>\n"
+        page += "<section><h2>\(e(t["report.value_at_risk"]))</h2>" + valueAtRisk(report, reader) + "</section>\n"
+        page += "<section><h2>\(e(t["report.findings"]))</h2>"
+        guard report.openFindings > 0 else { return page + "<p class=\"empty\">\(e(t["report.no_findings"]))</p>" }
+        let columns = ["item", "kind", "severity", "transaction", "user", "product", "purchased", "amount", "action"]
+        return page + "<table><thead><tr>"
+            + columns.map { "<th\($0 == "amount" ? " class=\"num\"" : "")>\(e(t["report.column_\($0)"]))</th>" }.joined()
+            + "</tr></thead><tbody>\n"
     }
 
-    static func htmlRow(_ finding: RunReport.Finding) -> String {
+    static func htmlRow(_ finding: RunReport.Finding, _ reader: Reader) -> String {
         let e = HTMLText.escape
-        let amount = finding.amountMilli.map { ReportWriter.formatMilli($0) + " " + (finding.currency ?? "") } ?? ""
-        return "<tr><td>\(finding.reviewItemID.map(String.init) ?? "—")\(finding.isNew ? " <span class=\"new\">new</span>" : "")</td>"
-            + "<td>\(e(finding.kind.rawValue))</td><td class=\"nowrap\"><span class=\"sev sev-\(finding.kind.severity)\">\(finding.kind.severity)</span></td>"
+        let t = reader.catalog
+        let amount = finding.amountMilli.map { reader.money(milli: $0, currency: finding.currency ?? "") } ?? ""
+        let new = finding.isNew ? " <span class=\"new\">\(e(t["report.new"]))</span>" : ""
+        let severity = finding.kind.severity.rawValue
+        let head = "<tr><td>\(finding.reviewItemID.map(String.init) ?? "—")\(new)</td>"
+            + "<td>\(e(t.kind(finding.kind)))</td><td class=\"nowrap\"><span class=\"sev sev-\(severity)\">"
+            + "\(e(t.severity(severity)))</span></td>"
+        return head
             + "<td><code>\(e(finding.transactionID ?? "—"))</code></td><td>\(e(finding.userID ?? "—"))</td>"
             + "<td>\(e(finding.productID ?? "—"))</td>"
-            + "<td class=\"nowrap\">\(e(finding.purchaseDate.map { String(TimeExpression.format($0).prefix(10)) } ?? "—"))</td>"
-            + "<td class=\"num nowrap\">\(e(amount))</td><td>\(e(finding.kind.suggestedAction))</td></tr>\n"
+            + "<td class=\"nowrap\">\(e(finding.purchaseDate.map { reader.day($0) } ?? "—"))</td>"
+            + "<td class=\"num nowrap\">\(e(amount))</td><td>\(e(t.suggestedAction(finding.kind.suggestedAction)))</td></tr>\n"
     }
 
-    static func htmlFooter(_ report: RunReport) -> String {
-        (report.openFindings > 0 ? "</tbody></table>" : "") + "</section>\n"
-            + "<footer>Amounts are in each currency's units, from Apple's price or <code>reconcile.products</code>. "
-            + "Generated by iap-reconcile.</footer></main></body></html>\n"
+    static func htmlFooter(_ report: RunReport, _ reader: Reader) -> String {
+        let t = reader.catalog
+        return (report.openFindings > 0 ? "</tbody></table>" : "") + "</section>\n"
+            + "<footer>\(HTMLText.escape(t.text("report.dates_note", ["zone": reader.zoneName]))) "
+            + "\(HTMLText.escape(t["report.footer"]))</footer></main></body></html>\n"
     }
 
     static let severityColor = ["high": "#dc2626", "medium": "#f59e0b", "low": "#65a30d"]
 
-    private static func kindChart(_ report: RunReport) -> String {
+    private static func kindChart(_ report: RunReport, _ t: Catalog) -> String {
+        let e = HTMLText.escape
         let counts = report.counts
         let rows = FindingKind.allCases.map { ($0, counts[$0.rawValue] ?? 0) }
         let maximum = max(1, rows.map(\.1).max() ?? 1)
         let rowHeight = 26, labelWidth = 170, barWidth = 260
-        var svg = "<svg role=\"img\" aria-label=\"Findings by kind\" viewBox=\"0 0 \(labelWidth + barWidth + 50) "
+        var svg = "<svg role=\"img\" aria-label=\"\(e(t["report.by_kind"]))\" viewBox=\"0 0 \(labelWidth + barWidth + 50) "
             + "\(rows.count * rowHeight + 4)\" width=\"100%\">"
         for (index, (kind, count)) in rows.enumerated() {
             let y = index * rowHeight + 2
             let width = count == 0 ? 0 : max(2, barWidth * count / maximum)
             svg += "<text x=\"\(labelWidth - 8)\" y=\"\(y + 17)\" text-anchor=\"end\" class=\"axis\">"
-                + "\(HTMLText.escape(kind.rawValue))</text>"
+                + "\(e(t.kind(kind)))</text>"
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 4)\" width=\"\(barWidth)\" height=\"18\" rx=\"3\" fill=\"#f1f5f9\"/>"
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 4)\" width=\"\(width)\" height=\"18\" rx=\"3\" "
-                + "fill=\"\(severityColor[kind.severity.rawValue] ?? "#475569")\"><title>\(HTMLText.escape(kind.rawValue)): \(count)</title></rect>"
+                + "fill=\"\(severityColor[kind.severity.rawValue] ?? "#475569")\"><title>\(e(t.kind(kind))): \(count)</title></rect>"
             svg += "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 17)\" class=\"count\">\(count)</text>"
         }
-        return svg + "</svg><p class=\"legend\"><span style=\"background:#dc2626\"></span>high "
-            + "<span style=\"background:#f59e0b\"></span>medium <span style=\"background:#65a30d\"></span>low</p>"
+        return svg + "</svg><p class=\"legend\">"
+            + ["high", "medium", "low"].map {
+                "<span style=\"background:\(severityColor[$0] ?? "#475569")\"></span>\(e(t.severity($0)))"
+            }.joined(separator: " ") + "</p>"
     }
 
-    private static func dayChart(_ summary: RunReport.FindingSummary) -> String {
+    /// Days are UTC days: the summary counts them in SQL before any reader is known.
+    private static func dayChart(_ summary: RunReport.FindingSummary, _ t: Catalog, label: String) -> String {
+        let e = HTMLText.escape
         let perDay = summary.byPurchaseDay
         let undated = summary.undated
         guard let first = perDay.keys.min(), let last = perDay.keys.max() else {
-            return "<p class=\"empty\">No dated findings.</p>"
-                + (undated > 0 ? "<p class=\"legend\">\(undated) findings have no purchase date.</p>" : "")
+            return "<p class=\"empty\">\(e(t["report.no_dated"]))</p>"
+                + (undated > 0 ? "<p class=\"legend\">\(e(t.text("report.undated", ["count": String(undated)])))</p>" : "")
         }
         // At most 90 days: a window over a long history shows its most recent quarter.
         let start = max(first, last - 89)
@@ -124,7 +146,7 @@ extension ReportFormat {
         let width = 480
         let step = max(6, min(60, 440 / days.count))
         let left = 34 + (440 - step * days.count) / 2
-        var svg = "<svg role=\"img\" aria-label=\"Findings by purchase day\" viewBox=\"0 0 \(width) "
+        var svg = "<svg role=\"img\" aria-label=\"\(e(label))\" viewBox=\"0 0 \(width) "
             + "\(height + top + bottom)\" width=\"100%\">"
         svg += "<line x1=\"30\" y1=\"\(top + height)\" x2=\"\(width)\" y2=\"\(top + height)\" stroke=\"#cbd5e1\"/>"
         svg += "<text x=\"26\" y=\"\(top + 4)\" text-anchor=\"end\" class=\"axis\">\(maximum)</text>"
@@ -143,25 +165,28 @@ extension ReportFormat {
         }
         svg += "</svg>"
         if undated > 0 {
-            svg += "<p class=\"legend\">\(undated) findings have no purchase date (unknown to Apple, or about an upload).</p>"
+            svg += "<p class=\"legend\">\(e(t.text("report.undated_long", ["count": String(undated)])))</p>"
         }
         return svg
     }
 
-    private static func valueAtRisk(_ report: RunReport) -> String {
+    private static func valueAtRisk(_ report: RunReport, _ reader: Reader) -> String {
+        let e = HTMLText.escape
+        let t = reader.catalog
         let risk = report.valueAtRisk
-        guard !risk.isEmpty else { return "<p class=\"empty\">No priced findings.</p>" }
+        guard !risk.isEmpty else { return "<p class=\"empty\">\(e(t["report.no_priced"]))</p>" }
         var totals: [String: Int64] = [:]
         for entry in risk { totals[entry.currency, default: 0] += entry.amountMilli }
         var html = "<div class=\"totals\">"
         for (currency, amount) in totals.sorted(by: { $0.key < $1.key }) {
-            html += "<div class=\"card\"><div class=\"value\">\(HTMLText.escape(ReportWriter.formatMilli(amount)))</div>"
-                + "<div class=\"label\">\(HTMLText.escape(currency)) at risk</div></div>"
+            html += "<div class=\"card\"><div class=\"value\">\(e(reader.money(milli: amount, currency: currency)))</div>"
+                + "<div class=\"label\">\(e(t.text("report.at_risk", ["currency": currency])))</div></div>"
         }
-        html += "</div><table><thead><tr><th>Kind</th><th>Currency</th><th class=\"num\">Amount</th></tr></thead><tbody>"
+        html += "</div><table><thead><tr><th>\(e(t["report.column_kind"]))</th><th>\(e(t["report.column_currency"]))</th>"
+            + "<th class=\"num\">\(e(t["report.column_amount"]))</th></tr></thead><tbody>"
         for entry in risk {
-            html += "<tr><td>\(HTMLText.escape(entry.kind.rawValue))</td><td>\(HTMLText.escape(entry.currency))</td>"
-                + "<td class=\"num\">\(HTMLText.escape(ReportWriter.formatMilli(entry.amountMilli)))</td></tr>"
+            html += "<tr><td>\(e(t.kind(entry.kind)))</td><td>\(e(entry.currency))</td>"
+                + "<td class=\"num\">\(e(reader.money(milli: entry.amountMilli, currency: entry.currency)))</td></tr>"
         }
         return html + "</tbody></table>"
     }

@@ -14,37 +14,40 @@ enum ReportFormat: CaseIterable {
         }
     }
 
-    func header(_ report: RunReport) -> String {
+    /// Everything before the findings. `report.md` and `report.html` are written for `reader`; the
+    /// JSON and the CSV are for programs and stay English.
+    func header(_ report: RunReport, reader: Reader = .standard) -> String {
         switch self {
         case .json: Self.jsonHeader(report)
-        case .markdown: Self.markdownHeader(report)
-        case .html: Self.htmlHeader(report)
+        case .markdown: Self.markdownHeader(report, reader)
+        case .html: Self.htmlHeader(report, reader)
         case .csv: Self.csvHeader
         }
     }
 
     /// The piece for the `index`th finding (from 0).
-    func row(_ finding: RunReport.Finding, index: Int) -> String {
+    func row(_ finding: RunReport.Finding, index: Int, reader: Reader = .standard) -> String {
         switch self {
         case .json: (index == 0 ? "\n" : ",\n") + "    " + Self.jsonFinding(finding)
-        case .markdown: Self.markdownRow(finding)
-        case .html: Self.htmlRow(finding)
+        case .markdown: Self.markdownRow(finding, reader)
+        case .html: Self.htmlRow(finding, reader)
         case .csv: Self.csvRow(finding)
         }
     }
 
-    func footer(_ report: RunReport) -> String {
+    func footer(_ report: RunReport, reader: Reader = .standard) -> String {
         switch self {
         case .json: "\n  ]\n}\n"
         case .markdown: ""
-        case .html: Self.htmlFooter(report)
+        case .html: Self.htmlFooter(report, reader)
         case .csv: ""
         }
     }
 
     /// The whole file for findings held in memory.
-    func text(_ report: RunReport, _ findings: [RunReport.Finding]) -> String {
-        header(report) + findings.enumerated().map { row($1, index: $0) }.joined() + footer(report)
+    func text(_ report: RunReport, _ findings: [RunReport.Finding], reader: Reader = .standard) -> String {
+        header(report, reader: reader) + findings.enumerated().map { row($1, index: $0, reader: reader) }.joined()
+            + footer(report, reader: reader)
     }
 }
 
@@ -117,54 +120,67 @@ enum JSONText {
 // MARK: - report.md
 
 extension ReportFormat {
-    static func markdownHeader(_ report: RunReport) -> String {
+    static func markdownHeader(_ report: RunReport, _ reader: Reader) -> String {
+        let t = reader.catalog
+        let v = report.verification
         var lines = [
-            "# Reconciliation run \(report.runID)\(report.dryRun ? " (dry run)" : "")", "",
-            "- Status: **\(report.status)**",
-            "- Window: \(report.since.map(TimeExpression.format) ?? "beginning") → \(TimeExpression.format(report.until))",
-            "- Environment: \(report.environment)",
-            "- Uploads: \(report.verification.uploads) (verified \(report.verification.verified), invalid "
-                + "\(report.verification.invalid), still retrying \(report.verification.retry))",
-            "- Findings: \(report.openFindings) open, \(report.newFindings) new"
-                + (report.dryRun ? "" : ", \(report.changes.autoResolved) auto-resolved"),
-            "", "## Findings by kind", "", "| kind | severity | count |", "|---|---|---|",
+            "# " + t.text("report.title", ["run": String(report.runID)]) + (report.dryRun ? " " + t["report.dry_run"] : ""),
+            "",
+            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status))**"]),
+            "- " + t.text("report.window", [
+                "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"], "until": reader.minute(report.until),
+            ]),
+            "- " + t.text("report.environment", ["environment": t.environment(report.environment)]),
+            "- " + t.text("report.uploads_line", [
+                "uploads": String(v.uploads), "verified": String(v.verified), "invalid": String(v.invalid),
+                "retry": String(v.retry),
+            ]),
+            "- " + t.text(report.dryRun ? "report.findings_line" : "report.findings_line_auto", [
+                "open": String(report.openFindings), "new": String(report.newFindings),
+                "auto": String(report.changes.autoResolved),
+            ]),
+            "", "## " + t["report.by_kind"], "",
+            "| \(t["report.column_kind"]) | \(t["report.column_severity"]) | \(t["report.column_count"]) |", "|---|---|---|",
         ]
         let counts = report.counts
         for kind in FindingKind.allCases {
-            lines.append("| \(kind.rawValue) | \(kind.severity) | \(counts[kind.rawValue] ?? 0) |")
+            lines.append("| \(t.kind(kind)) | \(t.severity(kind.severity)) | \(counts[kind.rawValue] ?? 0) |")
         }
         let risk = report.valueAtRisk
         if !risk.isEmpty {
-            lines += ["", "## Value at risk", "", "| kind | currency | amount |", "|---|---|---|"]
+            lines += ["", "## " + t["report.value_at_risk"], "",
+                      "| \(t["report.column_kind"]) | \(t["report.column_currency"]) | \(t["report.column_amount"]) |",
+                      "|---|---|---|"]
             for entry in risk {
                 lines.append(
-                    "| \(entry.kind.rawValue) | \(entry.currency) | \(ReportWriter.formatMilli(entry.amountMilli)) |")
+                    "| \(t.kind(entry.kind)) | \(entry.currency) | \(reader.money(milli: entry.amountMilli, currency: entry.currency)) |")
             }
         }
-        if report.verification.retry > 0 {
-            lines += ["", "\(report.verification.retry) uploads are still being retried: nothing that depends on "
-                + "them was judged. The next run tries them first."]
+        if v.retry > 0 {
+            lines += ["", t.text("report.retrying_notice", ["count": String(v.retry)])]
         }
-        lines += ["", "## Findings", ""]
+        lines += ["", "## " + t["report.findings"], ""]
         if report.openFindings == 0 {
-            lines.append("No open findings.")
+            lines.append(t["report.no_findings_short"])
         } else {
-            lines += ["| item | new | kind | severity | transaction | user | product | action |",
-                      "|---|---|---|---|---|---|---|---|"]
+            let columns = ["item", "new", "kind", "severity", "transaction", "user", "product", "action"]
+            lines += ["| " + columns.map { t["report.column_\($0)"] }.joined(separator: " | ") + " |",
+                      "|" + String(repeating: "---|", count: columns.count)]
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func markdownRow(_ finding: RunReport.Finding) -> String {
+    static func markdownRow(_ finding: RunReport.Finding, _ reader: Reader) -> String {
         func cell(_ text: String?) -> String {
             guard let text else { return "—" }
             // Most cells hold neither: no Foundation string search for them.
             guard text.utf8.contains(where: { $0 == UInt8(ascii: "|") || $0 == UInt8(ascii: "\n") }) else { return text }
             return text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
         }
-        return "| \(finding.reviewItemID.map(String.init) ?? "—") | \(finding.isNew ? "new" : "") | "
-            + "\(finding.kind.rawValue) | \(finding.kind.severity) | \(cell(finding.transactionID)) | "
-            + "\(cell(finding.userID)) | \(cell(finding.productID)) | \(finding.kind.suggestedAction) |\n"
+        let t = reader.catalog
+        return "| \(finding.reviewItemID.map(String.init) ?? "—") | \(finding.isNew ? t["report.new"] : "") | "
+            + "\(t.kind(finding.kind)) | \(t.severity(finding.kind.severity)) | \(cell(finding.transactionID)) | "
+            + "\(cell(finding.userID)) | \(cell(finding.productID)) | \(t.suggestedAction(finding.kind.suggestedAction)) |\n"
     }
 }
 

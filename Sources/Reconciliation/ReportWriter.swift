@@ -9,8 +9,14 @@ public struct ReportWriter: Sendable {
     /// The report root (`RECONCILE_REPORT_DIR` or `--report-dir`).
     public let root: String
 
+    /// Who reads `report.md` and `report.html`: `RECONCILE_LANGUAGE` and `RECONCILE_TIME_ZONE`.
+    public let reader: Reader
+
     /// Creates a writer under a root folder.
-    public init(root: String) { self.root = root }
+    public init(root: String, reader: Reader = .standard) {
+        self.root = root
+        self.reader = reader
+    }
 
     /// Writes every file of a run's report, taking the findings from `findings`, which calls its
     /// argument once per finding in report order; returns the run's folder. Files are written
@@ -25,14 +31,14 @@ public struct ReportWriter: Sendable {
             (format: $0, output: try PartialFile(directory.appendingPathComponent($0.fileName)))
         }
         do {
-            for file in files { try file.output.write(file.format.header(report)) }
+            for file in files { try file.output.write(file.format.header(report, reader: reader)) }
             var index = 0
             try findings { finding in
-                for file in files { try file.output.write(file.format.row(finding, index: index)) }
+                for file in files { try file.output.write(file.format.row(finding, index: index, reader: reader)) }
                 index += 1
             }
             Failpoint.pass("report.write")
-            for file in files { try file.output.write(file.format.footer(report)) }
+            for file in files { try file.output.write(file.format.footer(report, reader: reader)) }
             for file in files { try file.output.commit() }
         } catch {
             for file in files { file.output.abandon() }
@@ -53,13 +59,15 @@ public struct ReportWriter: Sendable {
     }
 
     /// `report.md`: the summary a person reads first.
-    public static func markdown(_ report: RunReport, findings: [RunReport.Finding]) -> String {
-        ReportFormat.markdown.text(report, findings)
+    public static func markdown(
+        _ report: RunReport, findings: [RunReport.Finding], reader: Reader = .standard
+    ) -> String {
+        ReportFormat.markdown.text(report, findings, reader: reader)
     }
 
     /// `report.html`: see ``ReportFormat/html``.
-    public static func html(_ report: RunReport, findings: [RunReport.Finding]) -> String {
-        ReportFormat.html.text(report, findings)
+    public static func html(_ report: RunReport, findings: [RunReport.Finding], reader: Reader = .standard) -> String {
+        ReportFormat.html.text(report, findings, reader: reader)
     }
 
     /// `review.csv`: one line per finding, safe to open in a spreadsheet.

@@ -73,6 +73,13 @@ public struct Settings: Sendable {
     public var productsRelation: String
     /// `RECONCILE_WEB_TOKEN`.
     public var webToken: Secret?
+    /// `RECONCILE_LANGUAGE`: the language of `report.md` and `report.html` (`en` or `zh-Hans`).
+    public var language: Language
+    /// `RECONCILE_TIME_ZONE`: the time zone of the reports' dates (an IANA name; UTC by default).
+    public var timeZone: TimeZone
+
+    /// Who the reports are written for.
+    public var reportReader: Reader { Reader(language: language, timeZone: timeZone) }
 
     /// Every key this program reads.
     public static let keys = [
@@ -82,7 +89,8 @@ public struct Settings: Sendable {
         "APPLE_VERIFY_RECEIPT_SANDBOX_URL", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL", "APPSTORE_KEY_ID",
         "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE", "APPSTORE_API_RATE", "APPLE_ROOT_CERTIFICATES",
         "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
-        "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN",
+        "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN", "RECONCILE_LANGUAGE",
+        "RECONCILE_TIME_ZONE",
     ]
 
     /// Keys whose values are secrets: never logged, never written to reports.
@@ -186,6 +194,23 @@ public struct Settings: Sendable {
         deliveriesRelation = try relation("RECONCILE_DELIVERIES_RELATION", default: "reconcile.deliveries")
         productsRelation = try relation("RECONCILE_PRODUCTS_RELATION", default: "reconcile.products")
         webToken = value("RECONCILE_WEB_TOKEN").map(Secret.init)
+        if let raw = value("RECONCILE_LANGUAGE") {
+            guard let parsed = Language(rawValue: raw) ?? Language(tag: raw) else {
+                throw SettingsError(
+                    key: "RECONCILE_LANGUAGE", problem: "must be one of \(Language.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            language = parsed
+        } else {
+            language = .english
+        }
+        if let raw = value("RECONCILE_TIME_ZONE") {
+            guard let zone = TimeZone(identifier: raw) else {
+                throw SettingsError(key: "RECONCILE_TIME_ZONE", problem: "must be a time zone name such as UTC or Asia/Shanghai")
+            }
+            timeZone = zone
+        } else {
+            timeZone = .gmt
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Reconciliation
 
-/// Turns an item, its evidence JSON and its history into the item page's view.
+/// Turns an item, its evidence JSON and its history into the item page's view, in the reader's
+/// language and time zone.
 enum ItemPageBuilder {
     /// Apple's fields worth a support person's eye, in reading order; the rest follow.
     static let appleFieldOrder = [
@@ -10,9 +11,13 @@ enum ItemPageBuilder {
         "revocation_date", "revocation_reason", "web_order_line_item_id", "source",
     ]
 
+    /// Apple's fields whose values are a closed set the catalog names (`apple_value.<field>.<value>`).
+    static let appleValueKeys: Set<String> = ["product_type", "ownership_type", "source", "revocation_reason"]
+
     static func page(
-        _ detail: ReviewItemDetail, session: SessionStore.Session, flash: FlashView?, nextHref: String?
+        _ detail: ReviewItemDetail, session: SessionStore.Session, nextHref: String?, reader: Reader
     ) -> ItemPage {
+        let t = reader.catalog
         let item = detail.item
         let evidence = (try? JSONSerialization.jsonObject(with: Data(detail.evidence.utf8))) as? [String: Any] ?? [:]
         let apple = evidence["apple_transaction"] as? [String: Any] ?? [:]
@@ -22,100 +27,132 @@ enum ItemPageBuilder {
         var value: String?
         if let price = (apple["price_milli"] as? NSNumber)?.int64Value, let currency = apple["currency"] as? String {
             let quantity = (apple["quantity"] as? NSNumber)?.int64Value ?? 1
-            value = "\(ReportWriter.formatMilli(price * quantity)) \(currency)"
-                + (quantity == 1 ? "" : " (\(quantity) × \(ReportWriter.formatMilli(price)))")
+            let total = reader.money(milli: price * quantity, currency: currency)
+            value = quantity == 1
+                ? total
+                : t.text("item.value_each", [
+                    "total": total, "quantity": String(quantity), "each": reader.money(milli: price, currency: currency),
+                ])
         }
         let appleRows = appleKeys.filter { !(apple[$0] is NSNull) && $0 != "price_milli" && $0 != "currency" }
             .map { key -> ItemPage.KeyValue in
-            let value = apple[key]
-            let shown = key.hasSuffix("_date") || key.hasSuffix("_seen") || key.hasSuffix("_at")
-                ? Format.evidenceTime(value) : Format.text(value)
-            return ItemPage.KeyValue(key: Format.label(key), value: shown)
-        } + (value.map { [ItemPage.KeyValue(key: "Price", value: $0)] } ?? [])
+                let value = apple[key]
+                let shown: String
+                if key.hasSuffix("_date") || key.hasSuffix("_seen") || key.hasSuffix("_at") {
+                    shown = Format.evidenceTime(value, reader)
+                } else if key == "environment", let environment = value as? String {
+                    shown = t.environment(environment.lowercased())
+                } else if Self.appleValueKeys.contains(key), let value, !(value is NSNull) {
+                    // Apple's enumerations in words; a value the catalog does not know shows as it came.
+                    shown = t.label("apple_value.\(key)", Format.text(value))
+                } else {
+                    shown = Format.text(value)
+                }
+                return ItemPage.KeyValue(key: t.label("apple_field", key), value: shown)
+            } + (value.map { [ItemPage.KeyValue(key: t["apple.price"], value: $0)] } ?? [])
         let deliveries = (evidence["deliveries"] as? [[String: Any]] ?? []).map { row in
             ItemPage.Delivery(
                 id: Format.text(row["id"]), transaction: Format.text(row["transaction_id"]), user: Format.text(row["user_id"]),
                 product: Format.text(row["product_id"]), quantity: Format.text(row["quantity"]),
-                delivered: Format.evidenceTime(row["delivered_at"]), revokedAt: Format.evidenceTime(row["revoked_at"]),
-                revoked: row["revoked_at"] is String)
+                delivered: Format.evidenceTime(row["delivered_at"], reader),
+                revokedAt: Format.evidenceTime(row["revoked_at"], reader), revoked: row["revoked_at"] is String)
         }
         let uploads = (evidence["uploads"] as? [[String: Any]] ?? []).map { row in
-            var verification = Format.text(row["verification"])
-            if let status = row["apple_status"], !(status is NSNull) { verification += " (Apple \(Format.text(status)))" }
+            var verification = (row["verification"] as? String).map { t.label("verification", $0) } ?? Format.text(nil)
+            if let status = row["apple_status"], !(status is NSNull) {
+                verification += " (" + t.text("uploads.apple_status", ["status": Format.text(status)]) + ")"
+            }
+            // Apple's or the parser's own words: data, shown as they came.
             if let error = row["error"] as? String, !error.isEmpty { verification += ": \(error)" }
             return ItemPage.Upload(
-                id: Format.text(row["id"]), user: Format.text(row["user_id"]), kind: Format.text(row["kind"]),
-                uploaded: Format.evidenceTime(row["uploaded_at"]), device: Format.device(row["device"]),
+                id: Format.text(row["id"]), user: Format.text(row["user_id"]),
+                kind: (row["kind"] as? String).map { t.label("upload_kind", $0) } ?? Format.text(nil),
+                uploaded: Format.evidenceTime(row["uploaded_at"], reader), device: Format.device(row["device"], t),
                 verification: verification)
         }
         let buyer = (evidence["buyer"] as? [String: Any]).flatMap { buyer -> ItemPage.Buyer? in
             guard let user = buyer["user_id"] as? String else {
-                return ItemPage.Buyer(user: "unknown", basis: "several accounts uploaded it and nothing binds it")
+                return ItemPage.Buyer(user: t["apple.unknown_buyer"], basis: t["apple.unknown_basis"])
             }
-            return ItemPage.Buyer(user: user, basis: "by \(Format.text(buyer["basis"]).replacingOccurrences(of: "_", with: " "))")
+            return ItemPage.Buyer(user: user, basis: (buyer["basis"] as? String).map { t.label("basis", $0) } ?? "—")
         }
         let canAct = item.status == .open || item.status == .inReview
         let claimedByOther = item.status == .inReview && item.assignee != session.name
         var decision: String?
         if item.status == .resolved {
-            decision = "Resolved as \(item.resolution?.rawValue ?? "?") by \(item.resolvedBy ?? "?") on \(Format.minute(item.resolvedAt))"
+            decision = t.text("item.resolved_as", [
+                "resolution": item.resolution.map(t.resolution) ?? "?", "name": item.resolvedBy ?? "?",
+                "date": reader.minute(item.resolvedAt),
+            ])
         } else if item.status == .dismissed {
-            decision = "Dismissed by \(item.resolvedBy ?? "?") on \(Format.minute(item.resolvedAt))"
+            decision = t.text("item.dismissed_by", ["name": item.resolvedBy ?? "?", "date": reader.minute(item.resolvedAt)])
         }
-        let closedMessage = switch item.status {
-        case .autoResolved: "A later run no longer detects this condition, so it closed itself. Nothing to decide."
-        default: "A decision is final."
-        }
+        let closedMessage = item.status == .autoResolved ? t["item.closed_auto"] : t["item.closed_final"]
         let suggested: Resolution? = switch item.suggestedAction {
         case "grant": .granted
         case "revoke": .revoked
         case "move": .moved
         default: .noAction
         }
-        let labels: [Resolution: String] = [
-            .granted: "Granted — give the goods to the buyer", .revoked: "Revoked — take the goods back",
-            .moved: "Moved — move the goods to the buyer", .noAction: "No action — nothing for the app to do",
-        ]
         return ItemPage(
-            session: SessionView(session), flash: flash, csrf: session.csrfToken, nextHref: nextHref,
+            csrf: session.csrfToken, nextHref: nextHref,
             item: .init(
-                id: item.id, kindLabel: Format.label(item.kind),
-                userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? "Buyer" : "Account", severity: item.severity, status: item.status.rawValue,
-                statusLabel: Format.label(item.status.rawValue), explanation: Format.explanation(item.kind),
-                suggestedAction: item.suggestedAction, transaction: item.transactionID ?? "—",
+                id: item.id, kindLabel: t.kindName(item.kind),
+                userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? t["item.buyer"] : t["item.account"],
+                severity: item.severity, severityLabel: t.severity(item.severity), status: item.status.rawValue,
+                statusLabel: t.status(item.status), explanation: t.explanation(item.kind),
+                suggestedAction: t.suggestedAction(item.suggestedAction), transaction: item.transactionID ?? "—",
                 originalTransaction: item.originalTransactionID ?? "—", user: item.userID ?? "—",
-                product: item.productID ?? "—", detected: Format.minute(item.createdAt), firstSeenRun: item.firstSeenRun,
-                lastSeenRun: item.lastSeenRun, assignee: item.assignee ?? "nobody yet", decision: decision, note: item.note,
-                value: value),
+                product: item.productID ?? "—",
+                detected: t.text("item.detected_value", [
+                    "date": reader.minute(item.createdAt), "first": String(item.firstSeenRun),
+                    "last": String(item.lastSeenRun),
+                ]),
+                assignee: item.assignee ?? t["item.nobody"], decision: decision, note: item.note, value: value),
             canAct: canAct, claimable: item.status == .open, claimedByMe: item.status == .inReview && !claimedByOther,
             claimedByOther: claimedByOther, closedMessage: closedMessage,
             resolutionOptions: Resolution.allCases.map {
-                OptionView(value: $0.rawValue, label: labels[$0] ?? $0.rawValue, selected: $0 == suggested)
+                OptionView(value: $0.rawValue, label: t["resolution_option.\($0.rawValue)"], selected: $0 == suggested)
             },
             apple: appleRows, hasApple: !appleRows.isEmpty, buyer: buyer, deliveries: deliveries,
             hasDeliveries: !deliveries.isEmpty, uploads: uploads, hasUploads: !uploads.isEmpty,
             events: detail.events.map { event in
                 let change: String
                 switch (event.fromStatus, event.toStatus) {
-                case (nil, "open"): change = "detected the discrepancy"
-                case ("in_review", "in_review"): change = "took the item over"
-                case (_, "in_review"): change = "claimed the item"
+                case (nil, "open"): change = t["event.detected"]
+                case ("in_review", "in_review"): change = t["event.took_over"]
+                case (_, "in_review"): change = t["event.claimed"]
                 case (_, "resolved"):
                     let resolution = (event.details.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
                         as? [String: Any])?["resolution"] as? String
-                    change = "resolved it as \(resolution ?? "?")"
-                case (_, "dismissed"): change = "dismissed it"
-                case (_, "auto_resolved"): change = "auto-resolved it"
-                case (let from, let to): change = "moved it from \(from ?? "—") to \(to)"
+                    change = t.text("event.resolved", [
+                        "resolution": resolution.flatMap(Resolution.init(rawValue:)).map(t.resolution) ?? resolution ?? "?",
+                    ])
+                case (_, "dismissed"): change = t["event.dismissed"]
+                case (_, "auto_resolved"): change = t["event.auto_resolved"]
+                case (let from, let to):
+                    change = t.text("event.moved", [
+                        "from": from.map { t.label("status", $0) } ?? "—", "to": t.label("status", to),
+                    ])
                 }
                 // The job's "detected" note repeats what the change already says.
                 let note = event.fromStatus == nil && event.actor == "reconcile" ? nil : event.note
-                return ItemPage.Event(when: Format.minute(event.createdAt), actor: event.actor, change: change, note: note)
+                return ItemPage.Event(when: reader.minute(event.createdAt), actor: event.actor, change: change, note: note)
             },
             outbox: detail.outbox.map { entry in
-                ItemPage.Outbox(
-                    id: entry.id, description: ReviewService.describe(entry), decidedBy: entry.decidedBy,
-                    state: entry.consumedAt.map { "carried out \(Format.minute($0))" } ?? "waiting for the app")
+                let state = entry.consumedAt.map { t.text("item.outbox_done", ["date": reader.minute($0)]) }
+                    ?? t["item.outbox_waiting"]
+                return ItemPage.Outbox(
+                    description: describe(entry, t),
+                    line: t.text("item.outbox_line", ["id": String(entry.id), "state": state]))
             })
+    }
+
+    /// What the app is asked to do, in the reader's words (`Grant coins_600 ×1 to player-42`).
+    static func describe(_ entry: OutboxEntry, _ t: Catalog) -> String {
+        t.text("outbox.\(entry.action.rawValue)", [
+            "product": entry.productID ?? "?", "quantity": String(entry.quantity ?? 1),
+            "from": entry.fromUserID ?? "?", "to": entry.toUserID ?? "?",
+        ])
     }
 }

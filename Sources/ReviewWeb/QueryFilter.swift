@@ -4,15 +4,16 @@ import Reconciliation
 /// The queue's filter as it travels in the page's query string (`/?status=active&kind=…`), so a
 /// filtered view can be bookmarked, shared, paged and exported.
 struct QueryFilter {
-    /// The status menu: the working set by default, each status, or everything.
-    static let statusChoices: [(value: String, label: String, statuses: [ReviewStatus])] = [
-        ("active", "Open + in review", [.open, .inReview]),
-        ("open", "Open", [.open]),
-        ("in_review", "In review", [.inReview]),
-        ("resolved", "Resolved", [.resolved]),
-        ("dismissed", "Dismissed", [.dismissed]),
-        ("auto_resolved", "Auto-resolved", [.autoResolved]),
-        ("all", "Any status", []),
+    /// The status menu: the working set by default, each status, or everything. Labels are the
+    /// catalog's `status_filter.<value>`.
+    static let statusChoices: [(value: String, statuses: [ReviewStatus])] = [
+        ("active", [.open, .inReview]),
+        ("open", [.open]),
+        ("in_review", [.inReview]),
+        ("resolved", [.resolved]),
+        ("dismissed", [.dismissed]),
+        ("auto_resolved", [.autoResolved]),
+        ("all", []),
     ]
 
     static let keys = ["status", "kind", "severity", "user", "product", "transaction", "assignee", "since", "until", "page"]

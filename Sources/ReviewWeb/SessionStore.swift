@@ -1,4 +1,5 @@
 import Foundation
+import Reconciliation
 
 /// Logged-in sessions, kept in memory: a restart logs everyone out, which is acceptable for a
 /// staff tool and means no session secret ever touches disk or the database.
@@ -14,6 +15,10 @@ actor SessionStore {
         var expires: Date
         /// A one-shot message shown on the next page (what the last action did).
         var flash: Flash?
+        /// The language chosen with the switch; nil follows the browser.
+        var language: Language?
+        /// The time zone chosen in the header (an IANA name); nil uses the language's usual one.
+        var timeZone: String?
     }
 
     /// A message for the next page.
@@ -39,14 +44,14 @@ actor SessionStore {
         self.idleLifetime = idleLifetime
     }
 
-    func create(name: String) -> Session {
+    func create(name: String, language: Language? = nil) -> Session {
         purge()
         if sessions.count >= capacity, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
             sessions[oldest.id] = nil
         }
         let session = Session(
             id: Self.randomToken(), name: name, csrfToken: Self.randomToken(),
-            expires: Date().addingTimeInterval(idleLifetime), flash: nil)
+            expires: Date().addingTimeInterval(idleLifetime), flash: nil, language: language)
         sessions[session.id] = session
         return session
     }
@@ -69,6 +74,13 @@ actor SessionStore {
 
     func setFlash(_ flash: Flash, for id: String) {
         sessions[id]?.flash = flash
+    }
+
+    /// Remembers a language or time zone (nil leaves it as it was); the session after the change.
+    func setPreferences(language: Language?, timeZone: String?, for id: String) -> Session? {
+        if let language { sessions[id]?.language = language }
+        if let timeZone { sessions[id]?.timeZone = timeZone }
+        return sessions[id]
     }
 
     func takeFlash(for id: String) -> Flash? {

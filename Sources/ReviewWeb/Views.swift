@@ -4,23 +4,85 @@ import Reconciliation
 // View models for the templates: plain values, already formatted, so the templates hold no logic
 // beyond sections. Strings are escaped by the templates, never here.
 
+/// What every page shows around its content; the object the templates render against. The page's
+/// own view model is under `page`, and the templates open it with `{{#page}}`, so the catalog
+/// (`{{t.…}}`) and the header stay in reach from inside it.
+struct PageFrame {
+    enum Tab { case queue, runs }
+
+    struct LanguageLink {
+        let code: String
+        let label: String
+        let href: String
+        let active: Bool
+    }
+
+    struct Field {
+        let name: String
+        let value: String
+    }
+
+    let t: CatalogNode
+    let lang: String
+    let title: String
+    let session: SessionView?
+    let flash: FlashView?
+    let languages: [LanguageLink]
+    /// The time zone form goes back to the same page, with the page's own query kept.
+    let path: String
+    let keep: [Field]
+    let timeZones: [OptionView]
+    let page: Any
+
+    init(page: Any, title: String, context: ReviewRequestContext, flash: FlashView?, tab: Tab?) {
+        let reader = context.reader
+        t = CatalogNode(reader.catalog)
+        lang = reader.language.rawValue
+        self.title = title
+        session = context.session.map { SessionView($0, tab: tab) }
+        self.flash = flash
+        self.page = page
+        path = context.path
+        let query = Form(context.query ?? "")
+        languages = Language.allCases.map { language in
+            let pairs = query.pairs.filter { $0.0 != "lang" } + [("lang", language.rawValue)]
+            return LanguageLink(
+                code: language.rawValue, label: reader.catalog["language.\(language.rawValue)"],
+                href: context.path + "?" + Form.encode(pairs), active: language == reader.language)
+        }
+        keep = query.pairs.filter { $0.0 != "tz" && $0.0 != "lang" }.map { Field(name: $0.0, value: $0.1) }
+        timeZones = TimeZoneChoice.options(for: reader)
+    }
+}
+
 struct SessionView {
     let name: String
     let initial: String
     let csrf: String
-    var onQueue = false
-    var onRuns = false
+    let onQueue: Bool
+    let onRuns: Bool
 
-    init(_ session: SessionStore.Session) {
+    init(_ session: SessionStore.Session, tab: PageFrame.Tab? = nil) {
         name = session.name
         initial = session.name.first.map { String($0).uppercased() } ?? "?"
         csrf = session.csrfToken
+        onQueue = tab == .queue
+        onRuns = tab == .runs
     }
 }
 
 struct FlashView {
     let text: String
     let isError: Bool
+
+    init(text: String, isError: Bool) {
+        self.text = text
+        self.isError = isError
+    }
+
+    init(_ flash: SessionStore.Flash) {
+        self.init(text: flash.text, isError: flash.isError)
+    }
 }
 
 struct OptionView {
@@ -30,16 +92,12 @@ struct OptionView {
 }
 
 struct LoginPage {
-    let session: SessionView? = nil
-    let flash: FlashView? = nil
     var error: String?
     var next: String
     var name: String
 }
 
 struct ErrorPage {
-    let session: SessionView?
-    let flash: FlashView? = nil
     let heading: String
     let message: String
 }
@@ -66,6 +124,7 @@ struct QueuePage {
         let id: Int64
         let href: String
         let severity: String
+        let severityLabel: String
         let kindLabel: String
         let status: String
         let statusLabel: String
@@ -76,8 +135,6 @@ struct QueuePage {
         let detected: String
     }
 
-    let session: SessionView
-    let flash: FlashView?
     let filter: FilterView
     let statusOptions: [OptionView]
     let kindOptions: [OptionView]
@@ -87,9 +144,8 @@ struct QueuePage {
     let kindCounts: [KindCount]
     let items: [Row]
     let hasItems: Bool
-    let total: Int
-    let page: Int
-    let pageCount: Int
+    let totalText: String
+    let pageText: String
     let prevHref: String?
     let nextHref: String?
     let exportHref: String
@@ -102,6 +158,7 @@ struct ItemPage {
         /// What the item's user is to the finding: the buyer, or the account holding the goods.
         let userLabel: String
         let severity: String
+        let severityLabel: String
         let status: String
         let statusLabel: String
         let explanation: String
@@ -110,13 +167,12 @@ struct ItemPage {
         let originalTransaction: String
         let user: String
         let product: String
+        /// When, and in which runs (first and last) it was seen.
         let detected: String
-        let firstSeenRun: Int64
-        let lastSeenRun: Int64
         let assignee: String
         let decision: String?
         let note: String?
-        /// Apple's price times quantity, when known (`6.000 CNY`).
+        /// Apple's price times quantity, when known (`¥6.00`).
         let value: String?
     }
 
@@ -158,14 +214,11 @@ struct ItemPage {
     }
 
     struct Outbox {
-        let id: Int64
         let description: String
-        let decidedBy: String
-        let state: String
+        /// `Outbox #12 · waiting for the app`.
+        let line: String
     }
 
-    let session: SessionView
-    let flash: FlashView?
     let csrf: String
     /// The top of the working queue other than this item, to go on without a trip to the list.
     let nextHref: String?
@@ -201,27 +254,12 @@ struct RunsPage {
         let reportHref: String?
     }
 
-    let session: SessionView
-    let flash: FlashView?
     let runs: [Run]
     let hasRuns: Bool
 }
 
-/// Formatting shared by the pages.
+/// Formatting shared by the pages; dates and words come from the reader.
 enum Format {
-    static func label(_ raw: String) -> String {
-        let spaced = raw.replacingOccurrences(of: "_", with: " ")
-        return spaced.prefix(1).uppercased() + spaced.dropFirst()
-    }
-
-    static func minute(_ date: Date?) -> String {
-        guard let date else { return "—" }
-        let text = TimeExpression.format(date)
-        return String(text.prefix(16)).replacingOccurrences(of: "T", with: " ") + " UTC"
-    }
-
-    static func day(_ date: Date) -> String { String(TimeExpression.format(date).prefix(10)) }
-
     static func text(_ value: Any?) -> String {
         switch value {
         case nil, is NSNull: return "—"
@@ -235,20 +273,30 @@ enum Format {
         }
     }
 
-    /// A timestamp from the evidence JSON (PostgreSQL's `to_jsonb` text) shown to the minute.
-    static func evidenceTime(_ value: Any?) -> String {
+    /// A timestamp from the evidence JSON (PostgreSQL's `to_jsonb` text) shown to the minute in
+    /// the reader's time zone.
+    static func evidenceTime(_ value: Any?, _ reader: Reader) -> String {
         guard let text = value as? String, !text.isEmpty else { return "—" }
-        let trimmed = text.replacingOccurrences(of: "T", with: " ")
-        return trimmed.count >= 16 ? String(trimmed.prefix(16)) + " UTC" : trimmed
+        guard let date = evidenceDate(text) else { return text }
+        return reader.minute(date)
+    }
+
+    /// PostgreSQL's JSON timestamps: `2026-11-20T08:15:00+00:00`, with or without fractions.
+    static func evidenceDate(_ text: String) -> Date? {
+        if let date = TimeExpression.rfc3339(text) { return date }
+        // Fractions of a second: drop them, the page shows minutes.
+        guard let dot = text.firstIndex(of: "."), let zone = text[dot...].firstIndex(where: { "+-Z".contains($0) })
+        else { return nil }
+        return TimeExpression.rfc3339(String(text[..<dot]) + String(text[zone...]))
     }
 
     /// "iPhone14,5 · iOS 17.2 · app 3.1" from the device JSON the client sent, whatever its keys.
-    static func device(_ value: Any?) -> String {
+    static func device(_ value: Any?, _ t: Catalog) -> String {
         guard let device = value as? [String: Any], !device.isEmpty else { return "—" }
         var parts: [String] = []
         var used: Set<String> = []
         for (keys, prefix) in [(["model", "device_model"], ""), (["os", "os_version", "system_version"], "iOS "),
-                               (["app_version", "app", "version"], "app ")] {
+                               (["app_version", "app", "version"], t["device.app"] + " ")] {
             if let key = keys.first(where: { device[$0] != nil }) {
                 let value = text(device[key])
                 parts.append(prefix.isEmpty || value.lowercased().hasPrefix(prefix.lowercased().trimmingCharacters(in: .whitespaces))
@@ -258,22 +306,5 @@ enum Format {
         }
         for key in device.keys.sorted() where !used.contains(key) { parts.append("\(key) \(text(device[key]))") }
         return parts.joined(separator: " · ")
-    }
-
-    /// What a kind means, in a sentence for the item page.
-    static func explanation(_ kind: String) -> String {
-        switch FindingKind(rawValue: kind) {
-        case .missedDelivery: "Apple confirms this purchase, but the app never delivered it."
-        case .duplicateDelivery: "The app delivered this purchase more than once."
-        case .wrongAccount: "The goods went to another account than the buyer's."
-        case .productMismatch: "The app delivered another product than the one bought."
-        case .quantityMismatch: "The app delivered another quantity than the one bought."
-        case .refundedDelivery: "Apple refunded or revoked this purchase, but the goods were not taken back."
-        case .unverifiedDelivery: "The app delivered goods for a transaction Apple does not confirm."
-        case .environmentMismatch: "A sandbox (test) purchase was delivered as if it were real money."
-        case .foreignBundle: "An upload belongs to another app's bundle id."
-        case .sharedReceipt: "Several accounts uploaded the same transaction."
-        case nil: "A discrepancy of kind \(kind)."
-        }
     }
 }

@@ -44,10 +44,10 @@ struct ReportHTMLTests {
         let html = ReportWriter.html(Self.report, findings: Self.findings)
         #expect(html.contains("Reconciliation run 12"))
         #expect(html.contains("<h2>Findings by kind</h2><svg"))
-        #expect(html.contains("<h2>Findings by purchase day</h2><svg"))
-        #expect(html.contains("<title>missed_delivery: 2</title>"))
-        // 6.000 CNY per priced finding: three of them.
-        #expect(html.contains("18.000"))
+        #expect(html.contains("<h2>Findings by purchase day (UTC)</h2><svg"))
+        #expect(html.contains("<title>Missed delivery: 2</title>"))
+        // 6.000 CNY per priced finding: three of them, in en_US's currency format.
+        #expect(html.contains("CN¥18.00"))
         #expect(html.contains("CNY at risk"))
         #expect(html.contains("1 findings have no purchase date"))
     }

@@ -1,0 +1,154 @@
+import Foundation
+import Hummingbird
+import Reconciliation
+
+/// One item: its evidence and history, and the decisions (claim, resolve, dismiss).
+extension ReviewSite {
+    func itemRoutes() -> RouteCollection<ReviewRequestContext> {
+        let routes = RouteCollection(context: ReviewRequestContext.self)
+        routes.get("/items/:id") { _, context in
+            let session = try context.requireSession()
+            return try await itemPage(id: try itemID(context), session: session, context: context, status: .ok)
+        }
+        routes.post("/items/:id/claim") { request, context in
+            let (session, form) = try await checkedForm(request, context: context)
+            let force = form["force"] == "1"
+            return try await transition(id: try itemID(context), session: session, context: context) { service, id in
+                try service.claim(id: id, by: session.name, force: force)
+            }
+        }
+        routes.post("/items/:id/resolve") { request, context in
+            let (session, form) = try await checkedForm(request, context: context)
+            guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
+                throw HTTPError(.badRequest, message: context.catalog["error.choose_resolution"])
+            }
+            let note = form["note"]
+            let id = try itemID(context)
+            if let problem = Self.noteProblem(note, required: false, context.catalog) {
+                return try await itemPage(id: id, session: session, context: context, status: .badRequest, error: problem)
+            }
+            return try await transition(id: id, session: session, context: context) { service, id in
+                try service.resolve(id: id, resolution: resolution, by: session.name, note: note)
+            }
+        }
+        routes.post("/items/:id/dismiss") { request, context in
+            let (session, form) = try await checkedForm(request, context: context)
+            let note = form["note"]
+            let id = try itemID(context)
+            if let problem = Self.noteProblem(note, required: true, context.catalog) {
+                return try await itemPage(id: id, session: session, context: context, status: .badRequest, error: problem)
+            }
+            return try await transition(id: id, session: session, context: context) { service, id in
+                try service.dismiss(id: id, by: session.name, note: note)
+            }
+        }
+        return routes
+    }
+
+    private func itemID(_ context: ReviewRequestContext) throws -> Int64 {
+        guard let id = context.parameters.get("id", as: Int64.self) else {
+            throw HTTPError(.notFound, message: context.catalog.text("error.item_not_found", ["id": "?"]))
+        }
+        return id
+    }
+
+    /// The service's note rules, said in the reader's language before the service is asked.
+    static func noteProblem(_ raw: String?, required: Bool, _ t: Catalog) -> String? {
+        let note = raw?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        if note.isEmpty { return required ? t["error.note_required"] : nil }
+        if note.count > ReviewService.maximumNoteLength {
+            return t.text("error.note_too_long", ["max": String(ReviewService.maximumNoteLength)])
+        }
+        return nil
+    }
+
+    private func itemPage(
+        id: Int64, session: SessionStore.Session, context: ReviewRequestContext, status: HTTPResponse.Status,
+        error: String? = nil
+    ) async throws -> Response {
+        let t = context.catalog
+        let detail: ReviewItemDetail
+        let next: Int64?
+        do {
+            (detail, next) = try await database.run { service in
+                (try service.detail(id: id), try service.nextInQueue(after: id))
+            }
+        } catch ReviewError.notFound {
+            return errorPage(
+                heading: t["error.not_found"], message: t.text("error.item_not_found", ["id": String(id)]),
+                context: context, status: .notFound)
+        }
+        let flash = await sessions.takeFlash(for: session.id)
+        let flashView = error.map { FlashView(text: $0, isError: true) } ?? flash.map { FlashView($0) }
+        let page = ItemPageBuilder.page(
+            detail, session: session, nextHref: next.map { "/items/\($0)" }, reader: context.reader)
+        return render(
+            "item", page, title: t.text("item.title", ["id": String(id)]), context: context, status: status,
+            flash: flashView, tab: .queue)
+    }
+
+    /// Runs a transition, then shows the item again: a redirect with a message on success (so a
+    /// reload does not post twice), the item page with the refusal and 409 when it was illegal.
+    private func transition(
+        id: Int64, session: SessionStore.Session, context: ReviewRequestContext,
+        _ body: @escaping @Sendable (ReviewService, Int64) throws -> TransitionOutcome
+    ) async throws -> Response {
+        let t = context.catalog
+        do {
+            let outcome = try await database.run { try body($0, id) }
+            await sessions.setFlash(.init(text: Self.message(outcome, by: session.name, t), isError: false), for: session.id)
+            return redirect("/items/\(id)")
+        } catch let error as ReviewError {
+            switch error {
+            case .notFound:
+                return try await itemPage(id: id, session: session, context: context, status: .notFound)
+            case .invalidInput:
+                return try await itemPage(
+                    id: id, session: session, context: context, status: .badRequest, error: Self.message(error, t))
+            default:
+                return try await itemPage(
+                    id: id, session: session, context: context, status: .conflict, error: Self.message(error, t))
+            }
+        }
+    }
+
+    /// What a transition did, for the flash on the next page.
+    static func message(_ outcome: TransitionOutcome, by person: String, _ t: Catalog) -> String {
+        let item = outcome.item
+        let values = [
+            "id": String(item.id), "name": item.assignee ?? item.resolvedBy ?? person,
+            "resolution": item.resolution.map(t.resolution) ?? "",
+        ]
+        switch item.status {
+        case .inReview:
+            return t.text(outcome.changed ? "flash.claimed" : "flash.already_claimed", values)
+        case .resolved:
+            guard outcome.changed else { return t.text("flash.already_resolved", values) }
+            guard let entry = outcome.outbox else { return t.text("flash.resolved", values) }
+            return t.text("flash.resolved_queued", values.merging(["action": ItemPageBuilder.describe(entry, t)]) { $1 })
+        case .dismissed:
+            return t.text(outcome.changed ? "flash.dismissed" : "flash.already_dismissed", values)
+        case .open, .autoResolved:
+            return t.label("status", item.status.rawValue)
+        }
+    }
+
+    /// Why the service refused, in the reader's words.
+    static func message(_ error: ReviewError, _ t: Catalog) -> String {
+        switch error {
+        case .notFound(let id):
+            return t.text("error.item_not_found", ["id": String(id)])
+        case .claimedBySomeoneElse(let id, let assignee):
+            return t.text("error.claimed_by_other", ["id": String(id), "name": assignee])
+        case .alreadyDecided(let id, let status, let resolution, let by, _):
+            let values = ["id": String(id), "name": by ?? "?", "resolution": resolution.map(t.resolution) ?? "?"]
+            return t.text(status == .resolved ? "error.already_resolved" : "error.already_dismissed", values)
+        case .autoResolved(let id):
+            return t.text("error.auto_resolved", ["id": String(id)])
+        case .actionNotApplicable(let id, let resolution, let reason):
+            return t.text("error.not_applicable", ["id": String(id), "resolution": t.resolution(resolution), "reason": reason])
+        case .invalidInput(let problem):
+            return t.text("error.invalid_input", ["reason": problem])
+        }
+    }
+}

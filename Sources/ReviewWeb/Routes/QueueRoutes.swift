@@ -1,0 +1,80 @@
+import Foundation
+import Hummingbird
+import Reconciliation
+
+/// The queue: the filtered list with counts by kind, and its CSV export.
+extension ReviewSite {
+    func queueRoutes() -> RouteCollection<ReviewRequestContext> {
+        let routes = RouteCollection(context: ReviewRequestContext.self)
+        routes.get("/") { request, context in try await queue(request, context: context) }
+        routes.get("/export.csv") { request, context in try await export(request, context: context) }
+        return routes
+    }
+
+    private func queue(_ request: Request, context: ReviewRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        let reader = context.reader
+        let t = reader.catalog
+        let query = QueryFilter(query: request.uri.query)
+        let filter = query.filter
+        let page = max(1, Int(query.value("page") ?? "") ?? 1)
+        let result = try await database.run { try $0.list(filter, page: page, limit: 50) }
+        let flash = await sessions.takeFlash(for: session.id)
+        let selectedKind = filter.kinds.first?.rawValue
+        let statusOptions = QueryFilter.statusChoices.map {
+            OptionView(value: $0.value, label: t["status_filter.\($0.value)"], selected: $0.value == query.statusChoice)
+        }
+        let kindOptions = FindingKind.allCases.map {
+            OptionView(value: $0.rawValue, label: t.kind($0), selected: $0.rawValue == selectedKind)
+        }
+        let severityOptions = ReviewFilter.severityValues.map {
+            OptionView(value: $0, label: t.severity($0), selected: filter.severities.first == $0)
+        }
+        let kindCounts = result.countsByKind.map { entry -> QueuePage.KindCount in
+            let href = "/?" + query.encoded(replacing: ["kind": entry.kind.rawValue, "page": nil])
+            return QueuePage.KindCount(
+                label: t.kind(entry.kind), severity: entry.kind.severity.rawValue, count: entry.count,
+                zero: entry.count == 0, active: entry.kind.rawValue == selectedKind, href: href)
+        }
+        let rows = result.items.map { item -> QueuePage.Row in
+            QueuePage.Row(
+                id: item.id, href: "/items/\(item.id)", severity: item.severity, severityLabel: t.severity(item.severity),
+                kindLabel: t.kindName(item.kind), status: item.status.rawValue, statusLabel: t.status(item.status),
+                transaction: item.transactionID ?? "—", user: item.userID ?? "—", product: item.productID ?? "—",
+                assignee: item.assignee ?? "", detected: reader.minute(item.createdAt))
+        }
+        let filterView = QueuePage.FilterView(
+            user: filter.userID ?? "", product: filter.productID ?? "", transaction: filter.transactionID ?? "",
+            since: query.value("since") ?? "", until: query.value("until") ?? "")
+        let previous: String? = result.page > 1 ? "/?" + query.encoded(replacing: ["page": String(result.page - 1)]) : nil
+        let next: String? =
+            result.page < result.pageCount ? "/?" + query.encoded(replacing: ["page": String(result.page + 1)]) : nil
+        let view = QueuePage(
+            filter: filterView, statusOptions: statusOptions, kindOptions: kindOptions,
+            severityOptions: severityOptions, allKinds: filter.kinds.isEmpty,
+            allKindsHref: "/?" + query.encoded(replacing: ["kind": nil, "page": nil]), kindCounts: kindCounts,
+            items: rows, hasItems: !rows.isEmpty, totalText: t.text("queue.count", ["count": String(result.total)]),
+            pageText: t.text("queue.page", ["page": String(result.page), "pages": String(result.pageCount)]),
+            prevHref: previous, nextHref: next, exportHref: "/export.csv?" + query.encoded(replacing: ["page": nil]))
+        return render(
+            "queue", view, title: t["queue.title"], context: context, flash: flash.map { FlashView($0) }, tab: .queue)
+    }
+
+    /// The CSV is for spreadsheets and scripts: its columns and values stay as the CLI writes them.
+    private func export(_ request: Request, context: ReviewRequestContext) async throws -> Response {
+        _ = try context.requireSession()
+        let filter = QueryFilter(query: request.uri.query).filter
+        let csv = try await database.run { service in
+            var text = ""
+            try service.exportCSV(filter) { text += $0 }
+            return text
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"review-items.csv\"",
+                .cacheControl: "no-store",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: csv)))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import Reconciliation
+
+/// The runs list and each run's `report.html`.
+extension ReviewSite {
+    func runRoutes() -> RouteCollection<ReviewRequestContext> {
+        let routes = RouteCollection(context: ReviewRequestContext.self)
+        routes.get("/runs") { _, context in try await runsPage(context: context) }
+        routes.get("/runs/:id/report") { _, context in try await report(context: context) }
+        return routes
+    }
+
+    private func runsPage(context: ReviewRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        let reader = context.reader
+        let t = reader.catalog
+        let runs = try await database.run { try $0.runs(limit: 100) }
+        let flash = await sessions.takeFlash(for: session.id)
+        let page = RunsPage(
+            runs: runs.map { run in
+                RunsPage.Run(
+                    id: run.id, status: run.status, statusLabel: t.runStatus(run.status), dryRun: run.dryRun,
+                    window: "\(run.since.map { reader.minute($0) } ?? t["runs.beginning"]) → \(reader.minute(run.until))",
+                    started: reader.minute(run.startedAt), uploads: run.uploads, findings: run.findingsTotal,
+                    newFindings: run.findingsNew, reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report")
+            }, hasRuns: !runs.isEmpty)
+        return render(
+            "runs", page, title: t["runs.title"], context: context, flash: flash.map { FlashView($0) }, tab: .runs)
+    }
+
+    /// A run's `report.html` as the job wrote it (only that file name, inside the run's own folder).
+    /// It is in the language the job was configured with (`RECONCILE_LANGUAGE`), not the page's.
+    private func report(context: ReviewRequestContext) async throws -> Response {
+        _ = try context.requireSession()
+        let t = context.catalog
+        guard let id = context.parameters.get("id", as: Int64.self),
+            let run = try await database.run({ try $0.run(id: id) }), let directory = run.reportDirectory
+        else {
+            return errorPage(heading: t["error.no_report"], message: t["error.run_has_no_report"], context: context, status: .notFound)
+        }
+        let file = URL(fileURLWithPath: directory).appendingPathComponent("report.html")
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            return errorPage(
+                heading: t["error.report_missing"], message: t.text("error.report_file_missing", ["id": String(id)]),
+                context: context, status: .notFound)
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/html; charset=utf-8",
+                // The report is self-contained: inline CSS and SVG only, nothing may load or run.
+                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Hummingbird
+import Reconciliation
+
+/// Logging in and out, single-use login links, and the stylesheet: the routes a browser reaches
+/// before it has a session.
+extension ReviewSite {
+    func sessionRoutes() -> RouteCollection<ReviewRequestContext> {
+        let routes = RouteCollection(context: ReviewRequestContext.self)
+        routes.get("/assets/app.css") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                body: .init(byteBuffer: ByteBuffer(string: Templates.css)))
+        }
+        routes.get("/login") { request, context in
+            loginPage(
+                LoginPage(error: nil, next: safeNext(request.uri.queryParameters["next"].map(String.init)), name: ""),
+                context: context)
+        }
+        routes.post("/login") { request, context in try await login(request, context: context) }
+        routes.get("/login/ticket/:ticket") { _, context in try await redeemTicket(context: context) }
+        routes.post("/login-links") { request, context in try await createTicket(request, context: context) }
+        routes.post("/logout") { request, context in
+            let session = try await checkedForm(request, context: context).session
+            await sessions.remove(id: session.id)
+            var response = redirect("/login")
+            response.setCookie(sessionCookie(value: "", maxAge: 0))
+            return response
+        }
+        return routes
+    }
+
+    private func loginPage(
+        _ page: LoginPage, context: ReviewRequestContext, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        render("login", page, title: context.catalog["login.title"], context: context, status: status)
+    }
+
+    private func login(_ request: Request, context: ReviewRequestContext) async throws -> Response {
+        var context = context
+        try checkOrigin(request, context: context)
+        let form = try await Form.read(request, context: context)
+        // The login page's language (its `?lang=` switch) comes back in the form.
+        let language = form["lang"].flatMap(Language.init(tag:))
+        if let language { context.reader = Reader(language: language) }
+        let t = context.catalog
+        let next = safeNext(form["next"])
+        let name = form["name"] ?? ""
+        guard constantTimeEquals(form["token"] ?? "", configuration.token.value) else {
+            context.logger.notice("login refused", metadata: ["login.reason": "wrong token"])
+            // A pause makes guessing slow without locking anyone out.
+            try await Task.sleep(for: .milliseconds(300))
+            return loginPage(
+                LoginPage(error: t["login.wrong_token"], next: next, name: name), context: context, status: .unauthorized)
+        }
+        if let problem = Self.nameProblem(name, t) {
+            return loginPage(LoginPage(error: problem, next: next, name: name), context: context, status: .badRequest)
+        }
+        let person = try ReviewService.validatedName(name)
+        let session = await sessions.create(name: person, language: language)
+        context.logger.info("logged in", metadata: ["review.actor": "\(person)"])
+        var response = redirect(next)
+        response.setCookie(sessionCookie(value: session.id, maxAge: Int(configuration.sessionIdleLifetime)))
+        return response
+    }
+
+    /// The service's name rules, said in the reader's language.
+    static func nameProblem(_ raw: String, _ t: Catalog) -> String? {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if name.isEmpty { return t["login.name_required"] }
+        if name.count > ReviewService.maximumNameLength {
+            return t.text("login.name_too_long", ["max": String(ReviewService.maximumNameLength)])
+        }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return t["login.name_control"]
+        }
+        return nil
+    }
+
+    /// A single-use link (valid 60 s) that logs another browser in as the same person, so a
+    /// headless browser can be logged in without the token ever appearing in a URL or argv.
+    private func createTicket(_ request: Request, context: ReviewRequestContext) async throws -> Response {
+        let (session, form) = try await checkedForm(request, context: context)
+        let ticket = await sessions.createTicket(name: session.name, next: safeNext(form["next"]))
+        return Response(
+            status: .created, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: "/login/ticket/\(ticket)\n")))
+    }
+
+    private func redeemTicket(context: ReviewRequestContext) async throws -> Response {
+        let ticket = try context.parameters.require("ticket")
+        guard let (session, next) = await sessions.redeem(ticket: ticket) else {
+            return loginPage(
+                LoginPage(error: context.catalog["login.link_expired"], next: "/", name: ""), context: context,
+                status: .unauthorized)
+        }
+        var response = redirect(next)
+        response.setCookie(sessionCookie(value: session.id, maxAge: Int(configuration.sessionIdleLifetime)))
+        return response
+    }
+
+    private func sessionCookie(value: String, maxAge: Int) -> Cookie {
+        Cookie(
+            name: Self.cookieName, value: value, maxAge: maxAge, path: "/", secure: configuration.secureCookies,
+            httpOnly: true, sameSite: .strict)
+    }
+}
