@@ -90,6 +90,14 @@ public struct Differ: Sendable {
                 serverAPIEnabled: serverAPIEnabled, resumesAfter: resumesAfter)
         }
 
+        /// A run's parameters: its window (the whole history without `since`) and what it resumes.
+        public init(run: RunContext, settings: Settings) {
+            self.init(
+                runID: run.id, bundleIDs: settings.bundleIDs, environment: settings.environment,
+                judgeBefore: run.judgeBefore, since: run.since, until: run.until,
+                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: run.resumesAfter)
+        }
+
         /// The values the SQL files take as `:'name'`, by name.
         var values: [String: any PostgresEncodable & Sendable] {
             var values: [String: any PostgresEncodable & Sendable] = [

@@ -33,7 +33,7 @@ extension ReportFormat {
             <title>Reconciliation run \(report.runID)</title>
             <style>\(reportCSS)</style></head><body><main>
             <header><h1>Reconciliation run \(report.runID)\(report.dryRun ? " <small>(dry run)</small>" : "")</h1>
-            <span class="badge status-\(e(report.status))">\(e(report.status.replacingOccurrences(of: "_", with: " ")))</span></header>
+            <span class="badge status-\(e(report.status.rawValue))">\(e(report.status.rawValue.replacingOccurrences(of: "_", with: " ")))</span></header>
             <p class="meta">Window \(e(report.since.map(TimeExpression.format) ?? "from the beginning")) → \
             \(e(TimeExpression.format(report.until))) · \(e(report.environment)) · started \
             \(e(TimeExpression.format(report.startedAt))), finished \(e(TimeExpression.format(report.finishedAt)))</p>

@@ -63,7 +63,7 @@ extension ReportFormat {
         return """
             {
               "run_id": \(report.runID),
-              "status": \(s(report.status)),
+              "status": \(s(report.status.rawValue)),
               "started_at": \(s(TimeExpression.format(report.startedAt))),
               "finished_at": \(s(TimeExpression.format(report.finishedAt))),
               "window": {"since": \(JSONText.optional(report.since.map(TimeExpression.format))), \
