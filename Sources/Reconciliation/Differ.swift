@@ -90,10 +90,18 @@ public struct Differ: Sendable {
                 serverAPIEnabled: serverAPIEnabled, resumesAfter: resumesAfter)
         }
 
+        /// A run's parameters: its window (the whole history without `since`) and what it resumes.
+        public init(run: RunContext, settings: Settings) {
+            self.init(
+                runID: run.id, bundleIDs: settings.bundleIDs, environment: settings.environment,
+                judgeBefore: run.judgeBefore, since: run.since, until: run.until,
+                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: run.resumesAfter)
+        }
+
         /// The values the SQL files take as `:'name'`, by name.
         var values: [String: any PostgresEncodable & Sendable] {
             var values: [String: any PostgresEncodable & Sendable] = [
-                "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
+                "work_mem": Differ.workMem, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
                 "counted": environment == .production ? "Production" : "Sandbox",
                 "judge_before": judgeBefore, "api_enabled": serverAPIEnabled,
                 "kinds": FindingKind.allCases.map(\.rawValue),
@@ -148,11 +156,8 @@ public struct Differ: Sendable {
     /// every transaction there, so it first keeps only those one pass over the white table, the
     /// ledger and the claims cannot prove clean.
     public func computeFindings(_ parameters: Parameters, on connection: Connection) throws {
-        try connection.execute("SET LOCAL work_mem = '\(Self.workMem)'")
-        // JIT compiling takes half a second per statement whose estimate looks big, which temp
-        // tables of a few thousand rows do before they are analysed; no statement here gains it back.
-        try connection.execute("SET LOCAL jit = off")
         let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        try stages.run("00_session.sql")
         try stages.run("10_blocked.sql")
         try stages.run("20_scope_tables.sql")
         switch parameters.scope {

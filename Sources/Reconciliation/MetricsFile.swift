@@ -17,7 +17,7 @@ public enum MetricsFile {
         metric("reconcile_run_finished_timestamp_seconds", "gauge", "When the last run finished.",
                [("", String(Int(report.finishedAt.timeIntervalSince1970)))])
         metric("reconcile_run_success", "gauge", "1 when the last run completed (with or without unresolved uploads).",
-               [("", report.status.hasPrefix("completed") ? "1" : "0")])
+               [("", report.status.isCompleted ? "1" : "0")])
         metric("reconcile_phase_duration_seconds", "gauge", "Duration of each phase of the last run.",
                report.timings.keys.sorted().map { ("phase=\"\($0)\"", String(format: "%.3f", report.timings[$0]!)) })
         metric("reconcile_uploads", "gauge", "Uploads of the last run by verification outcome.", [

@@ -77,78 +77,20 @@ public struct ReconciliationJob: Sendable {
             since: since, until: until, environment: settings.environment, dryRun: options.dryRun, on: connection)
         var log = logger
         log[metadataKey: "run.id"] = "\(runID)"
+        let run = RunContext(
+            id: runID, since: since, until: until, startedAt: startedAt,
+            judgeBefore: startedAt.addingTimeInterval(-settings.grace), resumesAfter: resumesAfter,
+            dryRun: options.dryRun, connection: connection, logger: log)
         log.info("run started", metadata: [
             "window.since": "\(since.map(TimeExpression.format) ?? "beginning")", "window.until": "\(TimeExpression.format(until))",
         ])
-        var timings: [String: Double] = [:]
         do {
-            let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
-            var clock = Date()
-            let total = try queue.enqueue(runID: runID, since: since, until: until, on: connection)
-            try await verifyAll(queue: queue, runID: runID, total: total, connection: connection, logger: log,
-                                progress: progress)
-            timings["verify"] = Date().timeIntervalSince(clock)
-            if let notifications {
-                clock = Date()
-                let applied = try await notifications.applyPending(runID: runID, on: connection)
-                timings["notifications"] = Date().timeIntervalSince(clock)
-                log.info("notifications applied", metadata: ["notifications.applied": "\(applied)"])
-            }
-
-            var unanswered = 0
-            if let serverAPI {
-                clock = Date()
-                let summary = try await serverAPI.run(
-                    runID: runID, resumesAfter: resumesAfter, since: since,
-                    judgeBefore: startedAt.addingTimeInterval(-settings.grace), on: connection)
-                unanswered = summary.unanswered
-                timings["server_api"] = Date().timeIntervalSince(clock)
-                log.info("server api lookups", metadata: [
-                    "histories": "\(summary.histories)", "transactions": "\(summary.transactions)",
-                    "lookups": "\(summary.lookups)", "unanswered": "\(summary.unanswered)",
-                ])
-            }
-
-            clock = Date()
-            let differ = Differ(relations: try Differ.Relations(settings))
-            let parameters = Differ.Parameters(
-                runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
-                judgeBefore: startedAt.addingTimeInterval(-settings.grace), since: since, until: until,
-                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: resumesAfter)
-            let (summary, changes) = try connection.transaction {
-                try differ.computeFindings(parameters, on: connection)
-                Failpoint.pass("diff.computed")
-                let changes = options.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: runID, on: connection)
-                return (try ReportBuilder.collect(resumesAfter: resumesAfter, on: connection), changes)
-            }
-            timings["diff_and_queue"] = Date().timeIntervalSince(clock)
-
-            let verification = try RunLedger.verificationSummary(resumesAfter: resumesAfter, on: connection)
-            let status = verification.retry > 0 || unanswered > 0 ? "completed_with_unresolved" : "completed"
-            var report = RunReport(
-                runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
-                environment: settings.environment.rawValue, dryRun: options.dryRun, verification: verification,
-                summary: summary, changes: changes, timings: timings)
-            clock = Date()
-            // The findings stream from the session's table into the files: none is held in memory.
-            let directory = try ReportWriter(
-                root: options.reportDirectory ?? settings.reportDirectory, reader: settings.reportReader
-            ).write(report) {
-                each in try ReportBuilder.streamFindings(on: connection, each)
-            }
-            try ReportBuilder.discard(on: connection)
-            report.timings["report"] = Date().timeIntervalSince(clock)
-            report.reportDirectory = directory
-            try RunLedger.finish(report, on: connection)
-            log.info("run finished", metadata: [
-                "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(report.newFindings)",
-            ])
-            return report
+            return try await stages(of: run, reportDirectory: options.reportDirectory, progress: progress)
         } catch {
             let interrupted = error is CancellationError
             let reason = interrupted
                 ? "interrupted by a signal: work in flight was rolled back; the next run resumes it" : "\(error)"
-            let status = interrupted ? "interrupted" : "failed"
+            let status: RunStatus = interrupted ? .interrupted : .failed
             if (try? RunLedger.fail(runID: runID, status: status, error: reason, on: connection)) == nil,
                 let fresh = try? Connection(url: settings.databaseURL)
             {
@@ -156,9 +98,69 @@ public struct ReconciliationJob: Sendable {
                 // the server is not back yet, the next run records the run as abandoned.
                 try? RunLedger.fail(runID: runID, status: status, error: reason, on: fresh)
             }
-            log.error("run \(interrupted ? "interrupted" : "failed")", metadata: ["error": "\(reason)"])
+            log.error("run \(status)", metadata: ["error": "\(reason)"])
             throw error
         }
+    }
+
+    /// verify → notifications → Server API → diff and queue → report, each timed by one runner.
+    private func stages(
+        of run: RunContext, reportDirectory: String?, progress: (@Sendable (RunProgress) -> Void)?
+    ) async throws -> RunReport {
+        let connection = run.connection
+        var stages = StageRunner(logger: run.logger)
+        try await stages.run("verify") {
+            let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
+            let total = try queue.enqueue(runID: run.id, since: run.since, until: run.until, on: connection)
+            try await verifyAll(queue: queue, runID: run.id, total: total, connection: connection, logger: run.logger,
+                                progress: progress)
+        }
+        if let notifications {
+            let applied = try await stages.run("notifications") {
+                try await notifications.applyPending(runID: run.id, on: connection)
+            }
+            run.logger.info("notifications applied", metadata: ["notifications.applied": "\(applied)"])
+        }
+        var unanswered = 0
+        if let serverAPI {
+            let summary = try await stages.run("server_api") { try await serverAPI.run(run) }
+            unanswered = summary.unanswered
+            run.logger.info("server api lookups", metadata: [
+                "histories": "\(summary.histories)", "transactions": "\(summary.transactions)",
+                "lookups": "\(summary.lookups)", "unanswered": "\(summary.unanswered)",
+            ])
+        }
+        let (summary, changes) = try await stages.run("diff_and_queue") {
+            let differ = Differ(relations: try Differ.Relations(settings))
+            return try connection.transaction {
+                try differ.computeFindings(Differ.Parameters(run: run, settings: settings), on: connection)
+                Failpoint.pass("diff.computed")
+                let changes = run.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: run.id, on: connection)
+                return (try ReportBuilder.collect(run), changes)
+            }
+        }
+
+        let verification = try RunLedger.verificationSummary(run)
+        let status: RunStatus = verification.retry > 0 || unanswered > 0 ? .completedWithUnresolved : .completed
+        var report = RunReport(
+            runID: run.id, status: status, startedAt: run.startedAt, finishedAt: Date(), since: run.since,
+            until: run.until, environment: settings.environment.rawValue, dryRun: run.dryRun,
+            verification: verification, summary: summary, changes: changes, timings: stages.timings)
+        // The findings stream from the session's table into the files: none is held in memory.
+        let directory = try await stages.run("report") {
+            let directory = try ReportWriter(root: reportDirectory ?? settings.reportDirectory, reader: settings.reportReader).write(report) {
+                each in try ReportBuilder.streamFindings(on: connection, each)
+            }
+            try ReportBuilder.discard(on: connection)
+            return directory
+        }
+        report.timings = stages.timings
+        report.reportDirectory = directory
+        try RunLedger.finish(report, on: connection)
+        run.logger.info("run finished", metadata: [
+            "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(report.newFindings)",
+        ])
+        return report
     }
 
     /// `reconcile run --worker`: helps the run in progress verify its uploads, then returns how

@@ -44,7 +44,7 @@ extension ReportFormat {
             <title>\(e(title))</title>
             <style>\(reportCSS)</style></head><body><main>
             <header><h1>\(e(title))\(report.dryRun ? " <small>\(e(t["report.dry_run"]))</small>" : "")</h1>
-            <span class="badge status-\(e(report.status))">\(e(t.runStatus(report.status)))</span></header>
+            <span class="badge status-\(e(report.status.rawValue))">\(e(t.runStatus(report.status.rawValue)))</span></header>
             <p class="meta">\(meta.map(e).joined(separator: " · "))</p>
 
             """

@@ -66,7 +66,7 @@ extension ReportFormat {
         return """
             {
               "run_id": \(report.runID),
-              "status": \(s(report.status)),
+              "status": \(s(report.status.rawValue)),
               "started_at": \(s(TimeExpression.format(report.startedAt))),
               "finished_at": \(s(TimeExpression.format(report.finishedAt))),
               "window": {"since": \(JSONText.optional(report.since.map(TimeExpression.format))), \
@@ -126,7 +126,7 @@ extension ReportFormat {
         var lines = [
             "# " + t.text("report.title", ["run": String(report.runID)]) + (report.dryRun ? " " + t["report.dry_run"] : ""),
             "",
-            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status))**"]),
+            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status.rawValue))**"]),
             "- " + t.text("report.window", [
                 "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"], "until": reader.minute(report.until),
             ]),

@@ -67,15 +67,14 @@ public enum RunLedger {
              Int(ProcessInfo.processInfo.processIdentifier)])[0].decode(Int64.self, at: 0)
     }
 
-    /// What the runs after `resumesAfter` (this one and those that ended without finishing)
-    /// verified.
-    static func verificationSummary(resumesAfter: Int64, on connection: Connection) throws -> RunReport.Verification {
-        let rows = try connection.query(
+    /// What the run verified, with the runs since the last finished one.
+    static func verificationSummary(_ run: RunContext) throws -> RunReport.Verification {
+        let rows = try run.connection.query(
             """
             SELECT state, coalesce(apple_status::text, ''), count(*)::bigint
               FROM reconcile.upload_verifications WHERE last_run_id > $1
              GROUP BY 1, 2
-            """, [resumesAfter])
+            """, [run.resumesAfter])
         var summary = RunReport.Verification()
         for row in rows {
             let state = try row.decode(String.self, at: 0)
@@ -108,7 +107,7 @@ public enum RunLedger {
              counts, timings, report.reportDirectory])
     }
 
-    static func fail(runID: Int64, status: String, error: String, on connection: Connection) throws {
+    static func fail(runID: Int64, status: RunStatus, error: String, on connection: Connection) throws {
         try connection.execute(
             "UPDATE reconcile.runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1",
             [runID, status, error])

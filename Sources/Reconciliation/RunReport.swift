@@ -99,7 +99,7 @@ public struct RunReport: Sendable {
     }
 
     public var runID: Int64
-    public var status: String
+    public var status: RunStatus
     public var startedAt: Date
     public var finishedAt: Date
     public var since: Date?
@@ -135,9 +135,11 @@ public struct RunReport: Sendable {
 /// the diff's transaction committed: however many findings there are, none is held in memory.
 enum ReportBuilder {
     /// Fills `report_findings` from `diff_findings` (call inside the diff's transaction) and
-    /// returns their summary, computed in PostgreSQL. Items first seen after `resumesAfter` were
-    /// never reported by a finished run, so they are new here even when a killed run created them.
-    static func collect(resumesAfter: Int64, on connection: Connection) throws -> RunReport.FindingSummary {
+    /// returns their summary, computed in PostgreSQL. Items first seen after the run's
+    /// `resumesAfter` were never reported by a finished run, so they are new here even when a
+    /// killed run created them.
+    static func collect(_ run: RunContext) throws -> RunReport.FindingSummary {
+        let connection = run.connection
         try connection.executeScript(
             """
             DROP TABLE IF EXISTS report_findings;
@@ -157,7 +159,7 @@ enum ReportBuilder {
               FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
               LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
              WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
-            """, [resumesAfter])
+            """, [run.resumesAfter])
 
         var summary = RunReport.FindingSummary()
         for row in try connection.query(

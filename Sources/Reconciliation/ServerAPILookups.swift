@@ -31,13 +31,12 @@ public struct ServerAPILookups: Sendable {
         public var unanswered = 0
     }
 
-    /// Runs both lookups for the run; `resumesAfter` as in ``Differ/Parameters/resumesAfter``.
-    public func run(
-        runID: Int64, resumesAfter: Int64? = nil, since: Date?, judgeBefore: Date, on connection: Connection
-    ) async throws -> Summary {
+    /// Runs both lookups for the run.
+    public func run(_ run: RunContext) async throws -> Summary {
         var summary = Summary()
-        try await histories(runID: runID, resumesAfter: resumesAfter ?? runID - 1, on: connection, into: &summary)
-        try await transactionInfo(runID: runID, since: since, judgeBefore: judgeBefore, on: connection, into: &summary)
+        try await histories(runID: run.id, resumesAfter: run.resumesAfter, on: run.connection, into: &summary)
+        try await transactionInfo(
+            runID: run.id, since: run.since, judgeBefore: run.judgeBefore, on: run.connection, into: &summary)
         return summary
     }
 

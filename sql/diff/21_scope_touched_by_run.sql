@@ -34,5 +34,4 @@ INSERT INTO diff_scope_uploads (upload_id)
 SELECT upload_id FROM reconcile.upload_verifications
  WHERE last_run_id > :'resumes_after'::bigint
 UNION SELECT upload_id FROM reconcile.review_items
- WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review') AND upload_id IS NOT NULL
-ON CONFLICT DO NOTHING;
+ WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review') AND upload_id IS NOT NULL;

@@ -14,5 +14,4 @@ INSERT INTO diff_scope_uploads (upload_id)
 SELECT c.upload_id FROM reconcile.transaction_claims c
  WHERE c.transaction_id = ANY(:'transaction_ids'::text[])
 UNION SELECT u.id FROM :uploads u
- WHERE u.claimed_transaction_id = ANY(:'transaction_ids'::text[])
-ON CONFLICT DO NOTHING;
+ WHERE u.claimed_transaction_id = ANY(:'transaction_ids'::text[]);
