@@ -63,6 +63,8 @@ public struct ReconciliationJob: Sendable {
         }
         defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
         try RunLedger.abandonStale(on: connection)
+        let writer = ReportWriter(root: options.reportDirectory ?? settings.reportDirectory)
+        try writer.tidy { try RunLedger.isFinished(runID: $0, on: connection) }
         // The work of runs since the last finished one that did not finish (killed, failed,
         // interrupted, dry) is this run's to judge and report, as if it had done it itself.
         let resumesAfter = try RunLedger.lastFinishedRun(on: connection)
@@ -133,13 +135,16 @@ public struct ReconciliationJob: Sendable {
                 summary: summary, changes: changes, timings: timings)
             clock = Date()
             // The findings stream from the session's table into the files: none is held in memory.
-            let directory = try ReportWriter(root: options.reportDirectory ?? settings.reportDirectory).write(report) {
-                each in try ReportBuilder.streamFindings(on: connection, each)
-            }
+            let written = try writer.writeAside(report) { each in try ReportBuilder.streamFindings(on: connection, each) }
+            Failpoint.pass("report.written")
             try ReportBuilder.discard(on: connection)
             report.timings["report"] = Date().timeIntervalSince(clock)
-            report.reportDirectory = directory
+            report.reportDirectory = written.directory
+            // Finished first, then published: the folder appears only for a finished run (a kill
+            // in between leaves it aside, and the next run publishes it).
             try RunLedger.finish(report, on: connection)
+            Failpoint.pass("report.finished")
+            try writer.publish(written)
             log.info("run finished", metadata: [
                 "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(report.newFindings)",
             ])
@@ -174,10 +179,17 @@ public struct ReconciliationJob: Sendable {
         let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
         var done = 0
         let started = Date()
+        // A worker stops on an outage like the run does: it would otherwise spend every attempt
+        // and its timeout on each upload it claims.
+        var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
         try await verifyDue(queue: queue, runID: run.id, waitForOtherWorkers: false, connection: connection,
                             logger: log) { results in
             done += results.count
             progress?(RunProgress(verified: done, total: done, elapsed: Date().timeIntervalSince(started)))
+            outage.observe(results.map(\.verdict))
+            if outage.isOngoing {
+                throw AppleUnreachableError(unanswered: outage.unanswered, lastReason: outage.lastReason, left: 0)
+            }
         }
         log.info("worker finished", metadata: ["uploads.verified": "\(done)"])
         return done

@@ -109,10 +109,10 @@ public struct Settings: Sendable {
             }
             return parsed
         }
-        func positiveInt(_ key: String, default fallback: Int) throws(SettingsError) -> Int {
+        func positiveInt(_ key: String, default fallback: Int, maximum: Int) throws(SettingsError) -> Int {
             guard let raw = value(key) else { return fallback }
-            guard let number = Int(raw), number > 0 else {
-                throw SettingsError(key: key, problem: "must be a positive whole number")
+            guard let number = Int(raw), (1...maximum).contains(number) else {
+                throw SettingsError(key: key, problem: "must be a whole number from 1 to \(maximum)")
             }
             return number
         }
@@ -146,10 +146,10 @@ public struct Settings: Sendable {
             grace = 30 * 60
         }
         receiptVerification = try choice("RECONCILE_RECEIPT_VERIFICATION", default: .apple)
-        maxAttempts = try positiveInt("RECONCILE_MAX_ATTEMPTS", default: 5)
+        maxAttempts = try positiveInt("RECONCILE_MAX_ATTEMPTS", default: 5, maximum: 100)
         if let raw = value("RECONCILE_APPLE_TIMEOUT") {
-            guard let seconds = TimeExpression.duration(raw), seconds > 0 else {
-                throw SettingsError(key: "RECONCILE_APPLE_TIMEOUT", problem: "must be a duration such as 30s or 2m")
+            guard let seconds = TimeExpression.duration(raw), seconds > 0, seconds <= 3600 else {
+                throw SettingsError(key: "RECONCILE_APPLE_TIMEOUT", problem: "must be a duration such as 30s or 2m, at most 1h")
             }
             appleTimeout = seconds
         } else {
@@ -172,15 +172,15 @@ public struct Settings: Sendable {
             serverAPIKey = nil
         }
         if let raw = value("APPSTORE_API_RATE") {
-            guard let rate = Double(raw), rate > 0, rate.isFinite else {
-                throw SettingsError(key: "APPSTORE_API_RATE", problem: "must be a positive number of requests per second")
+            guard let rate = Double(raw), rate >= 0.01, rate <= 10_000 else {
+                throw SettingsError(key: "APPSTORE_API_RATE", problem: "must be a number of requests per second from 0.01 to 10000")
             }
             serverAPIRate = rate
         } else {
             serverAPIRate = nil
         }
         rootCertificateFiles = list("APPLE_ROOT_CERTIFICATES")
-        concurrency = try positiveInt("RECONCILE_CONCURRENCY", default: 16)
+        concurrency = try positiveInt("RECONCILE_CONCURRENCY", default: 16, maximum: 1000)
         reportDirectory = value("RECONCILE_REPORT_DIR") ?? "./reports"
         uploadsRelation = try relation("RECONCILE_UPLOADS_RELATION", default: "reconcile.receipt_uploads")
         deliveriesRelation = try relation("RECONCILE_DELIVERIES_RELATION", default: "reconcile.deliveries")

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import Logging
 import Mustache
 import Reconciliation
@@ -10,22 +11,31 @@ public struct ReviewRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The logged-in session; nil only on the public routes (login, stylesheet).
     var session: SessionStore.Session?
+    /// The peer's IP address, for the login back-off and the refusal log ("unknown" without one).
+    let clientAddress: String
 
     /// Creates the context of a new request.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 }
 
 /// Builds the review web application (SPEC section 8): the seam `reconcile serve` runs and tests call.
 public func buildApplication(configuration: ReviewWebConfiguration) throws -> some ApplicationProtocol {
+    try ReviewWebConfiguration.checkTokenStrength(configuration.token)
     let site = try ReviewSite(configuration: configuration)
     let router = Router(context: ReviewRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: ErrorPagesMiddleware(library: site.library))
     router.add(middleware: SessionMiddleware(sessions: site.sessions))
     site.addRoutes(to: router)
+    // The idle timeout also bounds reading a request head: the clock restarts only when a whole
+    // head (or body part) has arrived, so a client trickling its headers is cut off too.
+    let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
     return Application(
         router: router,
+        server: .http1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         logger: configuration.logger)
 }
@@ -43,12 +53,18 @@ struct ReviewSite: Sendable {
     let sessions: SessionStore
     let database: ReviewDatabase
     let library: MustacheLibrary
+    let throttle: LoginThrottle
 
     init(configuration: ReviewWebConfiguration) throws {
         self.configuration = configuration
-        sessions = SessionStore(idleLifetime: configuration.sessionIdleLifetime)
-        database = ReviewDatabase(url: configuration.databaseURL)
+        sessions = SessionStore(
+            idleLifetime: configuration.sessionIdleLifetime, absoluteLifetime: configuration.sessionAbsoluteLifetime)
+        database = ReviewDatabase(
+            url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
+            waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
+            statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)))
         library = try Templates.library()
+        throttle = LoginThrottle(limits: configuration.loginLimits)
     }
 
     func addRoutes(to router: Router<ReviewRequestContext>) {
@@ -112,20 +128,36 @@ struct ReviewSite: Sendable {
         let form = try await Form.read(request, context: context)
         let next = safeNext(form["next"])
         let name = form["name"] ?? ""
+        let client = context.clientAddress
+        if let wait = await throttle.waitBeforeTrying(client: client) {
+            context.logger.notice(
+                "login refused", metadata: ["login.reason": "backing off after wrong tokens", "client.address": "\(client)"])
+            let seconds = Int(wait.rounded(.up))
+            var response = render(
+                "login",
+                LoginPage(error: "Too many wrong tokens. Try again in \(seconds) seconds.", next: next, name: name),
+                status: .tooManyRequests)
+            response.headers[.retryAfter] = String(seconds)
+            return response
+        }
         guard constantTimeEquals(form["token"] ?? "", configuration.token.value) else {
-            context.logger.notice("login refused", metadata: ["login.reason": "wrong token"])
-            // A pause makes guessing slow without locking anyone out.
-            try await Task.sleep(for: .milliseconds(300))
+            await throttle.recordMiss(client: client)
+            context.logger.notice("login refused", metadata: ["login.reason": "wrong token", "client.address": "\(client)"])
             return render("login", LoginPage(error: "That token is not right.", next: next, name: name), status: .unauthorized)
         }
+        await throttle.recordSuccess(client: client)
         let person: String
         do {
             person = try ReviewService.validatedName(name)
         } catch {
             return render("login", LoginPage(error: "\(error)", next: next, name: name), status: .badRequest)
         }
+        // A fresh session id on every login; the caller's previous session ends (no fixation).
+        if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
+            await sessions.remove(id: previous)
+        }
         let session = await sessions.create(name: person)
-        context.logger.info("logged in", metadata: ["review.actor": "\(person)"])
+        context.logger.info("logged in", metadata: ["review.actor": "\(person)", "client.address": "\(client)"])
         var response = redirect(next)
         response.setCookie(sessionCookie(value: session.id, maxAge: Int(configuration.sessionIdleLifetime)))
         return response
@@ -165,7 +197,9 @@ struct ReviewSite: Sendable {
         let session = try context.requireSession()
         let query = QueryFilter(query: request.uri.query)
         let filter = query.filter
-        let page = max(1, Int(query.value("page") ?? "") ?? 1)
+        guard let page = query.page else {
+            throw HTTPError(.badRequest, message: "A page number is at most \(ReviewService.maximumPage).")
+        }
         let result = try await database.run { try $0.list(filter, page: page, limit: 50) }
         let flash = await sessions.takeFlash(for: session.id)
         var sessionView = SessionView(session)
@@ -321,7 +355,9 @@ struct ReviewSite: Sendable {
             headers: [
                 .contentType: "text/html; charset=utf-8",
                 // The report is self-contained: inline CSS and SVG only, nothing may load or run.
-                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+                .contentSecurityPolicy:
+                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; "
+                    + "base-uri 'none'; form-action 'none'",
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -1,16 +1,12 @@
 import Mustache
 
 /// The pages' mustache templates, compiled into the binary so `reconcile serve` needs no resource
-/// folder. Data is only ever written with `{{ }}`, which HTML-escapes; `{{{ }}}` is never used.
+/// folder. Data is only ever written with `{{ }}`, which HTML-escapes per scalar (HTMLEscaping.swift); `{{{ }}}` is never used.
 enum Templates {
     static func library() throws -> MustacheLibrary {
-        var library = MustacheLibrary()
-        for (name, text) in [
+        try MustacheLibrary.scalarEscaped([
             ("layout", layout), ("login", login), ("queue", queue), ("item", item), ("runs", runs), ("error", error),
-        ] {
-            try library.register(text, named: name)
-        }
-        return library
+        ])
     }
 
     static let layout = """
