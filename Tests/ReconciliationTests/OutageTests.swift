@@ -56,9 +56,12 @@ struct OutageTests {
                 database, simulator: running.baseURL, failpoint: "verify.verdict@1",
                 extra: AppleMisbehavingTests.impatient.merging(["RECONCILE_CONCURRENCY": "1"]) { $1 }, label: "stalled")
             try await run.waitUntilStopped()
+            // The stopped run's claims expire, as a dead process's do: the window is the worker's.
+            try connection.execute("UPDATE reconcile.upload_verifications SET claimed_by = NULL, claimed_at = NULL")
             sim.state.faults = AppleMisbehavingTests.Storm.http503.faults
             let environment = world.environment(
-                database: database, simulator: running.baseURL, extra: AppleMisbehavingTests.impatient)
+                database: database, simulator: running.baseURL,
+                extra: AppleMisbehavingTests.impatient.merging(["RECONCILE_CONCURRENCY": "1"]) { $1 })
             let worker = try ChildProcess(
                 try ChildProcess.executable("reconcile"), arguments: ["run", "--worker", "--log-level", "notice"],
                 environment: environment, logDirectory: world.scratch.appendingPathComponent("logs-\(database.name)"),
