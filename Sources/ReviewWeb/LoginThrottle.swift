@@ -40,14 +40,17 @@ actor LoginThrottle {
         self.limits = limits
     }
 
-    /// Seconds `client` must still wait before its token is checked; nil when it may try now.
-    func waitBeforeTrying(client: String, now: Date = Date()) -> TimeInterval? {
+    /// Lets `client` try a token now (nil), or says how many seconds it must wait first. A try
+    /// let through counts as a miss until ``recordSuccess(client:)``: a hundred guesses sent at
+    /// once are counted before any of them is checked, not after.
+    func admit(client: String, now: Date = Date()) -> TimeInterval? {
         let until = max(clients[client]?.waitUntil ?? .distantPast, everyoneWaitsUntil)
-        return until > now ? until.timeIntervalSince(now) : nil
+        if until > now { return until.timeIntervalSince(now) }
+        recordMiss(client: client, now: now)
+        return nil
     }
 
-    /// Records a wrong token from `client`.
-    func recordMiss(client: String, now: Date = Date()) {
+    private func recordMiss(client: String, now: Date) {
         var entry = clients[client] ?? Client()
         entry.misses += 1
         entry.lastMiss = now
@@ -67,8 +70,9 @@ actor LoginThrottle {
         }
     }
 
-    /// Forgets `client`'s misses after it logged in.
+    /// Forgets `client`'s misses after it gave the right token.
     func recordSuccess(client: String) {
         clients[client] = nil
+        if !recentMisses.isEmpty { recentMisses.removeLast() }
     }
 }

@@ -129,7 +129,7 @@ struct ReviewSite: Sendable {
         let next = safeNext(form["next"])
         let name = form["name"] ?? ""
         let client = context.clientAddress
-        if let wait = await throttle.waitBeforeTrying(client: client) {
+        if let wait = await throttle.admit(client: client) {
             context.logger.notice(
                 "login refused", metadata: ["login.reason": "backing off after wrong tokens", "client.address": "\(client)"])
             let seconds = Int(wait.rounded(.up))
@@ -141,7 +141,6 @@ struct ReviewSite: Sendable {
             return response
         }
         guard constantTimeEquals(form["token"] ?? "", configuration.token.value) else {
-            await throttle.recordMiss(client: client)
             context.logger.notice("login refused", metadata: ["login.reason": "wrong token", "client.address": "\(client)"])
             return render("login", LoginPage(error: "That token is not right.", next: next, name: name), status: .unauthorized)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -298,6 +299,48 @@ struct HardeningTests {
             #expect(statuses.allSatisfy { $0 == .serviceUnavailable }, "\(statuses)")
             #expect(try await ReviewWebTests.get(client, "/", cookie: cookie).status == .ok)
         }
+    }
+}
+
+extension HardeningTests {
+    /// A silent connection, and one that sends half a request head and stops, are both closed
+    /// after the idle timeout (before: held open forever).
+    @Test(arguments: ["", "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "])
+    func anIdleOrSlowConnectionIsClosed(prefix: String) async throws {
+        var configuration = configuration()
+        configuration.idleTimeout = 1
+        let application = try buildApplication(configuration: configuration)
+        try await application.test(.live) { client in
+            let port = try #require(client.port)
+            let closed = try await Task.detached { try Self.serverCloses(port: port, after: prefix, within: 8) }.value
+            #expect(closed, "the server still held the connection after 8 s")
+        }
+    }
+
+    /// Connects, sends `prefix`, then waits up to `seconds` for the server to close the socket.
+    static func serverCloses(port: Int, after prefix: String, within seconds: Int) throws -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if !prefix.isEmpty {
+            _ = prefix.withCString { send(socket, $0, strlen($0), 0) }
+        }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let received = recv(socket, &buffer, buffer.count, 0)
+        // 0: the server closed the connection; -1 with EAGAIN: it was still open at the deadline.
+        return received == 0
     }
 }
 
