@@ -107,9 +107,9 @@ SELECT id, 2, 'reconcile', 'open', 'auto_resolved', 'condition no longer detecte
 INSERT INTO reconcile.review_items
     (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
      suggested_action, evidence, first_seen_run, last_seen_run)
-SELECT 'missed_delivery:2000000999999999', 'missed_delivery', 'high', 'open', '2000000999999999', '2000000999999999',
+SELECT 'missed_delivery:2000000123456789', 'missed_delivery', 'high', 'open', '2000000123456789', '2000000123456789',
        usr, product, 'grant',
-       jsonb_build_object('apple_transaction', pg_temp.apple('2000000999999999', product, 1, 6000),
+       jsonb_build_object('apple_transaction', pg_temp.apple('2000000123456789', product, 1, 6000),
          'deliveries', '[]'::jsonb,
          'uploads', jsonb_build_array(pg_temp.upload(509, usr, 'iPhone15,2', '17.4', '5.2.0')),
          'buyer', jsonb_build_object('user_id', usr, 'basis', 'uploader', 'uploaders', 1)), 1, 2
