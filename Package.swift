@@ -86,6 +86,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             // Templates, stylesheet: Embedded/templates/*.mustache, Embedded/assets/app.css.
             exclude: ["Embedded"],
@@ -186,6 +187,7 @@ let package = Package(
                 "Postgres",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

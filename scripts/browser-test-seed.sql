@@ -100,3 +100,18 @@ SELECT id, first_seen_run, 'reconcile', NULL, 'open', 'detected', created_at FRO
 INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
 SELECT id, 2, 'reconcile', 'open', 'auto_resolved', 'condition no longer detected'
   FROM reconcile.review_items WHERE status = 'auto_resolved';
+
+-- Combining characters: a `<` after U+0600 (a prefix character) and a `"` before U+0301 (a
+-- combining mark) each share a grapheme cluster with their neighbour, which a per-character
+-- escaper lets through unescaped. The pages escape per Unicode scalar: no element may appear.
+INSERT INTO reconcile.review_items
+    (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
+     suggested_action, evidence, first_seen_run, last_seen_run)
+SELECT 'missed_delivery:2000000123456789', 'missed_delivery', 'high', 'open', '2000000123456789', '2000000123456789',
+       usr, product, 'grant',
+       jsonb_build_object('apple_transaction', pg_temp.apple('2000000123456789', product, 1, 6000),
+         'deliveries', '[]'::jsonb,
+         'uploads', jsonb_build_array(pg_temp.upload(509, usr, 'iPhone15,2', '17.4', '5.2.0')),
+         'buyer', jsonb_build_object('user_id', usr, 'basis', 'uploader', 'uploaders', 1)), 1, 2
+  FROM (VALUES (E'\u0600<meta http-equiv=refresh content=0;url=about:blank><b id=injected>x</b>',
+                E'coins"\u0301 autofocus onfocus=alert(4) data-injected="1')) AS hostile(usr, product);

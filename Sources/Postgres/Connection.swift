@@ -71,6 +71,12 @@ public final class Connection {
     /// Whether the connection is still usable.
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
 
+    /// Whether a transaction is open (or failed and not yet rolled back) on the connection.
+    public var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
     // MARK: Statements
 
     /// Runs a statement and returns all of its rows. Use `stream` for large results.

@@ -11,7 +11,9 @@ import Synchronization
 /// its batch not yet recorded), `verify.record` (inside the transaction recording a batch, before
 /// commit), `verify.recorded` (a batch committed), `diff.computed` (inside the diff transaction),
 /// `queue.upsert` (inside the queue upsert, items inserted, auto-resolution not yet done),
-/// `report.write` (diff committed, report half written, run not yet finished).
+/// `report.write` (diff committed, report half written, run not yet finished), `report.written`
+/// (the report whole in its hidden folder, run not yet finished), `report.finished` (run recorded
+/// as finished, its report not yet renamed into place).
 enum Failpoint {
     private static let armed: (name: String, hit: Int)? = {
         guard let raw = ProcessInfo.processInfo.environment["RECONCILE_FAILPOINT"], !raw.isEmpty else { return nil }

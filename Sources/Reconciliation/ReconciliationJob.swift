@@ -63,6 +63,8 @@ public struct ReconciliationJob: Sendable {
         }
         defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
         try RunLedger.abandonStale(on: connection)
+        let writer = ReportWriter(root: options.reportDirectory ?? settings.reportDirectory, reader: settings.reportReader)
+        try writer.tidy { try RunLedger.isFinished(runID: $0, on: connection) }
         // The work of runs since the last finished one that did not finish (killed, failed,
         // interrupted, dry) is this run's to judge and report, as if it had done it itself.
         let resumesAfter = try RunLedger.lastFinishedRun(on: connection)
@@ -85,7 +87,7 @@ public struct ReconciliationJob: Sendable {
             "window.since": "\(since.map(TimeExpression.format) ?? "beginning")", "window.until": "\(TimeExpression.format(until))",
         ])
         do {
-            return try await stages(of: run, reportDirectory: options.reportDirectory, progress: progress)
+            return try await stages(of: run, writer: writer, progress: progress)
         } catch {
             let interrupted = error is CancellationError
             let reason = interrupted
@@ -105,7 +107,7 @@ public struct ReconciliationJob: Sendable {
 
     /// verify → notifications → Server API → diff and queue → report, each timed by one runner.
     private func stages(
-        of run: RunContext, reportDirectory: String?, progress: (@Sendable (RunProgress) -> Void)?
+        of run: RunContext, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?
     ) async throws -> RunReport {
         let connection = run.connection
         var stages = StageRunner(logger: run.logger)
@@ -147,16 +149,19 @@ public struct ReconciliationJob: Sendable {
             until: run.until, environment: settings.environment.rawValue, dryRun: run.dryRun,
             verification: verification, summary: summary, changes: changes, timings: stages.timings)
         // The findings stream from the session's table into the files: none is held in memory.
-        let directory = try await stages.run("report") {
-            let directory = try ReportWriter(root: reportDirectory ?? settings.reportDirectory, reader: settings.reportReader).write(report) {
-                each in try ReportBuilder.streamFindings(on: connection, each)
-            }
+        let written = try await stages.run("report") {
+            let written = try writer.writeAside(report) { each in try ReportBuilder.streamFindings(on: connection, each) }
+            Failpoint.pass("report.written")
             try ReportBuilder.discard(on: connection)
-            return directory
+            return written
         }
         report.timings = stages.timings
-        report.reportDirectory = directory
+        report.reportDirectory = written.directory
+        // Finished first, then published: the folder appears only for a finished run (a kill
+        // in between leaves it aside, and the next run publishes it).
         try RunLedger.finish(report, on: connection)
+        Failpoint.pass("report.finished")
+        try writer.publish(written)
         run.logger.info("run finished", metadata: [
             "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(report.newFindings)",
         ])
@@ -176,10 +181,17 @@ public struct ReconciliationJob: Sendable {
         let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
         var done = 0
         let started = Date()
+        // A worker stops on an outage like the run does: it would otherwise spend every attempt
+        // and its timeout on each upload it claims.
+        var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
         try await verifyDue(queue: queue, runID: run.id, waitForOtherWorkers: false, connection: connection,
                             logger: log) { results in
             done += results.count
             progress?(RunProgress(verified: done, total: done, elapsed: Date().timeIntervalSince(started)))
+            outage.observe(results.map(\.verdict))
+            if outage.isOngoing {
+                throw AppleUnreachableError(unanswered: outage.unanswered, lastReason: outage.lastReason, left: 0)
+            }
         }
         log.info("worker finished", metadata: ["uploads.verified": "\(done)"])
         return done

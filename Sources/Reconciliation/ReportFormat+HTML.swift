@@ -1,32 +1,18 @@
 import Foundation
 
-/// HTML escaping for text that came from the database or from clients.
-public enum HTMLText {
-    /// Escapes `& < > " '`, enough for element content and double- or single-quoted attributes.
-    public static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
-}
-
 extension ReportFormat {
+    /// `report.html`'s policy, in the file itself so it holds when the file is opened from disk
+    /// too: inline CSS and SVG only; nothing loads, runs, submits or changes the base URL.
+    /// (`frame-ancestors` is ignored in a meta tag; the web page sends it as a header.)
+    public static let reportCSP =
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
     /// `report.html`: one self-contained page (inline CSS and SVG, no script, no network) with the
     /// summary, findings by kind, findings by purchase day, value at risk and the findings table,
     /// in the reader's language and time zone. Every value is escaped: user and product ids come
     /// from clients, and catalog text is escaped too.
     static func htmlHeader(_ report: RunReport, _ reader: Reader) -> String {
-        let e = HTMLText.escape
+        let e = HTMLText.display
         let t = reader.catalog
         let title = t.text("report.title", ["run": String(report.runID)])
         let meta = [
@@ -40,6 +26,7 @@ extension ReportFormat {
         var page = """
             <!DOCTYPE html>
             <html lang="\(reader.language.rawValue)"><head><meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="\(reportCSP)">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(e(title))</title>
             <style>\(reportCSS)</style></head><body><main>
@@ -80,7 +67,7 @@ extension ReportFormat {
     }
 
     static func htmlRow(_ finding: RunReport.Finding, _ reader: Reader) -> String {
-        let e = HTMLText.escape
+        let e = HTMLText.display
         let t = reader.catalog
         let amount = finding.amountMilli.map { reader.money(milli: $0, currency: finding.currency ?? "") } ?? ""
         let new = finding.isNew ? " <span class=\"new\">\(e(t["report.new"]))</span>" : ""

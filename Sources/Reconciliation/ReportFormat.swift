@@ -173,9 +173,7 @@ extension ReportFormat {
     static func markdownRow(_ finding: RunReport.Finding, _ reader: Reader) -> String {
         func cell(_ text: String?) -> String {
             guard let text else { return "—" }
-            // Most cells hold neither: no Foundation string search for them.
-            guard text.utf8.contains(where: { $0 == UInt8(ascii: "|") || $0 == UInt8(ascii: "\n") }) else { return text }
-            return text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+            return MarkdownText.cell(text)
         }
         let t = reader.catalog
         return "| \(finding.reviewItemID.map(String.init) ?? "—") | \(finding.isNew ? t["report.new"] : "") | "

@@ -18,19 +18,32 @@ public struct ReportWriter: Sendable {
         self.reader = reader
     }
 
-    /// Writes every file of a run's report, taking the findings from `findings`, which calls its
-    /// argument once per finding in report order; returns the run's folder. Files are written
-    /// under a temporary name and renamed, so a reader never sees half a report.
-    @discardableResult
-    public func write(
+    /// A report written whole into a hidden folder beside its final place, not yet published.
+    public struct WrittenReport: Sendable {
+        /// The hidden folder holding every file (`.run-<id>.partial`).
+        public let aside: String
+        /// Where ``ReportWriter/publish(_:)`` puts it (`run-<id>`).
+        public let directory: String
+    }
+
+    /// Writes every file of a run's report into a hidden folder beside its final place, taking
+    /// the findings from `findings`, which calls its argument once per finding in report order.
+    /// Nothing appears under the run's name until ``publish(_:)``, which the job calls only once
+    /// the run is recorded as finished: a killed run leaves no report folder, and a report never
+    /// says `completed` for a run the database calls `failed`.
+    public func writeAside(
         _ report: RunReport, findings: (_ each: (RunReport.Finding) throws -> Void) throws -> Void
-    ) throws -> String {
-        let directory = URL(fileURLWithPath: root).appendingPathComponent("run-\(report.runID)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let files = try ReportFormat.allCases.map {
-            (format: $0, output: try PartialFile(directory.appendingPathComponent($0.fileName)))
-        }
+    ) throws -> WrittenReport {
+        let rootURL = URL(fileURLWithPath: root)
+        let directory = rootURL.appendingPathComponent("run-\(report.runID)")
+        let aside = rootURL.appendingPathComponent(Self.asideName(runID: report.runID))
+        try FileManager.default.createDirectory(at: rootURL, withIntermediateDirectories: true)
+        if FileManager.default.fileExists(atPath: aside.path) { try FileManager.default.removeItem(at: aside) }
+        try FileManager.default.createDirectory(at: aside, withIntermediateDirectories: false)
         do {
+            let files = try ReportFormat.allCases.map {
+                (format: $0, output: try PartialFile(aside.appendingPathComponent($0.fileName)))
+            }
             for file in files { try file.output.write(file.format.header(report, reader: reader)) }
             var index = 0
             try findings { finding in
@@ -41,11 +54,48 @@ public struct ReportWriter: Sendable {
             for file in files { try file.output.write(file.format.footer(report, reader: reader)) }
             for file in files { try file.output.commit() }
         } catch {
-            for file in files { file.output.abandon() }
+            try? FileManager.default.removeItem(at: aside)
             throw error
         }
-        return directory.path
+        return WrittenReport(aside: aside.path, directory: directory.path)
     }
+
+    /// Renames a report written aside to its final name (one `rename`: it appears whole).
+    @discardableResult
+    public func publish(_ written: WrittenReport) throws -> String {
+        if FileManager.default.fileExists(atPath: written.directory) {
+            try FileManager.default.removeItem(atPath: written.directory)
+        }
+        try FileManager.default.moveItem(atPath: written.aside, toPath: written.directory)
+        return written.directory
+    }
+
+    /// Writes and publishes a run's report at once; returns the run's folder.
+    @discardableResult
+    public func write(
+        _ report: RunReport, findings: (_ each: (RunReport.Finding) throws -> Void) throws -> Void
+    ) throws -> String {
+        try publish(writeAside(report, findings: findings))
+    }
+
+    /// What a killed run left in the root: a report written aside for a run that was recorded as
+    /// finished (killed between the two) is published; any other is deleted.
+    public func tidy(isFinished: (Int64) throws -> Bool) throws {
+        let rootURL = URL(fileURLWithPath: root)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: rootURL.path) else { return }
+        for name in names where name.hasPrefix(".run-") && name.hasSuffix(".partial") {
+            let aside = rootURL.appendingPathComponent(name)
+            guard let id = Int64(name.dropFirst(".run-".count).dropLast(".partial".count)) else { continue }
+            let directory = rootURL.appendingPathComponent("run-\(id)")
+            if try isFinished(id), !FileManager.default.fileExists(atPath: directory.path) {
+                try FileManager.default.moveItem(at: aside, to: directory)
+            } else {
+                try FileManager.default.removeItem(at: aside)
+            }
+        }
+    }
+
+    static func asideName(runID: Int64) -> String { ".run-\(runID).partial" }
 
     /// Writes a report whose findings are in memory.
     @discardableResult
@@ -75,13 +125,9 @@ public struct ReportWriter: Sendable {
         ReportFormat.csv.text(report, findings)
     }
 
-    /// Quotes a CSV field, and defuses spreadsheet formulas (user and product ids come from clients).
-    public static func csvField(_ value: String) -> String {
-        var text = value
-        if let first = text.first, "=+-@\t\r".contains(first) { text = "'" + text }
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
+    /// Quotes a CSV field, and defuses spreadsheet formulas (user and product ids come from
+    /// clients): see ``CSVText/field(_:)``.
+    public static func csvField(_ value: String) -> String { CSVText.field(value) }
 
     /// Formats milliunits as a decimal amount (`6000` → `6.000`).
     public static func formatMilli(_ amount: Int64) -> String {

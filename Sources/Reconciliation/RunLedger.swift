@@ -107,6 +107,13 @@ public enum RunLedger {
              counts, timings, report.reportDirectory])
     }
 
+    /// Whether a run was recorded as finished (`completed` or `completed_with_unresolved`).
+    static func isFinished(runID: Int64, on connection: Connection) throws -> Bool {
+        try connection.queryFirst(
+            "SELECT 1 FROM reconcile.runs WHERE id = $1 AND status IN ('completed', 'completed_with_unresolved')", runID
+        ) != nil
+    }
+
     static func fail(runID: Int64, status: RunStatus, error: String, on connection: Connection) throws {
         try connection.execute(
             "UPDATE reconcile.runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1",

@@ -31,21 +31,26 @@ public struct ServerAPILookups: Sendable {
         public var unanswered = 0
     }
 
-    /// Runs both lookups for the run.
+    /// Runs both lookups for the run. Throws ``ServerAPIUnreachableError`` once Apple answered none
+    /// of ``ServerAPIOutage/threshold`` calls in a row: what was asked is kept, the rest waits.
     public func run(_ run: RunContext) async throws -> Summary {
         var summary = Summary()
-        try await histories(runID: run.id, resumesAfter: run.resumesAfter, on: run.connection, into: &summary)
+        var outage = ServerAPIOutage()
+        try await histories(
+            runID: run.id, resumesAfter: run.resumesAfter, on: run.connection, into: &summary, outage: &outage)
         try await transactionInfo(
-            runID: run.id, since: run.since, judgeBefore: run.judgeBefore, on: run.connection, into: &summary)
+            runID: run.id, since: run.since, judgeBefore: run.judgeBefore, on: run.connection, into: &summary,
+            outage: &outage)
         return summary
     }
 
     /// One history call per account whose uploads this run (or a run since `resumesAfter` that
     /// did not finish) verified, seeded with the newest transaction of this app it carried, and
     /// per account whose history an earlier run could not get (`reconcile.history_lookups`).
-    func histories(runID: Int64, resumesAfter: Int64, on connection: Connection, into summary: inout Summary)
-        async throws
-    {
+    func histories(
+        runID: Int64, resumesAfter: Int64, on connection: Connection, into summary: inout Summary,
+        outage: inout ServerAPIOutage
+    ) async throws {
         var after = ""
         while true {
             try Task.checkCancellation()
@@ -73,8 +78,14 @@ public struct ServerAPILookups: Sendable {
             after = last.0
             var records: [(AppleTransactionRecord, Carrier?)] = []
             var unanswered: [(user: String, transaction: String, upload: Int64, reason: String)] = []
+            var asked: [String] = []
             for (user, transaction, upload) in seeds {
-                switch try await call({ try await client.transactionHistory(for: transaction, logger: logger) }) {
+                // Apple is down: the seeds not asked stay as they are, for the next run.
+                if outage.isOngoing { break }
+                asked.append(user)
+                let outcome = try await call({ try await client.transactionHistory(for: transaction, logger: logger) })
+                outage.observe(outcome)
+                switch outcome {
                 case .found(let history):
                     summary.histories += 1
                     // PostgreSQL text cannot store NUL: such a transaction is left out, never stored cut.
@@ -104,7 +115,7 @@ public struct ServerAPILookups: Sendable {
                     UPDATE reconcile.history_lookups
                        SET result = 'answered', last_error = NULL, run_id = $2, updated_at = now()
                      WHERE user_id = ANY($1::text[]) AND result = 'retry'
-                    """, [seeds.map(\.0).filter { user in !unanswered.contains { $0.user == user } }, runID])
+                    """, [asked.filter { user in !unanswered.contains { $0.user == user } }, runID])
                 for pending in unanswered {
                     try connection.execute(
                         """
@@ -118,13 +129,15 @@ public struct ServerAPILookups: Sendable {
                         """, [pending.user, pending.transaction, pending.upload, pending.reason, runID])
                 }
             }
+            try outage.stopIfOngoing()
         }
     }
 
     /// Get Transaction Info for every delivered transaction of the window (or of an open
     /// unverified_delivery item) that no verified source contains and Apple has not yet answered.
     func transactionInfo(
-        runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection, into summary: inout Summary
+        runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection, into summary: inout Summary,
+        outage: inout ServerAPIOutage
     ) async throws {
         // Deliveries of the window, of open unverified items, and every lookup an earlier run
         // could not finish (Apple put it off, or the purchase was too young): those are asked
@@ -152,19 +165,22 @@ public struct ServerAPILookups: Sendable {
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
             guard let last = candidates.last else { return }
             after = last.0
-            try await lookUp(candidates, runID: runID, judgeBefore: judgeBefore, on: connection, into: &summary)
+            try await lookUp(
+                candidates, runID: runID, judgeBefore: judgeBefore, on: connection, into: &summary, outage: &outage)
         }
     }
 
     /// Asks Get Transaction Info about each candidate and records the answer.
     func lookUp(
         _ candidates: [(String, Date)], runID: Int64, judgeBefore: Date, on connection: Connection,
-        into summary: inout Summary
+        into summary: inout Summary, outage: inout ServerAPIOutage
     ) async throws {
         for (transaction, deliveredAt) in candidates {
             try Task.checkCancellation()
+            try outage.stopIfOngoing()
             summary.lookups += 1
             let outcome = try await call({ try await client.transactionInfo(for: transaction, logger: logger) })
+            outage.observe(outcome)
             var result = "retry"
             var error: String?
             var records: [(AppleTransactionRecord, Carrier?)] = []
@@ -205,5 +221,44 @@ public struct ServerAPILookups: Sendable {
         } catch let error as ServerAPIConfigurationError {
             throw RunConfigurationError("\(error)")
         }
+    }
+}
+
+/// Tells a Server API that is down from calls that fail one by one: calls Apple did not answer
+/// (`retryLater`: timeouts, connection errors, HTTP 5xx and 429) in a row. Past the threshold the
+/// run stops asking, keeps what was answered and leaves the rest for the next run, as the
+/// verifyReceipt phase does (`AppleOutage`).
+struct ServerAPIOutage {
+    static let threshold = 20
+    private(set) var unanswered = 0
+    private(set) var lastReason = ""
+
+    var isOngoing: Bool { unanswered >= Self.threshold }
+
+    mutating func observe<T>(_ outcome: ServerAPIOutcome<T>) {
+        if case .retryLater(let reason, _, _) = outcome {
+            unanswered += 1
+            lastReason = reason
+        } else {
+            unanswered = 0
+        }
+    }
+
+    func stopIfOngoing() throws {
+        if isOngoing { throw ServerAPIUnreachableError(unanswered: unanswered, lastReason: lastReason) }
+    }
+}
+
+/// The App Store Server API answered none of many calls in a row: the run stops and fails
+/// (exit 1); what it did not ask waits for the next run.
+public struct ServerAPIUnreachableError: Error, CustomStringConvertible {
+    /// Calls in a row Apple did not answer.
+    public let unanswered: Int
+    /// The last failure, as the client saw it.
+    public let lastReason: String
+
+    public var description: String {
+        "Apple's App Store Server API did not answer \(unanswered) calls in a row (last: \(lastReason)); "
+            + "the run stopped asking and left the rest for the next run"
     }
 }

@@ -117,10 +117,11 @@ public struct Settings: Sendable {
             }
             return parsed
         }
-        func positiveInt(_ key: String, default fallback: Int) throws(SettingsError) -> Int {
+        // The message names the bound in words: it must never echo the value given.
+        func positiveInt(_ key: String, default fallback: Int, maximum: Int, _ bound: String) throws(SettingsError) -> Int {
             guard let raw = value(key) else { return fallback }
-            guard let number = Int(raw), number > 0 else {
-                throw SettingsError(key: key, problem: "must be a positive whole number")
+            guard let number = Int(raw), (1...maximum).contains(number) else {
+                throw SettingsError(key: key, problem: "must be a positive whole number, at most \(bound)")
             }
             return number
         }
@@ -154,10 +155,10 @@ public struct Settings: Sendable {
             grace = 30 * 60
         }
         receiptVerification = try choice("RECONCILE_RECEIPT_VERIFICATION", default: .apple)
-        maxAttempts = try positiveInt("RECONCILE_MAX_ATTEMPTS", default: 5)
+        maxAttempts = try positiveInt("RECONCILE_MAX_ATTEMPTS", default: 5, maximum: 100, "a hundred")
         if let raw = value("RECONCILE_APPLE_TIMEOUT") {
-            guard let seconds = TimeExpression.duration(raw), seconds > 0 else {
-                throw SettingsError(key: "RECONCILE_APPLE_TIMEOUT", problem: "must be a duration such as 30s or 2m")
+            guard let seconds = TimeExpression.duration(raw), seconds > 0, seconds <= 3600 else {
+                throw SettingsError(key: "RECONCILE_APPLE_TIMEOUT", problem: "must be a duration such as 30s or 2m, at most an hour")
             }
             appleTimeout = seconds
         } else {
@@ -180,15 +181,15 @@ public struct Settings: Sendable {
             serverAPIKey = nil
         }
         if let raw = value("APPSTORE_API_RATE") {
-            guard let rate = Double(raw), rate > 0, rate.isFinite else {
-                throw SettingsError(key: "APPSTORE_API_RATE", problem: "must be a positive number of requests per second")
+            guard let rate = Double(raw), rate >= 0.01, rate <= 10_000 else {
+                throw SettingsError(key: "APPSTORE_API_RATE", problem: "must be a number of requests per second, from a hundredth to ten thousand")
             }
             serverAPIRate = rate
         } else {
             serverAPIRate = nil
         }
         rootCertificateFiles = list("APPLE_ROOT_CERTIFICATES")
-        concurrency = try positiveInt("RECONCILE_CONCURRENCY", default: 16)
+        concurrency = try positiveInt("RECONCILE_CONCURRENCY", default: 16, maximum: 1000, "a thousand")
         reportDirectory = value("RECONCILE_REPORT_DIR") ?? "./reports"
         uploadsRelation = try relation("RECONCILE_UPLOADS_RELATION", default: "reconcile.receipt_uploads")
         deliveriesRelation = try relation("RECONCILE_DELIVERIES_RELATION", default: "reconcile.deliveries")

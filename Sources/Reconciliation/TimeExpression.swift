@@ -4,7 +4,16 @@ import Foundation
 public enum TimeExpression {
     /// Parses a date (`2026-11-01`, UTC midnight), an RFC 3339 timestamp (`2026-11-01T02:00:00Z`,
     /// `…+08:00`), or a duration back from `now` (`36h`, `7d`).
+    /// Instants from years 1 to 9999 only: PostgreSQL and the reports take them all.
     public static func instant(_ text: String, now: Date) -> Date? {
+        guard let date = parsedInstant(text, now: now), date >= earliest, date < latest else { return nil }
+        return date
+    }
+
+    private static let earliest = Date(timeIntervalSince1970: -62_135_596_800)  // 0001-01-01
+    private static let latest = Date(timeIntervalSince1970: 253_402_300_800)  // 10000-01-01
+
+    private static func parsedInstant(_ text: String, now: Date) -> Date? {
         if let seconds = duration(text) { return now.addingTimeInterval(-seconds) }
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         if parts.count == 3, parts.allSatisfy({ $0.allSatisfy(\.isNumber) }), parts[0].count == 4,
@@ -15,20 +24,28 @@ public enum TimeExpression {
         return rfc3339(text)
     }
 
-    /// Parses `90s`, `30m`, `36h`, `7d`, `2w` (or a bare number of seconds) into seconds.
+    /// The longest duration accepted: a century. Anything longer is a typo, and an unbounded
+    /// one (`1e300w`) would overflow the microseconds a timestamp is sent to PostgreSQL in.
+    public static let maximumDuration: TimeInterval = 100 * 366 * 86_400
+
+    /// Parses `90s`, `30m`, `36h`, `7d`, `2w` (or a bare number of seconds) into seconds; nil
+    /// beyond ``maximumDuration``.
     public static func duration(_ text: String) -> TimeInterval? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard let unit = trimmed.last else { return nil }
         let multipliers: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        var seconds: TimeInterval?
         if let multiplier = multipliers[unit], let number = Double(trimmed.dropLast()), number >= 0,
             number.isFinite
         {
-            return number * multiplier
+            seconds = number * multiplier
+        } else if let number = Double(trimmed), number >= 0, number.isFinite,
+            trimmed.allSatisfy({ $0.isNumber || $0 == "." })
+        {
+            seconds = number
         }
-        if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite, trimmed.allSatisfy({ $0.isNumber || $0 == "." }) {
-            return seconds
-        }
-        return nil
+        guard let seconds, seconds <= maximumDuration else { return nil }
+        return seconds
     }
 
     /// Parses RFC 3339 with or without fractional seconds.

@@ -1,48 +1,141 @@
-import Dispatch
 import Foundation
 import Postgres
 import Reconciliation
 
-/// Runs queue work on PostgreSQL off Swift's cooperative threads: libpq blocks, so each call
-/// runs on a dispatch queue, with a few idle connections kept for the next request.
-final class ReviewDatabase: @unchecked Sendable {
-    private let url: String?
-    private let queue = DispatchQueue(label: "reconcile.serve.database", attributes: .concurrent)
-    // Guards `idle`; connections are handed to one request at a time, never shared.
-    private let lock = NSLock()
-    private var idle: [Connection] = []
-    private let maximumIdle = 4
+/// Runs queue work on PostgreSQL for the pages, within fixed limits, so a stalled database
+/// stalls only the pages that need it:
+///
+/// - at most `maximumConnections` connections, each owned by one dedicated thread: libpq blocks,
+///   and neither Swift's cooperative threads nor libdispatch's shared pool may be the ones
+///   blocked (with every pool thread stuck in libpq, even the login page stops answering);
+/// - a request waits at most `waitTimeout` for a free connection, then gets `DatabaseBusyError`
+///   (a 503 page) instead of a new connection;
+/// - every statement of a page is cancelled after `statementTimeout` (PostgreSQL's
+///   `statement_timeout`), so a locked table cannot hold a connection forever.
+final class ReviewDatabase: Sendable {
+    private let workers: Workers
 
-    init(url: String?) {
-        self.url = url
+    init(url: String?, maximumConnections: Int, waitTimeout: Duration, statementTimeout: Duration) {
+        workers = Workers(url: url, waitTimeout: waitTimeout, statementTimeout: statementTimeout)
+        for index in 0..<max(1, maximumConnections) {
+            let workers = self.workers
+            let thread = Thread { workers.work() }
+            thread.name = "reconcile.serve.database.\(index)"
+            thread.start()
+        }
     }
 
-    /// Runs `body` with a service on a pooled connection.
+    deinit {
+        workers.stop()
+    }
+
+    /// Runs `body` with a service on one of the connections, or throws `DatabaseBusyError` when
+    /// none is free within the wait timeout.
     func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.withConnection { try body(ReviewService(connection: $0)) } })
+        try await workers.run(body)
+    }
+}
+
+/// The threads' shared state; the threads hold it, not the `ReviewDatabase`, so they stop (and
+/// close their connections) when the application that made them goes away.
+private final class Workers: @unchecked Sendable {
+    /// One request's work, waiting for a thread.
+    private struct Job {
+        let id: UInt64
+        let run: (Connection) -> Void
+        let refuse: (any Error) -> Void
+    }
+
+    private let url: String?
+    private let statementTimeout: Duration
+    private let waitTimeout: Duration
+    // Guards `pending`, `nextID` and `stopped`; signalled when a job arrives or on stop.
+    private let condition = NSCondition()
+    private var pending: [Job] = []
+    private var nextID: UInt64 = 0
+    private var stopped = false
+
+    init(url: String?, waitTimeout: Duration, statementTimeout: Duration) {
+        self.url = url
+        self.waitTimeout = waitTimeout
+        self.statementTimeout = statementTimeout
+    }
+
+    func stop() {
+        condition.withLock { stopped = true }
+        condition.broadcast()
+    }
+
+    func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let id = condition.withLock {
+                nextID += 1
+                pending.append(Job(
+                    id: nextID,
+                    run: { connection in continuation.resume(with: Result { try body(ReviewService(connection: connection)) }) },
+                    refuse: { continuation.resume(throwing: $0) }))
+                return nextID
+            }
+            condition.signal()
+            // Whoever takes the job out of `pending` (a thread, or this timer) resumes it, once.
+            let waitTimeout = self.waitTimeout
+            Task {
+                try? await Task.sleep(for: waitTimeout)
+                guard let job = self.take(id: id) else { return }
+                job.refuse(DatabaseBusyError(reason: "no database connection was free within \(waitTimeout)"))
             }
         }
     }
 
-    private func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        let connection = try lock.withLock { idle.popLast() } ?? Connection(url: url)
-        do {
-            let value = try body(connection)
-            giveBack(connection)
-            return value
-        } catch {
-            // A connection that failed mid-way may be broken or mid-transaction: let it go.
-            if !((error as? PostgresError)?.isConnectionFailure ?? false) { giveBack(connection) }
-            throw error
+    private func take(id: UInt64) -> Job? {
+        condition.withLock {
+            guard let index = pending.firstIndex(where: { $0.id == id }) else { return nil }
+            return pending.remove(at: index)
         }
     }
 
-    private func giveBack(_ connection: Connection) {
-        guard connection.isHealthy else { return }
-        lock.withLock {
-            if idle.count < maximumIdle { idle.append(connection) }
+    /// One thread's loop: take the oldest job, run it on this thread's own connection.
+    func work() {
+        var connection: Connection?
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopped { condition.wait() }
+            if stopped {
+                let left = pending
+                pending.removeAll()
+                condition.unlock()
+                for job in left { job.refuse(DatabaseBusyError(reason: "the server is stopping")) }
+                return
+            }
+            let job = pending.removeFirst()
+            condition.unlock()
+            if let current = connection, !current.isHealthy { connection = nil }
+            if connection == nil {
+                do {
+                    connection = try connect()
+                } catch {
+                    job.refuse(error)
+                    continue
+                }
+            }
+            guard let live = connection else { continue }
+            job.run(live)
+            // A connection left broken or mid-transaction by a failure is not reused.
+            if !live.isHealthy || live.isInTransaction { connection = nil }
         }
     }
+
+    private func connect() throws -> Connection {
+        let connection = try Connection(url: url)
+        let (seconds, attoseconds) = statementTimeout.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        _ = try connection.query("SELECT set_config('statement_timeout', $1, false)", String(max(1, milliseconds)))
+        return connection
+    }
+}
+
+/// No database connection for a page in time (the database is stalled or overloaded): a 503.
+struct DatabaseBusyError: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "database busy: \(reason)" }
 }

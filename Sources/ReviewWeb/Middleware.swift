@@ -67,10 +67,17 @@ struct Form: Sendable {
     /// The first value of a field.
     subscript(_ name: String) -> String? { pairs.first { $0.0 == name }?.1 }
 
-    /// Reads a form body (at most 64 KB: a note and a few fields).
+    /// Whether a name or value holds a NUL, which PostgreSQL cannot take.
+    var containsNUL: Bool {
+        pairs.contains { $0.0.utf8.contains(0) || $0.1.utf8.contains(0) }
+    }
+
+    /// Reads a form body (at most 64 KB: a note and a few fields); 400 when it holds a NUL.
     static func read(_ request: Request, context: ReviewRequestContext) async throws -> Form {
         let buffer = try await request.body.collect(upTo: 64 * 1024)
-        return Form(String(buffer: buffer))
+        let form = Form(String(buffer: buffer))
+        guard !form.containsNUL else { throw HTTPError(.badRequest, message: context.catalog["error.nul_in_form"]) }
+        return form
     }
 
     /// Encodes fields for a query string.

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Mustache
+import NIOCore
 import Reconciliation
 
 /// The request context of the review pages: the logged-in session, once `SessionMiddleware` found
@@ -16,10 +17,13 @@ public struct ReviewRequestContext: RequestContext {
     /// The request's path and query, for the language links and the time zone form.
     var path = "/"
     var query: String?
+    /// The peer's IP address, for the login back-off and the refusal log ("unknown" without one).
+    let clientAddress: String
 
     /// Creates the context of a new request.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
     var catalog: Catalog { reader.catalog }
@@ -27,14 +31,23 @@ public struct ReviewRequestContext: RequestContext {
 
 /// Builds the review web application (SPEC section 8): the seam `reconcile serve` runs and tests call.
 public func buildApplication(configuration: ReviewWebConfiguration) throws -> some ApplicationProtocol {
+    try ReviewWebConfiguration.checkTokenStrength(configuration.token)
     let site = try ReviewSite(configuration: configuration)
     let router = Router(context: ReviewRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: ErrorPagesMiddleware(library: site.library))
     router.add(middleware: SessionMiddleware(sessions: site.sessions))
     router.add(middleware: PreferencesMiddleware(sessions: site.sessions))
+    // Again inside, where the reader's language is known: the outer one answers what the session
+    // and preference middleware themselves throw, in English; this one every page's errors.
+    router.add(middleware: ErrorPagesMiddleware(library: site.library))
     site.addRoutes(to: router)
+    // The idle timeout also bounds reading a request head: the clock restarts only when a whole
+    // head (or body part) has arrived, so a client trickling its headers is cut off too.
+    let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
     return Application(
         router: router,
+        server: .http1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         logger: configuration.logger)
 }
@@ -53,12 +66,18 @@ struct ReviewSite: Sendable {
     let sessions: SessionStore
     let database: ReviewDatabase
     let library: MustacheLibrary
+    let throttle: LoginThrottle
 
     init(configuration: ReviewWebConfiguration) throws {
         self.configuration = configuration
-        sessions = SessionStore(idleLifetime: configuration.sessionIdleLifetime)
-        database = ReviewDatabase(url: configuration.databaseURL)
+        sessions = SessionStore(
+            idleLifetime: configuration.sessionIdleLifetime, absoluteLifetime: configuration.sessionAbsoluteLifetime)
+        database = ReviewDatabase(
+            url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
+            waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
+            statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)))
         library = try Templates.library()
+        throttle = LoginThrottle(limits: configuration.loginLimits)
     }
 
     func addRoutes(to router: Router<ReviewRequestContext>) {

@@ -18,6 +18,19 @@ public struct ReviewWebConfiguration: Sendable {
     public var secureCookies: Bool
     /// The server's logger; tokens, session ids and passwords are never logged.
     public var logger: Logger
+    /// How long a session lives at most, however busy: a stolen cookie stops working.
+    public var sessionAbsoluteLifetime: TimeInterval = 12 * 3600
+    /// Database connections the pages may hold at once.
+    public var maximumConnections = 8
+    /// How long a page waits for a free connection before answering 503.
+    public var connectionWaitTimeout: TimeInterval = 5
+    /// PostgreSQL's `statement_timeout` on the pages' queries.
+    public var statementTimeout: TimeInterval = 10
+    /// A connection with no request in progress, or one whose request head has not arrived, is
+    /// closed after this long.
+    public var idleTimeout: TimeInterval = 30
+    /// Wrong-token back-off.
+    var loginLimits = LoginThrottle.Limits()
 
     /// Creates a configuration.
     public init(
@@ -33,4 +46,27 @@ public struct ReviewWebConfiguration: Sendable {
         self.secureCookies = secureCookies
         self.logger = logger
     }
+
+    /// Refuses a token that can be guessed: shorter than 16 characters, or of less than 64 bits
+    /// by a simple estimate (length × log2 of its distinct characters), so `aaaaaaaaaaaaaaaa`
+    /// or `abababababababab` is refused while 16 random hex digits pass.
+    public static func checkTokenStrength(_ token: Secret) throws(WeakTokenError) {
+        let scalars = Array(token.value.unicodeScalars)
+        guard scalars.count >= 16 else { throw WeakTokenError(problem: "must be at least 16 characters") }
+        let distinct = Set(scalars).count
+        let bits = Double(scalars.count) * log2(Double(max(distinct, 1)))
+        guard bits >= 64 else {
+            throw WeakTokenError(
+                problem: "is too easy to guess (too few different characters); use 32 random characters, "
+                    + "e.g. openssl rand -hex 16")
+        }
+    }
+}
+
+/// `RECONCILE_WEB_TOKEN` is too weak to protect the pages; never says what the token is.
+public struct WeakTokenError: Error, CustomStringConvertible {
+    /// What is wrong with it.
+    public let problem: String
+
+    public var description: String { "RECONCILE_WEB_TOKEN \(problem)" }
 }

@@ -13,6 +13,8 @@ actor SessionStore {
         /// Sent back in every POST form and compared in constant time.
         let csrfToken: String
         var expires: Date
+        /// The end of the session however busy it is (its absolute lifetime).
+        let ends: Date
         /// A one-shot message shown on the next page (what the last action did).
         var flash: Flash?
         /// The language chosen with the switch; nil follows the browser.
@@ -37,11 +39,13 @@ actor SessionStore {
     private var sessions: [String: Session] = [:]
     private var tickets: [String: Ticket] = [:]
     private let idleLifetime: TimeInterval
+    private let absoluteLifetime: TimeInterval
     /// Oldest sessions are dropped beyond this, so a flood of logins cannot exhaust memory.
     private let capacity = 10_000
 
-    init(idleLifetime: TimeInterval) {
+    init(idleLifetime: TimeInterval, absoluteLifetime: TimeInterval) {
         self.idleLifetime = idleLifetime
+        self.absoluteLifetime = absoluteLifetime
     }
 
     func create(name: String, language: Language? = nil) -> Session {
@@ -49,9 +53,11 @@ actor SessionStore {
         if sessions.count >= capacity, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
             sessions[oldest.id] = nil
         }
+        let now = Date()
+        let ends = now.addingTimeInterval(absoluteLifetime)
         let session = Session(
             id: Self.randomToken(), name: name, csrfToken: Self.randomToken(),
-            expires: Date().addingTimeInterval(idleLifetime), flash: nil, language: language)
+            expires: min(now.addingTimeInterval(idleLifetime), ends), ends: ends, flash: nil, language: language)
         sessions[session.id] = session
         return session
     }
@@ -63,7 +69,7 @@ actor SessionStore {
             sessions[id] = nil
             return nil
         }
-        session.expires = Date().addingTimeInterval(idleLifetime)
+        session.expires = min(Date().addingTimeInterval(idleLifetime), session.ends)
         sessions[id] = session
         return session
     }

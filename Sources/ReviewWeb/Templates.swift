@@ -4,18 +4,14 @@ import Reconciliation
 
 /// The pages' mustache templates and stylesheet, from `Embedded/templates/*.mustache` and
 /// `Embedded/assets/app.css`, compiled into the binary so `reconcile serve` needs no resource
-/// folder. Data is only ever written with `{{ }}`, which HTML-escapes; `{{{ }}}` is never used.
+/// folder. Data is only ever written with `{{ }}`, which HTML-escapes per Unicode scalar (HTMLEscaping.swift); `{{{ }}}` is never used.
 /// Templates hold no words: labels come from the catalog as `{{t.<key>}}`, sentences with values
 /// in them are filled in by the view models.
 enum Templates {
     /// Every template, registered by file name (`queue.mustache` → `queue`). The one place the
     /// library is built, so a custom content type (escaping) is a one-line change here.
     static func library() throws -> MustacheLibrary {
-        var library = MustacheLibrary()
-        for (name, text) in sources {
-            try library.register(text, named: name)
-        }
-        return library
+        try MustacheLibrary.scalarEscaped(sources)
     }
 
     /// Template name → its text.

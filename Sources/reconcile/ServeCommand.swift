@@ -50,8 +50,10 @@ struct ServeCommand: AsyncParsableCommand {
             guard let token = settings.webToken else {
                 throw ConfigurationError("RECONCILE_WEB_TOKEN is required: the token staff log in with")
             }
-            guard token.value.count >= 16 else {
-                throw ConfigurationError("RECONCILE_WEB_TOKEN must be at least 16 characters: a short token can be guessed")
+            do {
+                try ReviewWebConfiguration.checkTokenStrength(token)
+            } catch {
+                throw ConfigurationError(error.description)
             }
             let (host, port) = address ?? ("127.0.0.1", 8080)
             try await runReviewServer(configuration: ReviewWebConfiguration(

@@ -40,6 +40,28 @@ struct ReportHTMLTests {
         #expect(!html.contains("<link") && !html.contains("src=\"http") && !html.contains("url("))
     }
 
+    /// A `<` after U+0600 or a `"` before U+0301 is one grapheme cluster with its neighbour;
+    /// the report escapes per scalar, so neither carries a tag through, and bidi controls show.
+    @Test func combiningCharactersCarryNoTagAndBidiControlsShow() {
+        let findings = [
+            Self.finding(.missedDelivery, user: "\u{600}<meta http-equiv=refresh content=0>"),
+            Self.finding(.missedDelivery, user: "x\"\u{301} onmouseover=alert(1)", product: "evil\u{202E}gnp.exe"),
+        ]
+        let html = ReportWriter.html(Self.report, findings: findings)
+        #expect(!html.unicodeScalars.split(separator: "<").dropFirst().contains { $0.starts(with: "meta http-equiv=refresh".unicodeScalars) })
+        #expect(!html.unicodeScalars.contains("\u{202E}"))
+        #expect(html.contains("evil⟨U+202E⟩gnp.exe"))
+        let quotes = html.unicodeScalars.indices.filter { html.unicodeScalars[$0] == "\"" }
+        #expect(quotes.allSatisfy { html.unicodeScalars.index(after: $0) == html.unicodeScalars.endIndex
+            || html.unicodeScalars[html.unicodeScalars.index(after: $0)] != "\u{301}" })
+    }
+
+    @Test func carriesItsOwnStrictCSP() {
+        let html = ReportWriter.html(Self.report, findings: Self.findings)
+        #expect(html.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"))
+        #expect(html.contains("base-uri 'none'; form-action 'none'"))
+    }
+
     @Test func hasTheSummaryChartsAndValueAtRisk() {
         let html = ReportWriter.html(Self.report, findings: Self.findings)
         #expect(html.contains("Reconciliation run 12"))

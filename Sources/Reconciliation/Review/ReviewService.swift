@@ -15,6 +15,9 @@ public struct ReviewService {
     public static let maximumNameLength = 200
     /// Largest page.
     public static let maximumPageSize = 500
+    /// Highest page number: far beyond any queue (500 million items at the largest page size),
+    /// and low enough that `(page - 1) * limit` can never overflow.
+    public static let maximumPage = 1_000_000
 
     private let connection: Connection
 
@@ -26,8 +29,12 @@ public struct ReviewService {
     // MARK: Reading
 
     /// One page of the items matching `filter`, most severe first, then oldest first.
+    /// A page beyond ``maximumPage`` is `ReviewError.invalidInput`.
     public func list(_ filter: ReviewFilter, page: Int = 1, limit: Int = 50) throws -> ReviewPage {
         let limit = min(max(limit, 1), Self.maximumPageSize)
+        guard page <= Self.maximumPage else {
+            throw ReviewError.invalidInput("a page number is at most \(Self.maximumPage)")
+        }
         let page = max(page, 1)
         let (clause, parameters) = filter.sql()
         let total = try connection.query(
@@ -351,15 +358,28 @@ public struct ReviewService {
         return text
     }
 
-    /// A trimmed, non-empty actor name without control characters, or `ReviewError.invalidInput`.
+    /// The actor the job itself records (auto-resolutions); no person may take it.
+    public static let jobActor = "reconcile"
+
+    /// A trimmed, non-empty actor name, or `ReviewError.invalidInput`: at most
+    /// ``maximumNameLength`` Unicode scalars (a cluster of combining marks counts for each of
+    /// them), no control or format characters (bidi overrides and isolates, zero-width joiners,
+    /// U+0600 prefixes: a name must read as what it is), and not the job's own name.
     public static func validatedName(_ raw: String) throws -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw ReviewError.invalidInput("a name is required (who is deciding?)") }
-        guard name.count <= maximumNameLength else {
+        guard name.unicodeScalars.count <= maximumNameLength else {
             throw ReviewError.invalidInput("a name is at most \(maximumNameLength) characters")
         }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ReviewError.invalidInput("a name cannot hold control characters")
+        guard !name.unicodeScalars.contains(where: {
+            let category = $0.properties.generalCategory
+            return category == .control || category == .format || category == .lineSeparator
+                || category == .paragraphSeparator
+        }) else {
+            throw ReviewError.invalidInput("a name cannot hold control or invisible formatting characters")
+        }
+        guard name.lowercased() != jobActor else {
+            throw ReviewError.invalidInput("\(jobActor) is reserved for the job itself; use your own name")
         }
         return name
     }
@@ -370,7 +390,7 @@ public struct ReviewService {
             if required { throw ReviewError.invalidInput("a note is required: say why") }
             return nil
         }
-        guard note.count <= maximumNoteLength else {
+        guard note.unicodeScalars.count <= maximumNoteLength else {
             throw ReviewError.invalidInput("a note is at most \(maximumNoteLength) characters")
         }
         return note

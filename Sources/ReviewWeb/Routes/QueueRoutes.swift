@@ -17,7 +17,9 @@ extension ReviewSite {
         let t = reader.catalog
         let query = QueryFilter(query: request.uri.query)
         let filter = query.filter
-        let page = max(1, Int(query.value("page") ?? "") ?? 1)
+        guard let page = query.page else {
+            throw HTTPError(.badRequest, message: t.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
+        }
         let result = try await database.run { try $0.list(filter, page: page, limit: 50) }
         let flash = await sessions.takeFlash(for: session.id)
         let selectedKind = filter.kinds.first?.rawValue

@@ -50,7 +50,9 @@ extension ReviewSite {
             headers: [
                 .contentType: "text/html; charset=utf-8",
                 // The report is self-contained: inline CSS and SVG only, nothing may load or run.
-                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+                .contentSecurityPolicy:
+                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; "
+                    + "base-uri 'none'; form-action 'none'",
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -47,19 +47,39 @@ extension ReviewSite {
         let t = context.catalog
         let next = safeNext(form["next"])
         let name = form["name"] ?? ""
+        let client = context.clientAddress
+        if let wait = await throttle.admit(client: client) {
+            context.logger.notice(
+                "login refused", metadata: ["login.reason": "backing off after wrong tokens", "client.address": "\(client)"])
+            let seconds = Int(wait.rounded(.up))
+            var response = loginPage(
+                LoginPage(error: t.text("login.backing_off", ["seconds": String(seconds)]), next: next, name: name),
+                context: context, status: .tooManyRequests)
+            response.headers[.retryAfter] = String(seconds)
+            return response
+        }
         guard constantTimeEquals(form["token"] ?? "", configuration.token.value) else {
-            context.logger.notice("login refused", metadata: ["login.reason": "wrong token"])
-            // A pause makes guessing slow without locking anyone out.
-            try await Task.sleep(for: .milliseconds(300))
+            context.logger.notice("login refused", metadata: ["login.reason": "wrong token", "client.address": "\(client)"])
             return loginPage(
                 LoginPage(error: t["login.wrong_token"], next: next, name: name), context: context, status: .unauthorized)
         }
+        await throttle.recordSuccess(client: client)
         if let problem = Self.nameProblem(name, t) {
             return loginPage(LoginPage(error: problem, next: next, name: name), context: context, status: .badRequest)
         }
-        let person = try ReviewService.validatedName(name)
+        let person: String
+        do {
+            person = try ReviewService.validatedName(name)
+        } catch {
+            return loginPage(
+                LoginPage(error: t["login.name_invalid"], next: next, name: name), context: context, status: .badRequest)
+        }
+        // A fresh session id on every login; the caller's previous session ends (no fixation).
+        if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
+            await sessions.remove(id: previous)
+        }
         let session = await sessions.create(name: person, language: language)
-        context.logger.info("logged in", metadata: ["review.actor": "\(person)"])
+        context.logger.info("logged in", metadata: ["review.actor": "\(person)", "client.address": "\(client)"])
         var response = redirect(next)
         response.setCookie(sessionCookie(value: session.id, maxAge: Int(configuration.sessionIdleLifetime)))
         return response

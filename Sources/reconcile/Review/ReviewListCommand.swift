@@ -24,14 +24,16 @@ struct ReviewListCommand: AsyncParsableCommand {
     @Option(help: "Items per page (1–\(ReviewService.maximumPageSize)).")
     var limit = 50
 
-    @Option(help: "Page number, from 1.")
+    @Option(help: "Page number, from 1 to \(ReviewService.maximumPage).")
     var page = 1
 
     func validate() throws {
         guard (1...ReviewService.maximumPageSize).contains(limit) else {
             throw ValidationError("--limit must be between 1 and \(ReviewService.maximumPageSize)")
         }
-        guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
+        guard (1...ReviewService.maximumPage).contains(page) else {
+            throw ValidationError("--page must be between 1 and \(ReviewService.maximumPage)")
+        }
     }
 
     func run() async throws {
