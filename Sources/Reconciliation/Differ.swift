@@ -29,6 +29,17 @@ public struct Differ: Sendable {
         /// (killed, failed, interrupted, dry) verified uploads and confirmed transactions that no
         /// diff has judged since: they are in this run's scope as if this run had done the work.
         public var resumesAfter: Int64
+        /// What is judged: a run's work (the default), or an explicit set of transactions.
+        public var scope: Scope = .run
+
+        /// What a diff judges.
+        public enum Scope: Sendable, Equatable {
+            /// What the run touched plus its window (or the whole history without `since`).
+            case run
+            /// These transactions (and their non-consumable families) only: the support desk's
+            /// customer picture, judged by the same rules as the nightly run.
+            case transactions([String])
+        }
 
         /// Creates the parameters; `resumesAfter` nil scopes the run to its own work.
         public init(
@@ -118,10 +129,15 @@ public struct Differ: Sendable {
             ANALYZE diff_blocked;
             ANALYZE diff_pending_users;
             """)
-        try scopeTouchedByRun(resumesAfter: parameters.resumesAfter, on: connection)
-        if parameters.since == nil {
+        if case .transactions(let ids) = parameters.scope {
+            // The explicit set is the whole scope.
+            try connection.execute(
+                "INSERT INTO diff_scope SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [ids])
+        } else if parameters.since == nil {
+            try scopeTouchedByRun(resumesAfter: parameters.resumesAfter, on: connection)
             try scopeWholeHistory(parameters, counted: counted, on: connection)
         } else {
+            try scopeTouchedByRun(resumesAfter: parameters.resumesAfter, on: connection)
             try scopeWindow(since: parameters.since ?? Date.distantPast, until: parameters.until, on: connection)
         }
         // A non-consumable is matched by its original transaction: bring the whole family in.
@@ -204,7 +220,10 @@ public struct Differ: Sendable {
                 evidence jsonb
             ) ON COMMIT DROP
             """)
-        for statement in findingStatements(environment: parameters.environment, resumesAfter: parameters.resumesAfter) {
+        for statement in findingStatements(
+            environment: parameters.environment, resumesAfter: parameters.resumesAfter,
+            uploadsInScopeOnly: parameters.scope != .run)
+        {
             try connection.executeScript(statement)
         }
         try connection.execute("ANALYZE diff_findings")
@@ -398,7 +417,17 @@ public struct Differ: Sendable {
     }
 
     /// One INSERT per finding kind; the run's parameters are in `diff_params`.
-    private func findingStatements(environment: Settings.Environment, resumesAfter: Int64) -> [String] {
+    /// `uploadsInScopeOnly` limits per-upload findings to uploads that carried or claimed a
+    /// transaction in scope (an explicit scope); a run judges the uploads it verified.
+    private func findingStatements(
+        environment: Settings.Environment, resumesAfter: Int64, uploadsInScopeOnly: Bool = false
+    ) -> [String] {
+        let judgedUploads = uploadsInScopeOnly
+            ? "SELECT c.upload_id FROM reconcile.transaction_claims c JOIN diff_scope s USING (transaction_id) "
+                + "UNION SELECT u2.id FROM \(uploads) u2 JOIN diff_scope s ON s.transaction_id = u2.claimed_transaction_id"
+            : "SELECT upload_id FROM reconcile.upload_verifications WHERE last_run_id > \(resumesAfter) "
+                + "UNION SELECT upload_id FROM reconcile.review_items "
+                + "WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review')"
         let fields = "fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id, upload_id, "
             + "match_key, amount_milli, currency, purchase_date"
         // Each key's unrevoked deliveries.
@@ -497,10 +526,7 @@ public struct Differ: Sendable {
                    NULL, u.user_id, NULL, v.upload_id, NULL, NULL, NULL, NULL
               FROM reconcile.upload_verifications v JOIN \(uploads) u ON u.id = v.upload_id
              WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL AND NOT (v.bundle_id = ANY((SELECT bundle_ids FROM diff_params)::text[]))
-               AND v.upload_id IN (SELECT upload_id FROM reconcile.upload_verifications
-                                    WHERE last_run_id > \(resumesAfter)
-                                   UNION SELECT upload_id FROM reconcile.review_items
-                                    WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review'))
+               AND v.upload_id IN (\(judgedUploads))
             """,
             // The same transaction uploaded by two or more accounts.
             """
@@ -564,8 +590,11 @@ public struct Differ: Sendable {
     /// Upserts the review queue from `diff_findings` (SPEC section 6): one item per fingerprint
     /// ever, refreshed when seen again, auto-resolved when its condition is gone, reopened only if
     /// it was auto-resolved. Items a person resolved or dismissed keep their status. Every status
-    /// change writes a review event in the same transaction.
-    public func upsertQueue(runID: Int64, on connection: Connection) throws -> QueueChanges {
+    /// change writes a review event in the same transaction. `resolvingGone` false (the support
+    /// desk's `--enqueue`) only adds and refreshes: nothing outside the findings is touched.
+    public func upsertQueue(runID: Int64, resolvingGone: Bool = true, on connection: Connection) throws
+        -> QueueChanges
+    {
         var changes = QueueChanges()
         changes.reopened = try connection.execute(
             """
@@ -607,6 +636,7 @@ public struct Differ: Sendable {
         changes.created = try rows[0].decode(Int.self, "created")
         changes.refreshed = try rows[0].decode(Int.self, "refreshed")
         Failpoint.pass("queue.upsert")
+        guard resolvingGone else { return changes }
         // Open items this run judged and no longer detects. Items whose transaction (or user, for
         // unknown deliveries) still waits on a verification were not judged and stay as they are.
         changes.autoResolved = try connection.execute(
