@@ -85,7 +85,7 @@ struct OutboxAckCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            let unknown = try await ActionOutbox(connection: database.connection()).ack(ids, by: Actor.name(by))
+            let unknown = try await ActionOutbox(connection: database.connection()).ack(ids, by: ActorName.resolve(by))
             for id in unknown { FileHandle.standardError.write(Data("reconcile: no outbox row \(id)\n".utf8)) }
             print("acked \(ids.count - unknown.count) of \(ids.count)")
             if !unknown.isEmpty { throw ExitStatus.failed }

@@ -24,7 +24,7 @@ struct ReviewClaimCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            print(try await database.service().claim(id: id, by: Actor.name(by), force: force).message)
+            print(try await database.service().claim(id: id, by: ActorName.resolve(by), force: force).message)
         } catch {
             throw reviewFailure(error, logger: logger)
         }

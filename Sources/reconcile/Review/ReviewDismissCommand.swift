@@ -24,7 +24,7 @@ struct ReviewDismissCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            print(try await database.service().dismiss(id: id, by: Actor.name(by), note: note).message)
+            print(try await database.service().dismiss(id: id, by: ActorName.resolve(by), note: note).message)
             // The decision reaches the app's webhook at once when one is configured.
             _ = try? await database.deliverOutbox(logger: logger)
         } catch {

@@ -110,8 +110,8 @@ func terminalSafe(_ text: String?) -> String {
 
 /// Who acts (`--by` of claim, resolve, dismiss): the flag, else `RECONCILE_ACTOR`, else the
 /// login name, so that a person never types their name twice a day.
-enum Actor {
-    static func name(
+enum ActorName {
+    static func resolve(
         _ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {
         for candidate in [given, environment["RECONCILE_ACTOR"], environment["LOGNAME"], environment["USER"]] {

@@ -34,7 +34,7 @@ struct ReviewResolveCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            print(try await database.service().resolve(id: id, resolution: resolution, by: Actor.name(by), note: note).message)
+            print(try await database.service().resolve(id: id, resolution: resolution, by: ActorName.resolve(by), note: note).message)
             // The decision reaches the app's webhook at once when one is configured.
             _ = try? await database.deliverOutbox(logger: logger)
         } catch {
