@@ -80,6 +80,10 @@ public struct Settings: Sendable {
 
     /// Who the reports are written for.
     public var reportReader: Reader { Reader(language: language, timeZone: timeZone) }
+    /// `RECONCILE_OUTBOX_WEBHOOK_URL`: where `reconcile outbox deliver` POSTs decisions; nil → no webhook.
+    public var outboxWebhookURL: String?
+    /// `RECONCILE_OUTBOX_WEBHOOK_SECRET`: the HMAC-SHA256 key of `X-Reconcile-Signature`.
+    public var outboxWebhookSecret: Secret?
 
     /// Every key this program reads.
     public static let keys = [
@@ -91,10 +95,13 @@ public struct Settings: Sendable {
         "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
         "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN", "RECONCILE_LANGUAGE",
         "RECONCILE_TIME_ZONE",
+        "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
     ]
 
     /// Keys whose values are secrets: never logged, never written to reports.
-    public static let secretKeys: Set<String> = ["APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL"]
+    public static let secretKeys: Set<String> = [
+        "APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
+    ]
 
     /// Reads and validates every setting. `requireBundleIDs` is false for commands that need
     /// no bundle (migrate, review).
@@ -211,6 +218,12 @@ public struct Settings: Sendable {
             timeZone = zone
         } else {
             timeZone = .gmt
+        }
+        outboxWebhookURL = value("RECONCILE_OUTBOX_WEBHOOK_URL") == nil ? nil : try url("RECONCILE_OUTBOX_WEBHOOK_URL", default: "")
+        outboxWebhookSecret = value("RECONCILE_OUTBOX_WEBHOOK_SECRET").map(Secret.init)
+        if outboxWebhookURL != nil, outboxWebhookSecret == nil {
+            throw SettingsError(
+                key: "RECONCILE_OUTBOX_WEBHOOK_SECRET", problem: "must be set with RECONCILE_OUTBOX_WEBHOOK_URL (it signs the body)")
         }
     }
 }
