@@ -144,8 +144,20 @@ public struct Differ: Sendable {
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a.environment,
                    a.quantity, a.purchase_date, a.revocation_date, a.ownership_type, a.app_account_token,
                    coalesce(a.product_type, p.product_type) AS product_type,
-                   coalesce(a.price_milli, p.price_milli) AS price_milli,
+                   -- Apple's JWS `price` "shows the total amount of the transaction for the quantity the
+                   -- customer purchased" (developer.apple.com/documentation/appstoreservernotifications/price);
+                   -- the catalogue's price_milli is per unit.
+                   coalesce(a.price_milli, p.price_milli * a.quantity) AS price_milli,
+                   coalesce(a.price_milli::numeric / nullif(a.quantity, 0), p.price_milli) AS unit_price_milli,
                    coalesce(a.currency, p.currency) AS currency,
+                   a.revocation_type, a.revocation_percentage,
+                   -- A prorated refund's percentage is of the whole quantity (developer.apple.com/documentation/
+                   -- storekit/transaction/revocationpercentage: 1 of 3 refunded is about 33.333%), so it
+                   -- refunds that share of the units, rounded, at least one; any other revocation all of them.
+                   CASE WHEN a.revocation_date IS NULL THEN 0
+                        WHEN a.revocation_type = 'REFUND_PRORATED' AND a.revocation_percentage IS NOT NULL
+                        THEN least(a.quantity, greatest(1, round(a.quantity * a.revocation_percentage / 100000.0)))::int
+                        ELSE a.quantity END AS refunded_quantity,
                    CASE WHEN coalesce(a.product_type, p.product_type) = 'non_consumable'
                         THEN 'o:' || a.original_transaction_id ELSE 't:' || a.transaction_id END AS match_key,
                    a.bundle_id = ANY(x.bundle_ids) AS bundle_ok,
@@ -164,7 +176,8 @@ public struct Differ: Sendable {
             CREATE TEMP TABLE diff_key ON COMMIT DROP AS
             SELECT DISTINCT ON (t.match_key) t.*,
                    bool_and(t.judged) OVER (PARTITION BY t.match_key) AS key_judged,
-                   bool_or(t.revocation_date IS NOT NULL) OVER (PARTITION BY t.match_key) AS key_revoked
+                   bool_or(t.revocation_date IS NOT NULL) OVER (PARTITION BY t.match_key) AS key_revoked,
+                   max(t.refunded_quantity) OVER (PARTITION BY t.match_key) AS key_refunded_quantity
               FROM diff_tx t
              ORDER BY t.match_key, (t.transaction_id = t.original_transaction_id) DESC, t.purchase_date, t.transaction_id;
             CREATE INDEX ON diff_key (match_key);
@@ -409,7 +422,7 @@ public struct Differ: Sendable {
             INSERT INTO diff_findings (\(fields))
             SELECT 'missed_delivery:' || k.transaction_id, 'missed_delivery', k.transaction_id,
                    k.original_transaction_id, b.buyer, k.product_id, NULL, k.match_key,
-                   k.price_milli * k.quantity, k.currency, k.purchase_date
+                   k.price_milli, k.currency, k.purchase_date
               FROM diff_key k JOIN diff_buyer b ON b.transaction_id = k.transaction_id
              WHERE k.key_judged AND k.counted AND NOT k.key_revoked
                AND coalesce(k.ownership_type, 'PURCHASED') = 'PURCHASED'
@@ -420,7 +433,7 @@ public struct Differ: Sendable {
             INSERT INTO diff_findings (\(fields))
             SELECT 'duplicate_delivery:' || k.transaction_id, 'duplicate_delivery', k.transaction_id,
                    k.original_transaction_id, (array_agg(d.user_id ORDER BY d.delivered_at DESC, d.id DESC))[1],
-                   k.product_id, NULL, k.match_key, k.price_milli * k.quantity * (count(*) - 1), k.currency,
+                   k.product_id, NULL, k.match_key, k.price_milli * (count(*) - 1), k.currency,
                    k.purchase_date
               FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
              WHERE k.key_judged AND k.counted
@@ -434,7 +447,7 @@ public struct Differ: Sendable {
             SELECT DISTINCT ON (k.transaction_id, d.user_id)
                    'wrong_account:' || k.transaction_id || ':' || md5(d.user_id), 'wrong_account', k.transaction_id,
                    k.original_transaction_id, b.buyer, k.product_id, NULL, k.match_key,
-                   k.price_milli * k.quantity, k.currency, k.purchase_date
+                   k.price_milli, k.currency, k.purchase_date
               FROM diff_key k
               JOIN diff_buyer b ON b.transaction_id = k.transaction_id
               JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
@@ -448,28 +461,36 @@ public struct Differ: Sendable {
               FROM diff_tx t JOIN (\(liveDeliveries)) d ON d.transaction_id = t.transaction_id
              WHERE t.judged AND t.counted AND d.product_id <> t.product_id
             """,
-            // Exactly one unrevoked delivery, with another quantity than Apple's.
+            // Exactly one unrevoked delivery, with another quantity than Apple's. After a partial
+            // refund, a delivery already reduced by the refunded units is right too.
             """
             INSERT INTO diff_findings (\(fields))
             SELECT 'quantity_mismatch:' || k.transaction_id, 'quantity_mismatch', k.transaction_id,
                    k.original_transaction_id, min(d.user_id), k.product_id, NULL, k.match_key,
-                   k.price_milli * abs(k.quantity - min(d.quantity)), k.currency, k.purchase_date
+                   round(k.unit_price_milli * abs(k.quantity - min(d.quantity))), k.currency, k.purchase_date
               FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
              WHERE k.key_judged AND k.counted
-             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
-                      k.quantity, k.currency, k.purchase_date
+             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.unit_price_milli,
+                      k.quantity, k.key_refunded_quantity, k.currency, k.purchase_date
             HAVING count(*) = 1 AND min(d.quantity) <> k.quantity
+               AND (k.key_refunded_quantity = 0 OR min(d.quantity) <> k.quantity - k.key_refunded_quantity)
             """,
-            // Apple revoked or refunded it, and a delivery is not revoked.
+            // Apple revoked or refunded it, and the unrevoked deliveries hold more than Apple's
+            // quantity minus the refunded units (a full refund: any unrevoked delivery). At risk: the
+            // refunded units. A Family Sharing revocation returns no money to anyone: nothing at risk.
             """
             INSERT INTO diff_findings (\(fields))
             SELECT 'refunded_delivery:' || k.transaction_id, 'refunded_delivery', k.transaction_id,
                    k.original_transaction_id, (array_agg(d.user_id ORDER BY d.id))[1], k.product_id, NULL,
-                   k.match_key, k.price_milli * k.quantity, k.currency, k.purchase_date
+                   k.match_key,
+                   CASE WHEN k.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
+                        THEN round(k.unit_price_milli * k.key_refunded_quantity) END,
+                   k.currency, k.purchase_date
               FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
              WHERE k.key_judged AND k.counted AND k.key_revoked
-             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
-                      k.quantity, k.currency, k.purchase_date
+             GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.unit_price_milli,
+                      k.quantity, k.key_refunded_quantity, k.revocation_type, k.currency, k.purchase_date
+            HAVING sum(d.quantity) > k.quantity - k.key_refunded_quantity
             """,
             // A delivery whose transaction no verified source of this app contains, judged once the
             // delivery's user has nothing left to verify (and, with the Server API, after Get
@@ -518,7 +539,7 @@ public struct Differ: Sendable {
                 INSERT INTO diff_findings (\(fields))
                 SELECT 'environment_mismatch:' || k.transaction_id, 'environment_mismatch', k.transaction_id,
                        k.original_transaction_id, min(d.user_id), k.product_id, NULL, k.match_key,
-                       k.price_milli * k.quantity, k.currency, k.purchase_date
+                       k.price_milli, k.currency, k.purchase_date
                   FROM diff_key k JOIN (\(liveDeliveries)) d ON d.match_key = k.match_key
                  WHERE k.key_judged AND k.environment = 'Sandbox'
                  GROUP BY k.transaction_id, k.original_transaction_id, k.product_id, k.match_key, k.price_milli,
@@ -557,7 +578,11 @@ public struct Differ: Sendable {
                                                     UNION SELECT f.upload_id)), '[]'),
                 'buyer', (SELECT jsonb_build_object('user_id', b.buyer, 'basis', b.basis, 'uploaders', b.uploaders)
                             FROM diff_buyer b WHERE b.transaction_id = f.transaction_id)
-            )
+            ) || CASE WHEN f.kind = 'refunded_delivery' THEN coalesce(
+                     (SELECT jsonb_build_object('refunded_quantity', k.key_refunded_quantity,
+                                                'revocation_type', k.revocation_type,
+                                                'revocation_percentage', k.revocation_percentage)
+                        FROM diff_key k WHERE k.match_key = f.match_key), '{}') ELSE '{}' END
             """)
     }
 

@@ -82,6 +82,12 @@ public struct ReconciliationJob: Sendable {
         ])
         var timings: [String: Double] = [:]
         do {
+            // Notifications the app's endpoint missed, and answers to refund requests (SPEC section 14).
+            if let serverAPI, let notifications {
+                let clock = Date()
+                _ = try await serverAPI.notificationSync(notifications).sync(runID: runID, on: connection)
+                timings["notification_sync"] = Date().timeIntervalSince(clock)
+            }
             let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
             var clock = Date()
             let total = try queue.enqueue(runID: runID, since: since, until: until, on: connection)
@@ -131,6 +137,7 @@ public struct ReconciliationJob: Sendable {
                 runID: runID, status: status, startedAt: startedAt, finishedAt: Date(), since: since, until: until,
                 environment: settings.environment.rawValue, dryRun: options.dryRun, verification: verification,
                 summary: summary, changes: changes, timings: timings)
+            (report.notifications, report.consumption) = try RefundActivity.since(resumesAfter, on: connection)
             clock = Date()
             // The findings stream from the session's table into the files: none is held in memory.
             let directory = try ReportWriter(root: options.reportDirectory ?? settings.reportDirectory).write(report) {

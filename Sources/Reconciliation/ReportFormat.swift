@@ -73,6 +73,9 @@ extension ReportFormat {
             "retry": \(v.retry), "by_apple_status": {\(statuses.joined(separator: ", "))}},
               "counts": {\(counts.joined(separator: ", "))},
               "value_at_risk": [\(risk.joined(separator: ", "))],
+              "notifications": {"synced": \(report.notifications.synced), "undelivered": \(report.notifications.undelivered)},
+              "consumption": {"answered": \(report.consumption.answered), "expired": \(report.consumption.expired), \
+            "refunded": \(report.consumption.refunded), "declined": \(report.consumption.declined)},
               "findings": [
             """
     }

@@ -73,6 +73,28 @@ public struct Settings: Sendable {
     public var productsRelation: String
     /// `RECONCILE_WEB_TOKEN`.
     public var webToken: Secret?
+    /// Answers to Apple's refund requests (SPEC section 14).
+    public var consumption = ConsumptionAnswers()
+
+    /// How the job answers `CONSUMPTION_REQUEST`s (SPEC section 14).
+    public struct ConsumptionAnswers: Sendable {
+        /// What `refundPreference` the answers carry.
+        public enum RefundPreference: String, Sendable, CaseIterable {
+            /// None is sent.
+            case none
+            /// From the ledger: undelivered → GRANT_FULL, fully used → DECLINE, partly → GRANT_PRORATED.
+            case ledger
+        }
+
+        /// `RECONCILE_CONSUMPTION_ANSWERS=on`: answer at all (off by default).
+        public var enabled = false
+        /// `RECONCILE_CONSENT_RELATION`, validated and quoted: who agreed to share consumption data.
+        public var consentRelation = "\"reconcile\".\"refund_consent\""
+        /// `RECONCILE_SAMPLE_CONTENT`: whether the app offers a free sample before purchase.
+        public var sampleContentProvided = false
+        /// `RECONCILE_REFUND_PREFERENCE`.
+        public var refundPreference = RefundPreference.none
+    }
 
     /// Every key this program reads.
     public static let keys = [
@@ -83,6 +105,8 @@ public struct Settings: Sendable {
         "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE", "APPSTORE_API_RATE", "APPLE_ROOT_CERTIFICATES",
         "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
         "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN",
+        "RECONCILE_CONSUMPTION_ANSWERS", "RECONCILE_CONSENT_RELATION", "RECONCILE_SAMPLE_CONTENT",
+        "RECONCILE_REFUND_PREFERENCE",
     ]
 
     /// Keys whose values are secrets: never logged, never written to reports.
@@ -186,6 +210,17 @@ public struct Settings: Sendable {
         deliveriesRelation = try relation("RECONCILE_DELIVERIES_RELATION", default: "reconcile.deliveries")
         productsRelation = try relation("RECONCILE_PRODUCTS_RELATION", default: "reconcile.products")
         webToken = value("RECONCILE_WEB_TOKEN").map(Secret.init)
+        func flag(_ key: String) throws(SettingsError) -> Bool {
+            switch value(key)?.lowercased() {
+            case nil, "off", "false", "no", "0": return false
+            case "on", "true", "yes", "1": return true
+            default: throw SettingsError(key: key, problem: "must be on or off")
+            }
+        }
+        consumption.enabled = try flag("RECONCILE_CONSUMPTION_ANSWERS")
+        consumption.consentRelation = try relation("RECONCILE_CONSENT_RELATION", default: "reconcile.refund_consent")
+        consumption.sampleContentProvided = try flag("RECONCILE_SAMPLE_CONTENT")
+        consumption.refundPreference = try choice("RECONCILE_REFUND_PREFERENCE", default: .none)
     }
 }
 

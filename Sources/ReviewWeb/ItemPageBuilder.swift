@@ -21,9 +21,10 @@ enum ItemPageBuilder {
         // Prices are milliunits: shown once, as money, rather than as two raw fields.
         var value: String?
         if let price = (apple["price_milli"] as? NSNumber)?.int64Value, let currency = apple["currency"] as? String {
-            let quantity = (apple["quantity"] as? NSNumber)?.int64Value ?? 1
-            value = "\(ReportWriter.formatMilli(price * quantity)) \(currency)"
-                + (quantity == 1 ? "" : " (\(quantity) × \(ReportWriter.formatMilli(price)))")
+            // Apple's price is already the total for the quantity (SPEC section 14).
+            let quantity = max(1, (apple["quantity"] as? NSNumber)?.int64Value ?? 1)
+            value = "\(ReportWriter.formatMilli(price)) \(currency)"
+                + (quantity == 1 ? "" : " (\(quantity) × \(ReportWriter.formatMilli(price / quantity)))")
         }
         let appleRows = appleKeys.filter { !(apple[$0] is NSNull) && $0 != "price_milli" && $0 != "currency" }
             .map { key -> ItemPage.KeyValue in

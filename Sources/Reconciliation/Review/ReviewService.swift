@@ -297,6 +297,8 @@ public struct ReviewService {
                             CASE WHEN r.kind IN ('missed_delivery', 'wrong_account') THEN r.user_id END) AS buyer,
                    r.evidence->'apple_transaction'->>'product_id' AS apple_product,
                    (r.evidence->'apple_transaction'->>'quantity')::int AS apple_quantity,
+                   CASE jsonb_typeof(r.evidence->'refunded_quantity') WHEN 'number'
+                        THEN (r.evidence->>'refunded_quantity')::numeric::int END AS refunded_quantity,
                    d.user_id AS delivery_user, d.product_id AS delivery_product, d.quantity AS delivery_quantity
               FROM reconcile.review_items r
               LEFT JOIN LATERAL (
@@ -334,9 +336,11 @@ public struct ReviewService {
                 throw ReviewError.actionNotApplicable(
                     id: item.id, resolution: resolution, reason: "the evidence holds no unrevoked delivery to take back")
             }
+            // After a partial refund only the refunded units go back (SPEC section 14).
+            let refunded: Int? = item.kind == FindingKind.refundedDelivery.rawValue ? try row["refunded_quantity"] : nil
             return ActionDraft(
                 action: .revoke, productID: try row["delivery_product"] ?? item.productID,
-                quantity: try row["delivery_quantity"], fromUserID: deliveryUser, toUserID: nil)
+                quantity: try refunded ?? row["delivery_quantity"], fromUserID: deliveryUser, toUserID: nil)
         case .move:
             guard let deliveryUser, let buyer else {
                 throw ReviewError.actionNotApplicable(
