@@ -160,8 +160,9 @@ struct RefundRequestTests {
                     + "\(try $0.decode(String.self, at: 2)) \(try $0.decode(Int.self, at: 3)) "
                     + "\(try $0.decode(String?.self, at: 4) ?? "-")"
             }
+            // Oldest request first: cat's expired one.
             #expect(audit == [
-                "\(amys.transactionId) answered declined 2 DELIVERED", "\(cats.transactionId) expired - 1 -",
+                "\(cats.transactionId) expired - 1 -", "\(amys.transactionId) answered declined 2 DELIVERED",
             ])
             let report = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
             #expect(report.consumption == RefundActivity.Consumption(answered: 1, expired: 1, refunded: 0, declined: 1))
@@ -194,5 +195,31 @@ extension RefundActivity.Consumption {
         self.expired = expired
         self.refunded = refunded
         self.declined = declined
+    }
+}
+
+@Suite("Consumption answers: the body Apple gets")
+struct ConsumptionBodyTests {
+    /// (product type, delivery status, consumed milliunits, preference policy) → (percentage sent, preference sent)
+    @Test(arguments: [
+        ("consumable", "DELIVERED", 100_000, "ledger", 100_000, "DECLINE"),
+        ("consumable", "DELIVERED", 40_000, "ledger", 40_000, "GRANT_PRORATED"),
+        ("consumable", "DELIVERED", 0, "ledger", 0, "GRANT_FULL"),
+        ("consumable", "UNDELIVERED_OTHER", 0, "ledger", 0, "GRANT_FULL"),
+        ("consumable", "UNDELIVERED_WRONG_ITEM", 0, "ledger", 0, "GRANT_FULL"),
+        ("consumable", "DELIVERED", 100_000, "none", 100_000, nil),
+        ("auto_renewable", "DELIVERED", 50_000, "ledger", nil, nil),
+    ] as [(String, String, Int, String, Int?, String?)])
+    func theLedgerDecidesPercentageAndPreference(
+        type: String, status: String, consumed: Int, policy: String, percentage: Int?, preference: String?
+    ) throws {
+        var settings = Settings.ConsumptionAnswers()
+        settings.refundPreference = try #require(.init(rawValue: policy))
+        let facts = LedgerFacts(
+            buyer: "amy", consented: true, productType: type, deliveryStatus: status, consumedMilli: consumed)
+        let body = facts.consumptionRequest(settings)
+        #expect(body.consumptionPercentage == percentage)
+        #expect(body.refundPreference == preference)
+        #expect(body.deliveryStatus == status && body.customerConsented && !body.sampleContentProvided)
     }
 }
