@@ -85,4 +85,15 @@ struct PartialRefundTests {
         #expect(try Self.evidence(try #require(findings.first))["refunded_quantity"] as? Int == 3)
         #expect(report.valueAtRisk == [.init(kind: .refundedDelivery, currency: "CNY", amountMilli: 90_000)])
     }
+
+    /// Family Sharing access withdrawn: the goods go back, but no money went back to anyone.
+    @Test func aFamilyRevokeAsksToRevokeEverythingWithNothingAtRisk() async throws {
+        let (report, _, _) = try await Self.threePack("family_revoke", delivered: 3, refund: (.familyRevoke, nil))
+        let findings = try report.findings
+        #expect(findings.map(\.kind) == [.refundedDelivery])
+        let evidence = try Self.evidence(try #require(findings.first))
+        #expect(evidence["refunded_quantity"] as? Int == 3)
+        #expect(evidence["revocation_type"] as? String == "FAMILY_REVOKE")
+        #expect(report.valueAtRisk.isEmpty)
+    }
 }

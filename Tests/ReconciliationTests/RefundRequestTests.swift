@@ -110,6 +110,26 @@ struct RefundRequestTests {
         }
     }
 
+    /// Apple's pages hold 20 records; every page is read and a record read twice is stored once.
+    @Test func everyPageIsReadAndARecordReadAgainIsStoredOnce() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("history_pages")
+        let pack = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-id")
+        for index in 0..<45 {
+            _ = try sim.signNotification(type: .oneTimeCharge, transactionId: pack.transactionId, delivered: index % 9 != 0)
+        }
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state)
+            let first = try await Self.sync(settings, on: connection)
+            #expect(first.pages == 3 && first.fetched == 45 && first.stored == 45 && first.undelivered == 5)
+            // The next sync overlaps the last hour: the same records again, nothing new.
+            let second = try await Self.sync(settings, on: connection)
+            #expect(second.fetched == 45 && second.stored == 0)
+            let rows = try connection.query(
+                "SELECT count(*), count(DISTINCT notification_uuid) FROM reconcile.notification_history WHERE state = 'accepted'")
+            #expect(try rows[0].decode(Int.self, at: 0) == 45 && rows[0].decode(Int.self, at: 1) == 45)
+        }
+    }
+
     @Test func aRefundRequestForAFullyUsedPackOfAConsentingAccountIsAnsweredOnce() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_answer")
         let amys = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-id", consumedMilli: 100_000)
