@@ -8,6 +8,13 @@ extension AppStoreSimulator {
     /// sandbox under `/sandbox`, with the same token checks as the other Server API endpoints.
     func addNotificationRoutes(to router: Router<BasicRequestContext>) {
         let simulator = self
+        // The consumption answers received, for a person at the simulator (tests read the log).
+        router.get("sim/consumption") { _, _ in
+            let data = (try? AppStoreJSON.encoder().encode(simulator.notifications.consumptionAnswers)) ?? Data("[]".utf8)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
         for (prefix, environment) in [("", AppStoreEnvironment.production), ("sandbox/", .sandbox)] {
             router.post(RouterPath(prefix + "inApps/v1/notifications/history")) { request, _ in
                 await simulator.authenticated(request) { bundleId, body in

@@ -227,3 +227,41 @@ struct LedgerFacts {
             refundPreference: preference)
     }
 }
+
+/// One row of `reconcile.consumption_answers`: what the job answered Apple about a refund request
+/// and what Apple decided, for the review pages and the support desk.
+public struct ConsumptionAnswerRecord: Sendable, Equatable {
+    public var id: Int64
+    public var transactionID: String
+    public var userID: String?
+    /// When Apple asked (the first request's `signedDate`).
+    public var requestedAt: Date
+    /// `answered`, `expired` or `failed`.
+    public var status: String
+    /// The ConsumptionRequest JSON sent, nil when nothing was sent.
+    public var body: String?
+    /// `refunded` or `declined`, once Apple decided.
+    public var outcome: String?
+    public var decidedAt: Date?
+
+    /// Every answer about these transactions, or to requests about this account's purchases,
+    /// newest first.
+    public static func find(transactionIDs: [String], userID: String? = nil, on connection: Connection) throws
+        -> [ConsumptionAnswerRecord]
+    {
+        try connection.query(
+            """
+            SELECT id, transaction_id, user_id, requested_at, status, body::text, outcome, decided_at
+              FROM reconcile.consumption_answers
+             WHERE transaction_id = ANY($1::text[]) OR user_id = $2
+             ORDER BY requested_at DESC, id DESC
+            """, [transactionIDs, userID]
+        ).map { row in
+            ConsumptionAnswerRecord(
+                id: try row.decode(Int64.self, at: 0), transactionID: try row.decode(String.self, at: 1),
+                userID: try row.decode(String?.self, at: 2), requestedAt: try row.decode(Date.self, at: 3),
+                status: try row.decode(String.self, at: 4), body: try row.decode(String?.self, at: 5),
+                outcome: try row.decode(String?.self, at: 6), decidedAt: try row.decode(Date?.self, at: 7))
+        }
+    }
+}

@@ -184,6 +184,10 @@ struct RefundRequestTests {
             #expect(audit == [
                 "\(cats.transactionId) expired - 1 -", "\(amys.transactionId) answered declined 2 DELIVERED",
             ])
+            // What the review pages show for amy's purchase.
+            let shown = try ConsumptionAnswerRecord.find(transactionIDs: [], userID: "amy", on: connection)
+            #expect(shown.map { "\($0.status) \($0.outcome ?? "-")" } == ["answered declined"])
+            #expect(shown.first?.body?.contains(#""refundPreference": "DECLINE""#) == true)
             let report = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
             #expect(report.consumption == RefundActivity.Consumption(answered: 1, expired: 1, refunded: 0, declined: 1))
         }
