@@ -37,6 +37,7 @@ CREATE TABLE reconcile.notifications_seen (
     notification_type text NOT NULL,
     subtype text,
     transaction_id text,
+    product_id text,
     environment text,
     app_account_token uuid,
     signed_date timestamptz,

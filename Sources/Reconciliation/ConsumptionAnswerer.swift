@@ -47,6 +47,8 @@ public struct ConsumptionAnswerer: Sendable {
         var environment: String
         var signedDate: Date
         var appAccountToken: UUID?
+        /// The product the request's signed transaction names.
+        var productID: String?
     }
 
     /// Answers every request not yet taken into account, oldest first.
@@ -55,7 +57,7 @@ public struct ConsumptionAnswerer: Sendable {
         let requests = try connection.query(
             """
             SELECT s.notification_uuid, s.transaction_id, coalesce(s.environment, 'Production'),
-                   coalesce(s.signed_date, s.seen_at), s.app_account_token
+                   coalesce(s.signed_date, s.seen_at), s.app_account_token, s.product_id
               FROM reconcile.notifications_seen s
              WHERE s.notification_type = 'CONSUMPTION_REQUEST' AND s.transaction_id IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM reconcile.consumption_answers c
@@ -66,7 +68,7 @@ public struct ConsumptionAnswerer: Sendable {
             Request(
                 uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
                 environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
-                appAccountToken: try $0.decode(UUID?.self, at: 4))
+                appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5))
         }
         for request in requests {
             try Task.checkCancellation()
@@ -166,11 +168,12 @@ struct LedgerFacts {
                          (SELECT min(d.user_id) FROM \(deliveries) d
                            WHERE d.transaction_id = $1 AND d.revoked_at IS NULL HAVING count(DISTINCT d.user_id) = 1)
                        ) AS buyer,
-                       coalesce(a.product_type, p.product_type) AS product_type, a.product_id
+                       coalesce(a.product_type, p.product_type) AS product_type,
+                       coalesce(a.product_id, $3) AS product_id
                   FROM (SELECT $1::text AS transaction_id) q
                   LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = q.transaction_id
-                  LEFT JOIN \(settings.productsRelation) p ON p.product_id = a.product_id
-                """, request.transactionID, request.appAccountToken),
+                  LEFT JOIN \(settings.productsRelation) p ON p.product_id = coalesce(a.product_id, $3)
+                """, request.transactionID, request.appAccountToken, request.productID),
             let buyer: String = try row["buyer"]
         else { return nil }
         let consented = try connection.queryFirst(

@@ -165,8 +165,8 @@ enum NotificationLedger {
             WITH inserted AS (
                 INSERT INTO reconcile.notifications_seen
                     (notification_uuid, source, source_id, notification_type, subtype, transaction_id, environment,
-                     app_account_token, signed_date)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                     app_account_token, signed_date, product_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 ON CONFLICT (notification_uuid) DO NOTHING
                 RETURNING 1
             )
@@ -175,7 +175,7 @@ enum NotificationLedger {
                             WHERE notification_uuid = $1 AND source = $2 AND source_id = $3)
             """,
             [uuid, source, sourceID, type, subtype, transaction?.transactionID, transaction?.environment,
-             transaction?.appAccountToken, signedDate])[0].decode(Bool.self, at: 0)
+             transaction?.appAccountToken, signedDate, transaction?.productID])[0].decode(Bool.self, at: 0)
         guard first, let transaction else { return first }
         // Apple's decision on a refund request closes the answer given to it (a later request is a
         // new one).
