@@ -14,7 +14,7 @@ struct Reconcile: AsyncParsableCommand {
             """,
         subcommands: [
             MigrateCommand.self, RunCommand.self, InspectCommand.self, CheckCommand.self, ReviewCommand.self,
-            ServeCommand.self,
+            ServeCommand.self, NotificationsCommand.self,
         ]
     )
 }
