@@ -129,7 +129,7 @@ enum LookupText {
             } else {
                 let kinds = Set(findings.map(\.rawValue)).sorted().joined(separator: ", ")
                 lines.append("Summary: \(count(findings.count, "transaction")) of \(picture.transactions.count) "
-                    + "need action (\(kinds)).")
+                    + "\(findings.count == 1 ? "needs" : "need") action (\(kinds)).")
                 lines.append(enqueued
                     ? "The findings are in the review queue (reconcile review list --user …)."
                     : "Run again with --enqueue to put them in the review queue.")
