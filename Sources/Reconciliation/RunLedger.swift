@@ -91,16 +91,38 @@ public enum RunLedger {
         return summary
     }
 
+    /// Records the run's ledger-change mark — the oldest transaction in progress now, so that
+    /// every change below it has committed and the diff's next statements see it — and returns
+    /// the last finished run's (0 for none): the diff judges the
+    /// changes at or after it (`sql/diff/25_scope_ledger_changes.sql`). A run that does not
+    /// finish leaves the changes to the next run, which starts from the same finished run's mark.
+    static func markLedgerChanges(_ run: RunContext) throws -> Int64 {
+        try run.connection.execute(
+            """
+            UPDATE reconcile.runs SET ledger_change_mark = pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+             WHERE id = $1
+            """, [run.id])
+        return try run.connection.query(
+            "SELECT coalesce((SELECT ledger_change_mark FROM reconcile.runs WHERE id = $1), 0)", [run.resumesAfter]
+        )[0].decode(Int64.self, at: 0)
+    }
+
+    /// Records the run as finished; a finished run that wrote the queue prunes the ledger changes
+    /// below its mark in the same statement (its diff saw them all).
     static func finish(_ report: RunReport, on connection: Connection) throws {
         let counts = try PostgresJSON(encoding: report.counts)
         let timings = try PostgresJSON(encoding: report.timings)
         try connection.execute(
             """
-            UPDATE reconcile.runs
-               SET status = $2, finished_at = $3, uploads_total = $4, uploads_verified = $5, uploads_invalid = $6,
-                   uploads_retry = $7, findings_total = $8, findings_new = $9, counts = $10, timings = $11,
-                   report_dir = $12
-             WHERE id = $1
+            WITH finished AS (
+              UPDATE reconcile.runs
+                 SET status = $2, finished_at = $3, uploads_total = $4, uploads_verified = $5, uploads_invalid = $6,
+                     uploads_retry = $7, findings_total = $8, findings_new = $9, counts = $10, timings = $11,
+                     report_dir = $12
+               WHERE id = $1
+             RETURNING ledger_change_mark, dry_run)
+            DELETE FROM reconcile.ledger_changes
+             WHERE changed_xact < (SELECT ledger_change_mark FROM finished WHERE NOT dry_run)
             """,
             [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
              report.verification.invalid, report.verification.retry, report.openFindings, report.newFindings,
