@@ -5,12 +5,11 @@
 --
 -- Statement-level triggers with transition tables append the changed rows' transaction ids in
 -- one INSERT … SELECT per statement (a COPY of millions of deliveries stays one statement).
--- changed_xact is the writing transaction's id: a run records the oldest transaction still in
--- progress when its diff starts (reconcile.runs.ledger_change_mark), and the next run judges
--- every change of a transaction at or after that mark. A change id alone could not say this:
--- identity values are handed out in the order rows are written, not committed, so a change
--- committed while a run reads would fall behind the run's mark unseen. A finished run prunes the
--- changes below its own mark (it saw them all).
+-- changed_xact is the writing transaction's id: a run records the snapshot its diff starts from
+-- (reconcile.runs.ledger_change_snapshot); the next run judges every change its writer had not
+-- committed by then, and a finished run prunes the changes it saw. A change id alone could not
+-- say this: identity values are handed out in the order rows are written, not committed, so a
+-- change committed while a run reads would fall behind a mark taken as the highest id, unseen.
 CREATE TABLE reconcile.ledger_changes (
     change_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     transaction_id text NOT NULL,
@@ -19,25 +18,27 @@ CREATE TABLE reconcile.ledger_changes (
 );
 CREATE INDEX ledger_changes_changed_xact_idx ON reconcile.ledger_changes (changed_xact);
 
-CREATE FUNCTION reconcile.note_ledger_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+-- The trigger's one argument, if any, names the transaction id column (an operator's own ledger,
+-- docs/operations.md); the reference table's is transaction_id. It runs as its owner: whoever writes
+-- the ledger needs no grant on reconcile.ledger_changes.
+CREATE FUNCTION reconcile.note_ledger_changes() RETURNS trigger LANGUAGE plpgsql
+    SECURITY DEFINER SET search_path = pg_catalog AS $$
 DECLARE
     xact bigint := pg_current_xact_id()::text::bigint;
+    id_column text := coalesce(TG_ARGV[0], 'transaction_id');
 BEGIN
     -- No DISTINCT for inserts: a COPY of millions of new deliveries is written through, not
-    -- sorted; the scope's UNION folds repeats.
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO reconcile.ledger_changes (transaction_id, changed_xact)
-        SELECT transaction_id, xact FROM new_rows WHERE transaction_id IS NOT NULL;
-    ELSIF TG_OP = 'UPDATE' THEN
-        -- An UPDATE may move a delivery to another transaction: both are judged again.
-        INSERT INTO reconcile.ledger_changes (transaction_id, changed_xact)
-        SELECT transaction_id, xact FROM (SELECT transaction_id FROM new_rows
-                                          UNION SELECT transaction_id FROM old_rows) changed
-         WHERE transaction_id IS NOT NULL;
-    ELSE
-        INSERT INTO reconcile.ledger_changes (transaction_id, changed_xact)
-        SELECT transaction_id, xact FROM old_rows WHERE transaction_id IS NOT NULL;
-    END IF;
+    -- sorted; the scope's UNION folds repeats. An UPDATE may move a delivery to another
+    -- transaction: both are judged again.
+    EXECUTE format(
+        'INSERT INTO reconcile.ledger_changes (transaction_id, changed_xact) '
+        'SELECT id, $1 FROM (%s) changed WHERE id IS NOT NULL',
+        CASE TG_OP
+            WHEN 'INSERT' THEN format('SELECT %I::text AS id FROM new_rows', id_column)
+            WHEN 'UPDATE' THEN format('SELECT %1$I::text AS id FROM new_rows UNION SELECT %1$I::text FROM old_rows',
+                                      id_column)
+            ELSE format('SELECT %I::text AS id FROM old_rows', id_column)
+        END) USING xact;
     RETURN NULL;
 END $$;
 
@@ -49,6 +50,6 @@ CREATE TRIGGER deliveries_note_updates AFTER UPDATE ON reconcile.deliveries
 CREATE TRIGGER deliveries_note_deletes AFTER DELETE ON reconcile.deliveries
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION reconcile.note_ledger_changes();
 
--- The oldest transaction in progress when the run's diff started (NULL: the diff did not start,
--- or the run predates this migration).
-ALTER TABLE reconcile.runs ADD COLUMN ledger_change_mark bigint;
+-- The snapshot the run's diff started from (NULL: the diff did not start, or the run predates
+-- this migration): the changes of transactions it shows as committed were in the diff's scope.
+ALTER TABLE reconcile.runs ADD COLUMN ledger_change_snapshot pg_snapshot;
