@@ -9,6 +9,7 @@
 -- by hand and backdated before the window). The triggers of migrations/0009_ledger_changes.sql
 -- note each change with its writer's transaction; a changes table without them (an operator's own
 -- deliveries relation without the triggers) stays empty and the window judges by delivered_at.
+--
 -- The changes that snapshot shows as not yet committed: at or past its xmin (the index; a bound
 -- value, so that the planner sees how few rows lie past it), and not visible in it.
 INSERT INTO diff_scope (transaction_id)
