@@ -176,6 +176,8 @@ let package = Package(
             dependencies: [
                 "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport", "AppStoreTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // A real HTTP server for the outbox webhook's tests.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),

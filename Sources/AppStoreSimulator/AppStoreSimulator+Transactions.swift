@@ -49,23 +49,35 @@ extension AppStoreSimulator {
         transaction.revocationReason = request.revocationReason ?? (request.revocationDate == nil ? nil : .other)
 
         let customer = request.customer ?? "customer-\(id)"
+        transaction.appTransactionId = Self.appTransactionID(customer: customer)
         let orderId = request.orderId ?? Self.orderID()
         transactions.insert(transaction, customer: customer, orderId: orderId)
         state.countTransactionCreated()
         return try created(id)
     }
 
-    /// Refunds a transaction (sets `revocationDate` and `revocationReason`).
-    public func refundTransaction(_ id: String, reason: RevocationReason = .other, date: Date? = nil) throws
-        -> CreatedTransaction
-    {
+    /// Refunds a transaction (sets `revocationDate`, `revocationReason` and `revocationType`). A
+    /// prorated refund (`REFUND_PRORATED`) carries `percentage`, milliunits of the whole quantity
+    /// (33333 for 1 of 3); any other type carries none.
+    public func refundTransaction(
+        _ id: String, reason: RevocationReason = .other, date: Date? = nil, type: RevocationType = .refundFull,
+        percentage: Int? = nil
+    ) throws -> CreatedTransaction {
         let date = Date(millisecondsSince1970: (date ?? Date()).millisecondsSince1970)
+        if type == .refundProrated {
+            guard let percentage, (1...100_000).contains(percentage) else {
+                throw SimulatorRequestError(
+                    description: "a REFUND_PRORATED refund needs revocationPercentage between 1 and 100000")
+            }
+        }
         guard
             transactions.update(
                 id,
                 {
                     $0.revocationDate = date
                     $0.revocationReason = reason
+                    $0.revocationType = type
+                    $0.revocationPercentage = type == .refundProrated ? percentage : nil
                 }) != nil
         else {
             throw SimulatorRequestError(description: "no transaction \(id)", status: .notFound)
@@ -79,6 +91,7 @@ extension AppStoreSimulator {
             $0.revocationDate = nil
             $0.revocationReason = nil
             $0.revocationType = nil
+            $0.revocationPercentage = nil
         }
         guard updated != nil else {
             throw SimulatorRequestError(description: "no transaction \(id)", status: .notFound)
@@ -87,9 +100,12 @@ extension AppStoreSimulator {
     }
 
     /// Signs a Server Notification V2 about a transaction: the body Apple would POST, with a
-    /// fresh `notificationUUID` and the transaction (as it is now) nested, signed.
+    /// fresh `notificationUUID` and the transaction (as it is now) nested, signed. It is kept for
+    /// Get Notification History, sent successfully or, with `delivered` false, missed by the
+    /// app's endpoint. `signedDate` backdates it (a refund request older than 12 hours).
     public func signNotification(
-        type: NotificationType, subtype: NotificationSubtype? = nil, transactionId: String
+        type: NotificationType, subtype: NotificationSubtype? = nil, transactionId: String, delivered: Bool = true,
+        signedDate: Date? = nil
     ) throws -> SignedNotificationBody {
         guard let entry = transactions.entry(transactionId) else {
             throw SimulatorRequestError(description: "no transaction \(transactionId)", status: .notFound)
@@ -105,10 +121,24 @@ extension AppStoreSimulator {
         payload.subtype = subtype
         payload.notificationUUID = UUID().uuidString.lowercased()
         payload.version = "2.0"
-        payload.signedDate = transactions.nextSignedDate()
+        let signed = signedDate.map { Date(millisecondsSince1970: $0.millisecondsSince1970) }
+            ?? transactions.nextSignedDate()
+        payload.signedDate = signed
         payload.data = data
         state.countNotificationCreated()
-        return SignedNotificationBody(signedPayload: try ca.signJWS(payload))
+        let body = SignedNotificationBody(signedPayload: try ca.signJWS(payload))
+        // Apple retries an undelivered notification; its last attempt failed too.
+        let results = delivered ? [SendAttempt.success] : ["TIMED_OUT", "NO_RESPONSE"]
+        notifications.record(
+            SimulatorNotificationLog.Sent(
+                signedPayload: body.signedPayload, signedDate: signed, notificationType: type,
+                transactionId: transactionId, environment: entry.transaction.environment ?? .production,
+                bundleId: entry.transaction.bundleId ?? Self.defaultBundleID,
+                sendAttempts: results.enumerated().map { index, result in
+                    SendAttempt(
+                        attemptDate: signed.addingTimeInterval(Double(index) * 3600), sendAttemptResult: result)
+                }))
+        return body
     }
 
     private func created(_ id: String) throws -> CreatedTransaction {
@@ -118,6 +148,16 @@ extension AppStoreSimulator {
         return CreatedTransaction(
             transactionId: id, originalTransactionId: entry.transaction.originalTransactionId ?? id,
             orderId: entry.orderId, customer: entry.customer, signedTransaction: try sign(entry))
+    }
+
+    /// One app download per customer: Apple's `appTransactionId` is the same for every transaction
+    /// of one Apple ID and app. Digits, like Apple's, derived from the customer (FNV-1a).
+    static func appTransactionID(customer: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in customer.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return "70" + String(hash % 10_000_000_000_000_000)
     }
 
     /// Apple's order ids look like `MK5TTTVWJH`.
@@ -131,12 +171,15 @@ extension AppStoreSimulator {
     private struct RefundRequest: Decodable {
         var revocationReason: RevocationReason?
         var revocationDate: Date?
+        var revocationType: RevocationType?
+        var revocationPercentage: Int?
     }
 
     private struct NotificationRequest: Decodable {
         var notificationType: NotificationType
         var subtype: NotificationSubtype?
         var transactionId: String
+        var delivered: Bool?
     }
 
     func addTransactionAdminRoutes(to router: Router<BasicRequestContext>) {
@@ -151,7 +194,8 @@ extension AppStoreSimulator {
             return await Self.admin(request) { body in
                 let refund = body.isEmpty ? nil : try AppStoreJSON.decoder().decode(RefundRequest.self, from: body)
                 return try simulator.refundTransaction(
-                    id, reason: refund?.revocationReason ?? .other, date: refund?.revocationDate)
+                    id, reason: refund?.revocationReason ?? .other, date: refund?.revocationDate,
+                    type: refund?.revocationType ?? .refundFull, percentage: refund?.revocationPercentage)
             }
         }
         router.post("sim/transactions/:id/reverse") { request, context in
@@ -162,7 +206,8 @@ extension AppStoreSimulator {
             await Self.admin(request) { body in
                 let asked = try JSONDecoder().decode(NotificationRequest.self, from: body)
                 return try simulator.signNotification(
-                    type: asked.notificationType, subtype: asked.subtype, transactionId: asked.transactionId)
+                    type: asked.notificationType, subtype: asked.subtype, transactionId: asked.transactionId,
+                    delivered: asked.delivered ?? true)
             }
         }
     }

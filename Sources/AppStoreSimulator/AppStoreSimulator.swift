@@ -73,9 +73,12 @@ public struct SimulatorConfiguration: Sendable {
 ///   `GET /inApps/v2/refund/lookup/{id}`, `GET /inApps/v1/lookup/{orderId}`, with token checks.
 /// - `POST /sim/transactions`: create a signed purchase from a ``SimulatedTransaction`` body;
 ///   `POST /sim/transactions/{id}/refund` and `/reverse`: refund it, reverse the refund.
-/// - `POST /sim/notifications`: sign a Notification V2 about a transaction.
 /// - `POST /sim/prepared-answers` (with ``SimulatorConfiguration/preparedAnswers``): judge the
 ///   receipts of the body (base64, one a line) now, and answer verifyReceipt for them from that.
+/// - `POST /sim/notifications`: sign a Notification V2 about a transaction (`delivered: false`: the
+///   app's endpoint missed it); `POST /inApps/v1/notifications/history` serves what was signed.
+/// - `PUT /inApps/v2/transactions/consumption/{id}`: Send Consumption Information V2, recorded
+///   in ``notifications``.
 public struct AppStoreSimulator: Sendable {
     /// The configuration it runs with.
     public let configuration: SimulatorConfiguration
@@ -89,6 +92,8 @@ public struct AppStoreSimulator: Sendable {
     public let transactions: SimulatorTransactionStore
     /// verifyReceipt answers judged ahead, when the configuration asks for them.
     let preparedAnswers: PreparedAnswers?
+    /// The notifications it sent and the consumption answers it received.
+    public let notifications = SimulatorNotificationLog()
 
     /// Loads (or creates) the CA and sets up the state.
     public init(configuration: SimulatorConfiguration) throws {
@@ -168,6 +173,7 @@ public struct AppStoreSimulator: Sendable {
         }
         router.get("health") { _, _ in Self.json(["status": "ok"]) }
         addServerAPIRoutes(to: router)
+        addNotificationRoutes(to: router)
         addTransactionAdminRoutes(to: router)
         if preparedAnswers != nil { addPreparedAnswerRoutes(to: router) }
 

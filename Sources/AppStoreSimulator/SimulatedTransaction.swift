@@ -31,7 +31,7 @@ public struct SimulatedTransaction: Codable, Hashable, Sendable {
     public var expiresDate: Date?
     /// The app's account token.
     public var appAccountToken: UUID?
-    /// Price in milliunits.
+    /// Price in milliunits: the total for `quantity`, as Apple's `price` is.
     public var price: Int64?
     /// ISO 4217 currency (default `USD` when a price is given).
     public var currency: String?

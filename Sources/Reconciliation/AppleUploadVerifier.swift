@@ -78,8 +78,9 @@ public struct AppleUploadVerifier: UploadVerifier {
             revocationDate: transaction.revocationDate, revocationReason: transaction.revocationReason.map(\.rawValue),
             ownershipType: transaction.inAppOwnershipType?.rawValue, appAccountToken: transaction.appAccountToken,
             webOrderLineItemID: transaction.webOrderLineItemId, priceMilli: transaction.price,
-            currency: transaction.currency, storefront: transaction.storefront, signedDate: transaction.signedDate,
-            source: source)
+            currency: transaction.currency, storefront: transaction.storefront,
+            revocationType: transaction.revocationType?.rawValue, revocationPercentage: transaction.revocationPercentage,
+            appTransactionID: transaction.appTransactionId, signedDate: transaction.signedDate, source: source)
     }
 
     static func productType(_ type: ProductType) -> String {

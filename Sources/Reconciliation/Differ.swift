@@ -204,7 +204,10 @@ public struct Differ: Sendable {
     /// ever, refreshed when seen again, auto-resolved when its condition is gone, reopened only if
     /// it was auto-resolved. Items a person resolved or dismissed keep their status. Every status
     /// change writes a review event in the same transaction.
-    public func upsertQueue(runID: Int64, on connection: Connection) throws -> QueueChanges {
+    ///
+    /// `resolvingGone` false (the support desk's `--enqueue`) only adds, refreshes and reopens
+    /// what the findings hold: nothing outside them is auto-resolved.
+    public func upsertQueue(runID: Int64, resolvingGone: Bool = true, on connection: Connection) throws -> QueueChanges {
         let stages = Stages(connection: connection, relations: relations.byName, values: ["run_id": runID])
         var changes = QueueChanges()
         changes.reopened = try stages.execute("80_queue_reopen.sql")
@@ -212,6 +215,7 @@ public struct Differ: Sendable {
         changes.created = try rows[0].decode(Int.self, "created")
         changes.refreshed = try rows[0].decode(Int.self, "refreshed")
         Failpoint.pass("queue.upsert")
+        guard resolvingGone else { return changes }
         changes.autoResolved = try stages.execute("82_queue_auto_resolve.sql")
         return changes
     }

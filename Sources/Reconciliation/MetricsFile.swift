@@ -34,6 +34,17 @@ public enum MetricsFile {
                FindingKind.allCases.map { ("kind=\"\($0.rawValue)\"", "\(counts[$0.rawValue] ?? 0)") })
         metric("reconcile_findings_new", "gauge", "Findings first detected by the last run.",
                [("", "\(report.newFindings)")])
+        metric("reconcile_notifications", "gauge",
+               "Notification History records stored since the previous run; undelivered: the app's endpoint missed them.", [
+            ("state=\"synced\"", "\(report.notifications.synced)"),
+            ("state=\"undelivered\"", "\(report.notifications.undelivered)"),
+        ])
+        metric("reconcile_consumption_answers", "gauge", "Refund requests since the previous run, by what became of them.", [
+            ("outcome=\"answered\"", "\(report.consumption.answered)"),
+            ("outcome=\"expired\"", "\(report.consumption.expired)"),
+            ("outcome=\"refunded\"", "\(report.consumption.refunded)"),
+            ("outcome=\"declined\"", "\(report.consumption.declined)"),
+        ])
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -47,9 +47,16 @@ public struct NotificationApplier: Sendable {
         self.verify = verify
     }
 
-    /// Applies every stored notification not yet seen; returns how many were applied.
+    /// Applies every stored notification not yet seen, then those Get Notification History brought
+    /// (`reconcile notifications sync`); returns how many were applied.
     @discardableResult
     public func applyPending(runID: Int64, on connection: Connection, batchSize: Int = 100) async throws -> Int {
+        try await applyEndpoint(runID: runID, on: connection, batchSize: batchSize)
+            + applyHistory(runID: runID, on: connection, batchSize: batchSize)
+    }
+
+    /// Notifications the app's endpoint stored in `reconcile.notifications`.
+    func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int) async throws -> Int {
         var applied = 0
         var after: Int64 = 0
         while true {
@@ -85,11 +92,10 @@ public struct NotificationApplier: Sendable {
                         run_id = EXCLUDED.run_id, updated_at = now()
                     """, [id, reason.escapingNUL, runID])
             case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
-                let duplicate = try connection.queryFirst(
-                    """
-                    SELECT 1 FROM reconcile.notification_verifications
-                     WHERE notification_uuid = $1 AND state = 'applied' AND notification_id <> $2
-                    """, uuid, id) != nil
+                // One notificationUUID is applied once, whichever source brought it first.
+                let duplicate = try !NotificationLedger.claim(
+                    uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
+                    source: "endpoint", sourceID: id, on: connection)
                 try connection.execute(
                     """
                     INSERT INTO reconcile.notification_verifications
@@ -111,5 +117,82 @@ public struct NotificationApplier: Sendable {
         }
         try TransactionStore.upsert(records, runID: runID, on: connection)
         return applied
+    }
+
+    /// Notifications `reconcile notifications sync` accepted from Get Notification History: their
+    /// transactions enter the white table in a run, so that the diff sees what changed.
+    func applyHistory(runID: Int64, on connection: Connection, batchSize: Int) async throws -> Int {
+        var applied = 0
+        while true {
+            try Task.checkCancellation()
+            let batch = try connection.query(
+                """
+                SELECT id, signed_payload FROM reconcile.notification_history
+                 WHERE state = 'accepted' ORDER BY id LIMIT $1
+                """, [batchSize]
+            ).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
+            guard !batch.isEmpty else { return applied }
+            var records: [(AppleTransactionRecord, Carrier?)] = []
+            for (_, payload) in batch {
+                if case .verified(_, _, _, _, let transaction?) = await verify(payload) {
+                    records.append((transaction, nil))
+                }
+            }
+            try connection.transaction {
+                try TransactionStore.upsert(records, runID: runID, on: connection)
+                try connection.execute(
+                    """
+                    UPDATE reconcile.notification_history SET state = 'applied', run_id = $2
+                     WHERE id = ANY($1::bigint[]) AND state = 'accepted'
+                    """, [batch.map(\.0), runID])
+            }
+            applied += batch.count
+        }
+    }
+}
+
+/// `reconcile.notifications_seen`: every notificationUUID once, whatever brought it (SPEC section
+/// 14), and what a first-seen refund decision means for an answer to a refund request.
+enum NotificationLedger {
+    /// Records a verified notification; true when this copy is the first of its UUID (or is the
+    /// copy recorded before), false for a duplicate.
+    static func claim(
+        uuid: UUID, type: String, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?,
+        source: String, sourceID: Int64, on connection: Connection
+    ) throws -> Bool {
+        let first = try connection.query(
+            """
+            WITH inserted AS (
+                INSERT INTO reconcile.notifications_seen
+                    (notification_uuid, source, source_id, notification_type, subtype, transaction_id, environment,
+                     app_account_token, signed_date, product_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                ON CONFLICT (notification_uuid) DO NOTHING
+                RETURNING 1
+            )
+            SELECT EXISTS (SELECT 1 FROM inserted)
+                OR EXISTS (SELECT 1 FROM reconcile.notifications_seen
+                            WHERE notification_uuid = $1 AND source = $2 AND source_id = $3)
+            """,
+            [uuid, source, sourceID, type, subtype, transaction?.transactionID, transaction?.environment,
+             transaction?.appAccountToken, signedDate, transaction?.productID])[0].decode(Bool.self, at: 0)
+        guard first, let transaction else { return first }
+        // Apple's decision on a refund request closes the answer given to it (a later request is a
+        // new one).
+        let outcome: String? =
+            switch type {
+            case "REFUND": "refunded"
+            case "REFUND_DECLINED": "declined"
+            default: nil
+            }
+        if let outcome {
+            try connection.execute(
+                """
+                UPDATE reconcile.consumption_answers
+                   SET outcome = $2, decided_at = $3, updated_at = now()
+                 WHERE transaction_id = $1 AND outcome IS NULL AND requested_at <= coalesce($3, now())
+                """, [transaction.transactionID, outcome, signedDate])
+        }
+        return first
     }
 }

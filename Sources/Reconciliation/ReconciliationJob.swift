@@ -105,12 +105,19 @@ public struct ReconciliationJob: Sendable {
         }
     }
 
-    /// verify → notifications → Server API → diff and queue → report, each timed by one runner.
+    /// notification sync → verify → notifications → Server API → diff and queue → report, each
+    /// timed by one runner.
     private func stages(
         of run: RunContext, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?
     ) async throws -> RunReport {
         let connection = run.connection
         var stages = StageRunner(logger: run.logger)
+        // Notifications the app's endpoint missed, and answers to refund requests (SPEC section 14).
+        if let serverAPI, let notifications {
+            _ = try await stages.run("notification_sync") {
+                try await serverAPI.notificationSync(notifications).sync(run)
+            }
+        }
         try await stages.run("verify") {
             let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
             let total = try queue.enqueue(runID: run.id, since: run.since, until: run.until, on: connection)
@@ -152,6 +159,7 @@ public struct ReconciliationJob: Sendable {
             runID: run.id, status: status, startedAt: run.startedAt, finishedAt: Date(), since: run.since,
             until: run.until, environment: settings.environment.rawValue, dryRun: run.dryRun,
             verification: verification, summary: summary, changes: changes, timings: stages.timings)
+        (report.notifications, report.consumption) = try RefundActivity.since(run)
         // The findings stream from the session's table into the files: none is held in memory.
         let written = try await stages.run("report") {
             let written = try writer.writeAside(report) { each in try ReportBuilder.streamFindings(on: connection, each) }

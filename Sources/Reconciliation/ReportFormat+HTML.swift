@@ -58,6 +58,16 @@ extension ReportFormat {
             + kindChart(report, t) + "</div>"
         page += "<div class=\"chart\"><h2>\(e(byDay))</h2>" + dayChart(report.summary, t, label: byDay) + "</div></section>\n"
         page += "<section><h2>\(e(t["report.value_at_risk"]))</h2>" + valueAtRisk(report, reader) + "</section>\n"
+        if report.hasRefundActivity {
+            page += "<section><h2>\(e(t["report.refund_activity"]))</h2>"
+                + "<p>\(e(t.text("report.notifications_line", report.notifications.catalogValues)))</p>"
+                + "<p>\(e(t.text("report.consumption_line", report.consumption.catalogValues)))</p>"
+            if report.notifications.undelivered > 0 {
+                page += "<p class=\"notice\">"
+                    + "\(e(t.text("report.undelivered_notice", ["count": String(report.notifications.undelivered)])))</p>"
+            }
+            page += "</section>\n"
+        }
         page += "<section><h2>\(e(t["report.findings"]))</h2>"
         guard report.openFindings > 0 else { return page + "<p class=\"empty\">\(e(t["report.no_findings"]))</p>" }
         let columns = ["item", "kind", "severity", "transaction", "user", "product", "purchased", "amount", "action"]

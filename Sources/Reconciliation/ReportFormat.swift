@@ -76,6 +76,9 @@ extension ReportFormat {
             "retry": \(v.retry), "by_apple_status": {\(statuses.joined(separator: ", "))}},
               "counts": {\(counts.joined(separator: ", "))},
               "value_at_risk": [\(risk.joined(separator: ", "))],
+              "notifications": {"synced": \(report.notifications.synced), "undelivered": \(report.notifications.undelivered)},
+              "consumption": {"answered": \(report.consumption.answered), "expired": \(report.consumption.expired), \
+            "refunded": \(report.consumption.refunded), "declined": \(report.consumption.declined)},
               "findings": [
             """
     }
@@ -158,6 +161,14 @@ extension ReportFormat {
         }
         if v.retry > 0 {
             lines += ["", t.text("report.retrying_notice", ["count": String(v.retry)])]
+        }
+        if report.hasRefundActivity {
+            lines += ["", "## " + t["report.refund_activity"], "",
+                      "- " + t.text("report.notifications_line", report.notifications.catalogValues),
+                      "- " + t.text("report.consumption_line", report.consumption.catalogValues)]
+            if report.notifications.undelivered > 0 {
+                lines += ["", t.text("report.undelivered_notice", ["count": String(report.notifications.undelivered)])]
+            }
         }
         lines += ["", "## " + t["report.findings"], ""]
         if report.openFindings == 0 {

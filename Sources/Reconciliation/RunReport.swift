@@ -113,6 +113,10 @@ public struct RunReport: Sendable {
     public var timings: [String: Double]
     /// Where the report files were written.
     public var reportDirectory: String?
+    /// Get Notification History since the previous run (SPEC section 14).
+    public var notifications = RefundActivity.Notifications()
+    /// Answers to refund requests since the previous run (SPEC section 14).
+    public var consumption = RefundActivity.Consumption()
 
     /// Findings per kind, every kind listed.
     public var counts: [String: Int] {

@@ -80,30 +80,45 @@ public struct ServerAPILookups: Sendable {
             var unanswered: [(user: String, transaction: String, upload: Int64, reason: String)] = []
             var asked: [String] = []
             for (user, transaction, upload) in seeds {
+                // One app account may buy with several Apple IDs (family devices), and a history is
+                // one Apple ID's: ask again, seeded with a transaction no history covered yet, until
+                // every verified transaction the account carried is covered (SPEC section 14).
                 // Apple is down: the seeds not asked stay as they are, for the next run.
                 if outage.isOngoing { break }
                 asked.append(user)
-                let outcome = try await call({ try await client.transactionHistory(for: transaction, logger: logger) })
-                outage.observe(outcome)
-                switch outcome {
-                case .found(let history):
-                    summary.histories += 1
-                    // PostgreSQL text cannot store NUL: such a transaction is left out, never stored cut.
-                    let found = history.transactions.compactMap { AppleUploadVerifier.record($0, source: "server_api") }
-                        .filter { $0.fieldHoldingNUL == nil }
-                    summary.transactions += found.count
-                    records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
-                case .retryLater(let reason, _, _):
-                    summary.unanswered += 1
-                    unanswered.append((user, transaction, upload, reason))
-                    logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
-                case .unverifiable(let failure):
-                    // An answer that fails Apple's signature checks is no answer: ask again.
-                    summary.unanswered += 1
-                    unanswered.append((user, transaction, upload, failure.description.escapingNUL))
-                    logger.warning("transaction history failed verification", metadata: ["reason": "\(failure)"])
-                case .notFound, .rejected:
-                    logger.warning("transaction history refused", metadata: ["transaction.id": "\(transaction)"])
+                var covered: Set<String> = []
+                var seed: String? = transaction
+                var histories = 0
+                accounts: while let current = seed, histories < Self.maxHistoriesPerAccount, !outage.isOngoing {
+                    histories += 1
+                    covered.insert(current)
+                    let outcome = try await call({ try await client.transactionHistory(for: current, logger: logger) })
+                    outage.observe(outcome)
+                    switch outcome {
+                    case .found(let history):
+                        summary.histories += 1
+                        // PostgreSQL text cannot store NUL: such a transaction is left out, never stored cut.
+                        let found = history.transactions.compactMap {
+                            AppleUploadVerifier.record($0, source: "server_api")
+                        }.filter { $0.fieldHoldingNUL == nil }
+                        covered.formUnion(history.transactions.compactMap(\.transactionId))
+                        summary.transactions += found.count
+                        records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
+                    case .retryLater(let reason, _, _):
+                        summary.unanswered += 1
+                        unanswered.append((user, current, upload, reason))
+                        logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
+                        break accounts
+                    case .unverifiable(let failure):
+                        // An answer that fails Apple's signature checks is no answer: ask again.
+                        summary.unanswered += 1
+                        unanswered.append((user, current, upload, failure.description.escapingNUL))
+                        logger.warning("transaction history failed verification", metadata: ["reason": "\(failure)"])
+                        break accounts
+                    case .notFound, .rejected:
+                        logger.warning("transaction history refused", metadata: ["transaction.id": "\(current)"])
+                    }
+                    seed = try uncovered(user: user, covered: covered, on: connection)
                 }
             }
             try connection.transaction {
@@ -131,6 +146,27 @@ public struct ServerAPILookups: Sendable {
             }
             try outage.stopIfOngoing()
         }
+    }
+
+    /// Histories asked at most per account and run: the pacer bounds the rate, this the total
+    /// against a ledger that claims thousands of Apple IDs.
+    static let maxHistoriesPerAccount = 100
+
+    /// The newest verified transaction of this app the account's uploads carried that no history
+    /// fetched for it covers.
+    func uncovered(user: String, covered: Set<String>, on connection: Connection) throws -> String? {
+        try connection.queryFirst(
+            """
+            SELECT c.transaction_id
+              FROM reconcile.transaction_claims c
+              JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
+              JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
+             WHERE c.user_id = $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
+               AND c.source <> 'server_api' AND NOT (c.transaction_id = ANY($3::text[]))
+             ORDER BY a.purchase_date DESC, c.transaction_id
+             LIMIT 1
+            """, user, settings.bundleIDs, Array(covered)
+        )?.decode(String.self, at: 0)
     }
 
     /// Get Transaction Info for every delivered transaction of the window (or of an open

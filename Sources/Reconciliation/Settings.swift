@@ -80,6 +80,33 @@ public struct Settings: Sendable {
 
     /// Who the reports are written for.
     public var reportReader: Reader { Reader(language: language, timeZone: timeZone) }
+    /// `RECONCILE_OUTBOX_WEBHOOK_URL`: where `reconcile outbox deliver` POSTs decisions; nil → no webhook.
+    public var outboxWebhookURL: String?
+    /// `RECONCILE_OUTBOX_WEBHOOK_SECRET`: the HMAC-SHA256 key of `X-Reconcile-Signature`.
+    public var outboxWebhookSecret: Secret?
+
+    /// Answers to Apple's refund requests (SPEC section 14).
+    public var consumption = ConsumptionAnswers()
+
+    /// How the job answers `CONSUMPTION_REQUEST`s (SPEC section 14).
+    public struct ConsumptionAnswers: Sendable {
+        /// What `refundPreference` the answers carry.
+        public enum RefundPreference: String, Sendable, CaseIterable {
+            /// None is sent.
+            case none
+            /// From the ledger: undelivered → GRANT_FULL, fully used → DECLINE, partly → GRANT_PRORATED.
+            case ledger
+        }
+
+        /// `RECONCILE_CONSUMPTION_ANSWERS=on`: answer at all (off by default).
+        public var enabled = false
+        /// `RECONCILE_CONSENT_RELATION`, validated and quoted: who agreed to share consumption data.
+        public var consentRelation = "\"reconcile\".\"refund_consent\""
+        /// `RECONCILE_SAMPLE_CONTENT`: whether the app offers a free sample before purchase.
+        public var sampleContentProvided = false
+        /// `RECONCILE_REFUND_PREFERENCE`.
+        public var refundPreference = RefundPreference.none
+    }
 
     /// Every key this program reads.
     public static let keys = [
@@ -90,11 +117,15 @@ public struct Settings: Sendable {
         "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE", "APPSTORE_API_RATE", "APPLE_ROOT_CERTIFICATES",
         "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
         "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN", "RECONCILE_LANGUAGE",
-        "RECONCILE_TIME_ZONE",
+        "RECONCILE_TIME_ZONE", "RECONCILE_CONSUMPTION_ANSWERS", "RECONCILE_CONSENT_RELATION", "RECONCILE_SAMPLE_CONTENT",
+        "RECONCILE_REFUND_PREFERENCE",
+        "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
     ]
 
     /// Keys whose values are secrets: never logged, never written to reports.
-    public static let secretKeys: Set<String> = ["APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL"]
+    public static let secretKeys: Set<String> = [
+        "APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
+    ]
 
     /// Reads and validates every setting. `requireBundleIDs` is false for commands that need
     /// no bundle (migrate, review).
@@ -212,6 +243,23 @@ public struct Settings: Sendable {
         } else {
             timeZone = .gmt
         }
+        outboxWebhookURL = value("RECONCILE_OUTBOX_WEBHOOK_URL") == nil ? nil : try url("RECONCILE_OUTBOX_WEBHOOK_URL", default: "")
+        outboxWebhookSecret = value("RECONCILE_OUTBOX_WEBHOOK_SECRET").map(Secret.init)
+        if outboxWebhookURL != nil, outboxWebhookSecret == nil {
+            throw SettingsError(
+                key: "RECONCILE_OUTBOX_WEBHOOK_SECRET", problem: "must be set with RECONCILE_OUTBOX_WEBHOOK_URL (it signs the body)")
+        }
+        func flag(_ key: String) throws(SettingsError) -> Bool {
+            switch value(key)?.lowercased() {
+            case nil, "off", "false", "no", "0": return false
+            case "on", "true", "yes", "1": return true
+            default: throw SettingsError(key: key, problem: "must be on or off")
+            }
+        }
+        consumption.enabled = try flag("RECONCILE_CONSUMPTION_ANSWERS")
+        consumption.consentRelation = try relation("RECONCILE_CONSENT_RELATION", default: "reconcile.refund_consent")
+        consumption.sampleContentProvided = try flag("RECONCILE_SAMPLE_CONTENT")
+        consumption.refundPreference = try choice("RECONCILE_REFUND_PREFERENCE", default: .none)
     }
 }
 

@@ -40,7 +40,8 @@ enum TransactionStore {
                 original_purchase_date timestamptz, expires_date timestamptz, revocation_date timestamptz,
                 revocation_reason integer, ownership_type text, app_account_token uuid, web_order_line_item_id text,
                 price_milli bigint, currency text, storefront text, signed_date timestamptz, source text,
-                upload_id bigint, user_id text, application_username text, claim_token uuid
+                upload_id bigint, user_id text, application_username text, claim_token uuid,
+                revocation_type text, revocation_percentage integer, app_transaction_id text
             )
             """)
         try connection.execute("TRUNCATE stage_transactions")
@@ -52,7 +53,8 @@ enum TransactionStore {
                     record.originalPurchaseDate, record.expiresDate, record.revocationDate, record.revocationReason,
                     record.ownershipType, record.appAccountToken, record.webOrderLineItemID, record.priceMilli,
                     record.currency, record.storefront, record.signedDate, record.source, carrier?.uploadID,
-                    carrier?.userID, carrier?.applicationUsername, carrier?.appAccountToken,
+                    carrier?.userID, carrier?.applicationUsername, carrier?.appAccountToken, record.revocationType,
+                    record.revocationPercentage, record.appTransactionID,
                 ])
             }
         }
@@ -64,12 +66,13 @@ enum TransactionStore {
                 (transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment, quantity,
                  purchase_date, original_purchase_date, expires_date, revocation_date, revocation_reason,
                  ownership_type, app_account_token, web_order_line_item_id, price_milli, currency, storefront,
-                 signed_date, source, first_seen_run, last_seen_run)
+                 signed_date, source, first_seen_run, last_seen_run, revocation_type, revocation_percentage,
+                 app_transaction_id)
             SELECT DISTINCT ON (transaction_id)
                    transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment, quantity,
                    purchase_date, original_purchase_date, expires_date, revocation_date, revocation_reason,
                    ownership_type, app_account_token, web_order_line_item_id, price_milli, currency, storefront,
-                   signed_date, source, $1, $1
+                   signed_date, source, $1, $1, revocation_type, revocation_percentage, app_transaction_id
               FROM stage_transactions
              ORDER BY transaction_id, signed_date DESC NULLS LAST
             ON CONFLICT (transaction_id) DO UPDATE SET
@@ -84,6 +87,16 @@ enum TransactionStore {
                 expires_date = CASE WHEN \(newer) THEN coalesce(EXCLUDED.expires_date, a.expires_date) ELSE a.expires_date END,
                 revocation_date = CASE WHEN \(newer) THEN EXCLUDED.revocation_date ELSE a.revocation_date END,
                 revocation_reason = CASE WHEN \(newer) THEN EXCLUDED.revocation_reason ELSE a.revocation_reason END,
+                -- Only StoreKit 2 sources carry these; a newer receipt (which has none) keeps what they said
+                -- about a revocation it confirms, and a reversed refund (no revocation date) clears them.
+                revocation_type = CASE WHEN \(newer) AND EXCLUDED.revocation_date IS NULL THEN NULL
+                                       WHEN \(newer) THEN coalesce(EXCLUDED.revocation_type, a.revocation_type)
+                                       ELSE a.revocation_type END,
+                revocation_percentage = CASE WHEN \(newer) AND EXCLUDED.revocation_date IS NULL THEN NULL
+                                             WHEN \(newer) AND EXCLUDED.revocation_type IS NOT NULL
+                                             THEN EXCLUDED.revocation_percentage
+                                             ELSE a.revocation_percentage END,
+                app_transaction_id = coalesce(a.app_transaction_id, EXCLUDED.app_transaction_id),
                 ownership_type = coalesce(CASE WHEN \(newer) THEN EXCLUDED.ownership_type END, a.ownership_type, EXCLUDED.ownership_type),
                 app_account_token = coalesce(a.app_account_token, EXCLUDED.app_account_token),
                 web_order_line_item_id = coalesce(a.web_order_line_item_id, EXCLUDED.web_order_line_item_id),

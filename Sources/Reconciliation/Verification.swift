@@ -58,6 +58,12 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var priceMilli: Int64?
     public var currency: String?
     public var storefront: String?
+    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE` (StoreKit 2 sources only).
+    public var revocationType: String?
+    /// The refunded share of the whole quantity in milliunits (100000 = all), for `REFUND_PRORATED`.
+    public var revocationPercentage: Int?
+    /// Apple's id of the app download: one per customer (Apple ID) and app.
+    public var appTransactionID: String?
     /// Apple's `signedDate`, or the receipt's creation time: newer data wins.
     public var signedDate: Date?
     /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`.
@@ -69,8 +75,8 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
         bundleID: String, environment: String, quantity: Int = 1, purchaseDate: Date, originalPurchaseDate: Date? = nil,
         expiresDate: Date? = nil, revocationDate: Date? = nil, revocationReason: Int? = nil,
         ownershipType: String? = nil, appAccountToken: UUID? = nil, webOrderLineItemID: String? = nil,
-        priceMilli: Int64? = nil, currency: String? = nil, storefront: String? = nil, signedDate: Date? = nil,
-        source: String
+        priceMilli: Int64? = nil, currency: String? = nil, storefront: String? = nil, revocationType: String? = nil,
+        revocationPercentage: Int? = nil, appTransactionID: String? = nil, signedDate: Date? = nil, source: String
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -90,6 +96,9 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
         self.priceMilli = priceMilli
         self.currency = currency
         self.storefront = storefront
+        self.revocationType = revocationType
+        self.revocationPercentage = revocationPercentage
+        self.appTransactionID = appTransactionID
         self.signedDate = signedDate
         self.source = source
     }
@@ -104,7 +113,7 @@ extension AppleTransactionRecord {
             ("product_id", productID), ("product_type", productType), ("bundle_id", bundleID),
             ("environment", environment), ("ownership_type", ownershipType),
             ("web_order_line_item_id", webOrderLineItemID), ("currency", currency), ("storefront", storefront),
-            ("source", source),
+            ("revocation_type", revocationType), ("app_transaction_id", appTransactionID), ("source", source),
         ]
         return fields.first { $0.1?.utf8.contains(0) == true }?.0
     }

@@ -8,11 +8,14 @@ enum ItemPageBuilder {
     static let appleFieldOrder = [
         "transaction_id", "original_transaction_id", "product_id", "product_type", "quantity", "purchase_date",
         "environment", "bundle_id", "price_milli", "currency", "storefront", "ownership_type", "app_account_token",
-        "revocation_date", "revocation_reason", "web_order_line_item_id", "source",
+        "revocation_date", "revocation_reason", "revocation_type", "revocation_percentage", "app_transaction_id",
+        "web_order_line_item_id", "source",
     ]
 
     /// Apple's fields whose values are a closed set the catalog names (`apple_value.<field>.<value>`).
-    static let appleValueKeys: Set<String> = ["product_type", "ownership_type", "source", "revocation_reason"]
+    static let appleValueKeys: Set<String> = [
+        "product_type", "ownership_type", "source", "revocation_reason", "revocation_type",
+    ]
 
     static func page(
         _ detail: ReviewItemDetail, session: SessionStore.Session, nextHref: String?, reader: Reader
@@ -26,12 +29,14 @@ enum ItemPageBuilder {
         // Prices are milliunits: shown once, as money, rather than as two raw fields.
         var value: String?
         if let price = (apple["price_milli"] as? NSNumber)?.int64Value, let currency = apple["currency"] as? String {
-            let quantity = (apple["quantity"] as? NSNumber)?.int64Value ?? 1
-            let total = reader.money(milli: price * quantity, currency: currency)
+            // Apple's price is already the total for the quantity (SPEC section 14).
+            let quantity = max(1, (apple["quantity"] as? NSNumber)?.int64Value ?? 1)
+            let total = reader.money(milli: price, currency: currency)
             value = quantity == 1
                 ? total
                 : t.text("item.value_each", [
-                    "total": total, "quantity": String(quantity), "each": reader.money(milli: price, currency: currency),
+                    "total": total, "quantity": String(quantity),
+                    "each": reader.money(milli: price / quantity, currency: currency),
                 ])
         }
         let appleRows = appleKeys.filter { !(apple[$0] is NSNull) && $0 != "price_milli" && $0 != "currency" }
@@ -40,6 +45,9 @@ enum ItemPageBuilder {
                 let shown: String
                 if key.hasSuffix("_date") || key.hasSuffix("_seen") || key.hasSuffix("_at") {
                     shown = Format.evidenceTime(value, reader)
+                } else if key == "revocation_percentage", let milli = (value as? NSNumber)?.doubleValue {
+                    // Apple's milliunits of the whole quantity: 33333 is 33.333%.
+                    shown = (milli / 1000).formatted(.number.precision(.fractionLength(0...3))) + "%"
                 } else if key == "environment", let environment = value as? String {
                     shown = t.environment(environment.lowercased())
                 } else if Self.appleValueKeys.contains(key), let value, !(value is NSNull) {

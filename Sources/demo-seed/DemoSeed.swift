@@ -1,3 +1,4 @@
+import AppStore
 import AppStoreSimulator
 import ArgumentParser
 import Foundation
@@ -21,7 +22,18 @@ struct DemoSeed: ParsableCommand {
     @Option(help: "Random seed; the same seed gives the same data.")
     var seed: UInt64 = 42
 
+    @Flag(help: "Print the support desk's demo orders as JSON lines for the simulator's POST /sim/transactions, and exit.")
+    var deskOrders = false
+
     func run() throws {
+        if deskOrders {
+            let encoder = AppStoreJSON.encoder()
+            encoder.outputFormatting = [.sortedKeys]
+            for request in DemoWorld.deskOrderRequests(now: Date()) {
+                print(String(decoding: try encoder.encode(request), as: UTF8.self))
+            }
+            return
+        }
         let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
         if try connection.queryFirst("SELECT 1 FROM reconcile.receipt_uploads WHERE user_id LIKE 'player-%' LIMIT 1") != nil {
             print("demo data already seeded")

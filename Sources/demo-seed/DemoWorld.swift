@@ -101,6 +101,51 @@ struct DemoWorld {
         }
         try plantAccidents()
         try plantStoreKit2Accident()
+        try plantDeskOrders()
+    }
+
+    /// The customer of the support desk's demo orders: the app's account, its appAccountToken,
+    /// and the Apple account (the simulator's customer) that paid.
+    static let deskCustomer = (user: "player-09001", token: UUID(uuidString: "00000000-0000-4000-8000-000000009001")!,
+                               apple: "desk-customer")
+
+    /// Orders to try `reconcile lookup` on, with fixed ids and no draw from `random` (the rest of
+    /// the demo stays as it was): MK5TTY6V5X holds a purchase credited and one the app never
+    /// credited and no upload ever carried (the nightly run cannot see it; Look Up Order ID can),
+    /// MK7QPL2D9A one credited purchase.
+    static let deskOrders: [(order: String, transaction: String, product: String, price: Int64, credited: Bool)] = [
+        ("MK5TTY6V5X", "2000000999000001", "com.hncs.szj.coin686", 98000, true),
+        ("MK5TTY6V5X", "2000000999000002", "com.hncs.szj.coin42", 6000, false),
+        ("MK7QPL2D9A", "2000000999000003", "com.hncs.szj.coin210", 30000, true),
+    ]
+
+    /// The demo orders as the simulator's `POST /sim/transactions` takes them. The running
+    /// simulator keeps purchases in memory, so scripts/demo posts these on every start.
+    static func deskOrderRequests(now: Date) -> [SimulatedTransaction] {
+        deskOrders.map { order in
+            var request = SimulatedTransaction(
+                productId: order.product, customer: deskCustomer.apple, bundleId: bundle, environment: .production,
+                type: .consumable, quantity: 1, purchaseDate: now.addingTimeInterval(-7200),
+                appAccountToken: deskCustomer.token, price: order.price, currency: "CNY")
+            request.transactionId = order.transaction
+            request.orderId = order.order
+            return request
+        }
+    }
+
+    /// The ledger and uploads of the desk's demo orders: what the app credited, uploaded by StoreKit 2.
+    mutating func plantDeskOrders() throws {
+        accountTokens.append((Self.deskCustomer.token, Self.deskCustomer.user))
+        for (request, order) in zip(Self.deskOrderRequests(now: now), Self.deskOrders) where order.credited {
+            let created = try simulator.createTransaction(request)
+            uploads.append(UploadRow(
+                user: Self.deskCustomer.user, kind: "signed_transaction", payload: created.signedTransaction,
+                claimed: created.transactionId, device: "{\"model\": \"iPhone16,1\", \"os_version\": \"18.2\"}",
+                uploadedAt: now.addingTimeInterval(-7190)))
+            deliveries.append(DeliveryRow(
+                transaction: created.transactionId, user: Self.deskCustomer.user, product: order.product, quantity: 1,
+                deliveredAt: now.addingTimeInterval(-7180)))
+        }
     }
 
     mutating func storeKit2Player(_ user: String) throws {

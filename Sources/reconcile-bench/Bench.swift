@@ -13,7 +13,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Benchmark helpers for scripts/bench (not part of the reconcile product).",
         subcommands: [
             GenerateCommand.self, FullJoinCommand.self, VerifyReceiptCommand.self, JWSCommand.self,
-            ReceiptsCommand.self, NightCommand.self,
+            ReceiptsCommand.self, NightCommand.self, DeskCommand.self,
         ])
 
     /// Prints one result line.

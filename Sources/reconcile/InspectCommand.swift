@@ -45,17 +45,18 @@ struct InspectCommand: AsyncParsableCommand {
             let text = try readInput()
             switch try InspectInput(text: text) {
             case .appReceipt(let receiptData):
+                let untrusted = UntrustedDecoding.receipt(receiptData)
                 if offline {
-                    try show(await inspector(settings).inspectReceipt(receiptData))
+                    try show(await inspector(settings).inspectReceipt(receiptData), untrusted: untrusted)
                 } else {
                     let configuration = AppleVerification.receiptConfiguration(settings)
                     let outcome = try await VerifyReceiptClient.withClient(configuration: configuration) { client in
                         try await client.verify(receiptData: receiptData, logger: logger)
                     }
-                    try show(outcome)
+                    try show(outcome, untrusted: untrusted)
                 }
             case .signedData(let token):
-                try show(await inspector(settings).inspectSignedData(token))
+                try show(await inspector(settings).inspectSignedData(token), untrusted: UntrustedDecoding.signedData(token))
             }
         } catch let error as VerifyReceiptConfigurationError {
             throw report(ConfigurationError(error.description), logger: logger)
@@ -85,7 +86,7 @@ struct InspectCommand: AsyncParsableCommand {
         }
     }
 
-    private func show(_ result: SignedDataInspector.Result) throws {
+    private func show(_ result: SignedDataInspector.Result, untrusted: [String: Any]?) throws {
         switch result {
         case .valid(let inspected):
             if json {
@@ -94,12 +95,12 @@ struct InspectCommand: AsyncParsableCommand {
                 Swift.print(SignedDataText.render(inspected))
             }
         case .invalid(let reason):
-            emitFailure(valid: "invalid", status: nil, reason: reason)
+            emitFailure(valid: "invalid", status: nil, reason: reason, untrusted: untrusted)
             throw ExitStatus.failed
         }
     }
 
-    private func show(_ outcome: VerifyReceiptOutcome) throws {
+    private func show(_ outcome: VerifyReceiptOutcome, untrusted: [String: Any]?) throws {
         switch outcome {
         case .verified(let receipt):
             if json {
@@ -110,23 +111,34 @@ struct InspectCommand: AsyncParsableCommand {
                 Swift.print(ReceiptText.render(receipt))
             }
         case .invalid(let status, let reason):
-            emitFailure(valid: "invalid", status: status, reason: reason)
+            emitFailure(valid: "invalid", status: status, reason: reason, untrusted: untrusted)
             throw ExitStatus.failed
         case .retryLater(let reason, let status):
-            emitFailure(valid: "unverified", status: status, reason: "Apple could not verify it now: \(reason)")
+            emitFailure(
+                valid: "unverified", status: status, reason: "Apple could not verify it now: \(reason)", untrusted: untrusted)
             throw ExitStatus.failed
         }
     }
 
-    private func emitFailure(valid: String, status: Int?, reason: String) {
+    /// A failure still shows what the input decodes to, marked untrusted (SPEC section 7).
+    private func emitFailure(valid: String, status: Int?, reason: String, untrusted: [String: Any]?) {
         if json {
-            var object: [String: Any] = ["result": valid, "reason": reason]
+            var object: [String: Any] = ["result": valid, "reason": reason, "trusted": false]
             if let status { object["status"] = status }
+            object["decoded"] = orNull(untrusted)
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
                 Swift.print(String(decoding: data, as: UTF8.self))
             }
         } else {
             Swift.print("\(valid): \(reason)" + (status.map { " (status \($0))" } ?? ""))
+            if let untrusted, let data = try? JSONSerialization.data(
+                withJSONObject: untrusted, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            {
+                Swift.print("\nUNTRUSTED — what it decodes to, which nothing vouches for:")
+                // The newlines are the layout's; anything else that could drive the terminal becomes `?`.
+                Swift.print(String(decoding: data, as: UTF8.self).split(separator: "\n").map { terminalSafe(String($0)) }
+                    .joined(separator: "\n"))
+            }
         }
     }
 }
@@ -237,3 +249,53 @@ enum ReceiptText {
 
     private static func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
 }
+
+/// What an input decodes to without any check: a JWS's payload (a notification's nested signed
+/// data decoded beside it), an app receipt's contents. Shown only next to the reason it does not
+/// verify, marked untrusted.
+enum UntrustedDecoding {
+    static func signedData(_ text: String) -> [String: Any]? {
+        if let body = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+            let token = body["signedPayload"] as? String
+        {
+            return signedData(token)
+        }
+        guard var payload = jwsPayload(text) else { return nil }
+        if var data = payload["data"] as? [String: Any] {
+            if let token = data["signedTransactionInfo"] as? String { data["transactionInfo"] = jwsPayload(token) }
+            if let token = data["signedRenewalInfo"] as? String { data["renewalInfo"] = jwsPayload(token) }
+            payload["data"] = data
+        }
+        return payload
+    }
+
+    static func jwsPayload(_ token: String) -> [String: Any]? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count <= 1 << 20 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
+
+    static func receipt(_ base64: String) -> [String: Any]? {
+        guard case .app(let receipt)? = try? Receipt(base64Encoded: base64) else { return nil }
+        let payload = receipt.payload
+        func time(_ date: Date?) -> Any { orNull(date.map(TimeExpression.format)) }
+        return [
+            "bundle_id": orNull(payload.bundleId), "receipt_type": orNull(payload.environment?.rawValue),
+            "application_version": orNull(payload.appVersion), "receipt_creation_date": time(payload.creationDate),
+            "in_app": payload.inAppPurchases.map { item -> [String: Any] in
+                [
+                    "transaction_id": orNull(item.transactionId), "product_id": orNull(item.productId),
+                    "quantity": orNull(item.quantity), "purchase_date": time(item.purchaseDate),
+                    "original_transaction_id": orNull(item.originalTransactionId),
+                    "cancellation_date": time(item.cancellationDate),
+                ]
+            },
+        ]
+    }
+}
+
+/// JSON's null for what is absent.
+private func orNull(_ value: Any?) -> Any { value ?? NSNull() }

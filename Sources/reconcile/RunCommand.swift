@@ -91,6 +91,12 @@ struct RunCommand: AsyncParsableCommand {
             ProgressLine.clear()
             if let metricsFile { try MetricsFile.write(report, to: metricsFile) }
             print(RunSummary.text(report))
+            // The decisions waiting for the app go out with every run; a webhook that fails waits.
+            if let delivery = try? await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger),
+                delivery.failed > 0
+            {
+                logger.warning("outbox rows not delivered", metadata: ["outbox.failed": "\(delivery.failed)"])
+            }
             if failOnFindings, report.newFindings > 0 { throw ExitStatus.findings }
         } catch let error as RunLockedError {
             FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))

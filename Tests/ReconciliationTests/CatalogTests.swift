@@ -125,6 +125,30 @@ struct ChineseReportTests {
         for label in Self.englishLabels { #expect(!markdown.contains(label), "English left in report.md: \(label)") }
     }
 
+    @Test func refundActivityHasItsSectionInBothLanguagesOnlyWhenThereIsSome() {
+        var report = ReportHTMLTests.report
+        report.notifications.synced = 5
+        report.notifications.undelivered = 2
+        report.consumption.answered = 3
+        report.consumption.expired = 1
+        report.consumption.declined = 1
+        let chinese = [ReportWriter.markdown(report, findings: ReportHTMLTests.findings, reader: Self.reader),
+                       ReportWriter.html(report, findings: ReportHTMLTests.findings, reader: Self.reader)]
+        for text in chinese {
+            #expect(text.contains("通知与退款申请"))
+            #expect(text.contains("自上一批以来补拉 5 条，其中 2 条没有送达我们的通知接口"))
+            #expect(text.contains("已向苹果回复 3 条，超时未回复 1 条；苹果最终同意退款 0 条，拒绝 1 条"))
+            #expect(text.contains("有 2 条通知没有送达我们的通知接口"))
+            for label in Self.englishLabels { #expect(!text.contains(label), "English left: \(label)") }
+        }
+        let english = ReportWriter.markdown(
+            report, findings: ReportHTMLTests.findings, reader: Reader(language: .english, timeZone: .gmt))
+        #expect(english.contains("## Notifications and refund requests"))
+        #expect(english.contains("- Refund requests: 3 answered, 1 expired unanswered; Apple refunded 0 and declined 1"))
+        let quiet = ReportWriter.markdown(ReportHTMLTests.report, findings: ReportHTMLTests.findings, reader: Self.reader)
+        #expect(!quiet.contains("通知与退款申请"))
+    }
+
     @Test func theJSONReportStaysEnglish() throws {
         let json = ReportWriter.json(ReportHTMLTests.report, findings: ReportHTMLTests.findings)
         #expect(json.contains("\"kind\": \"missed_delivery\""))

@@ -119,8 +119,11 @@ struct ReportJSONTests {
         let text = ReportWriter.json(ReportHTMLTests.report, findings: ReportHTMLTests.findings)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(Set(json.keys) == ["run_id", "status", "started_at", "finished_at", "window", "environment",
-                                   "verification", "counts", "value_at_risk", "findings"])
+                                   "verification", "counts", "value_at_risk", "notifications", "consumption",
+                                   "findings"])
         #expect((json["counts"] as? [String: Int])?.count == FindingKind.allCases.count)
+        #expect((json["notifications"] as? [String: Int]) == ["synced": 0, "undelivered": 0])
+        #expect((json["consumption"] as? [String: Int]) == ["answered": 0, "expired": 0, "refunded": 0, "declined": 0])
         #expect((json["counts"] as? [String: Int])?["missed_delivery"] == 2)
         #expect((json["window"] as? [String: Any])?["since"] is NSNull)
         let verification = try #require(json["verification"] as? [String: Any])

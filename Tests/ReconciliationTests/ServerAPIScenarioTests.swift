@@ -145,11 +145,11 @@ struct ServerAPIScenarioTests {
         ].lookup)
     }
 
-    static func run(_ settings: Settings, since: Date) async throws -> RunReport {
+    static func run(_ settings: Settings, since: Date, serverAPI: Bool = true) async throws -> RunReport {
         let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
         return try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
             try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                #expect(api != nil)
+                #expect((api != nil) == serverAPI)
                 return try await ReconciliationJob(
                     settings: settings, verifier: verifier, serverAPI: api, logger: quiet
                 ).run(.init(since: since))

@@ -1,6 +1,8 @@
 -- Stage: tx — Apple's transactions in scope, with what the rules need to know of each.
 -- Reads:  diff_scope, diff_blocked, reconcile.apple_transactions, :products
--- Writes: diff_tx (one row per transaction in scope that Apple confirmed)
+-- Writes: diff_tx (one row per transaction in scope that Apple confirmed; price_milli: the
+--         whole transaction's price, unit_price_milli: one unit's; refunded_quantity: how many
+--         units Apple's revocation took back, 0 when none)
 -- Values: :'bundle_ids' (text[]), :'counted' (text: 'Production' or 'Sandbox'),
 --         :'judge_before' (timestamptz: run start − grace).
 --
@@ -11,8 +13,20 @@ CREATE TEMP TABLE diff_tx ON COMMIT DROP AS
 SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a.environment,
        a.quantity, a.purchase_date, a.revocation_date, a.ownership_type, a.app_account_token,
        coalesce(a.product_type, p.product_type) AS product_type,
-       coalesce(a.price_milli, p.price_milli) AS price_milli,
+       -- Apple's JWS `price` "shows the total amount of the transaction for the quantity the
+       -- customer purchased" (developer.apple.com/documentation/appstoreservernotifications/price);
+       -- the catalogue's price_milli is per unit.
+       coalesce(a.price_milli, p.price_milli * a.quantity) AS price_milli,
+       coalesce(a.price_milli::numeric / nullif(a.quantity, 0), p.price_milli) AS unit_price_milli,
        coalesce(a.currency, p.currency) AS currency,
+       a.revocation_type, a.revocation_percentage,
+       -- A prorated refund's percentage is of the whole quantity (developer.apple.com/documentation/
+       -- storekit/transaction/revocationpercentage: 1 of 3 refunded is about 33.333%), so it
+       -- refunds that share of the units, rounded, at least one; any other revocation all of them.
+       CASE WHEN a.revocation_date IS NULL THEN 0
+            WHEN a.revocation_type = 'REFUND_PRORATED' AND a.revocation_percentage IS NOT NULL
+            THEN least(a.quantity, greatest(1, round(a.quantity * a.revocation_percentage / 100000.0)))::int
+            ELSE a.quantity END AS refunded_quantity,
        CASE WHEN coalesce(a.product_type, p.product_type) = 'non_consumable'
             THEN 'o:' || a.original_transaction_id ELSE 't:' || a.transaction_id END AS match_key,
        a.bundle_id = ANY(:'bundle_ids'::text[]) AS bundle_ok,

@@ -2,15 +2,18 @@
 -- its restores.
 -- Reads:  diff_tx
 -- Writes: diff_key (diff_tx's columns of the key's representative transaction, plus
---         key_judged: every transaction of the key is judged; key_revoked: one of them is revoked)
+--         key_judged: every transaction of the key is judged; key_revoked: one of them is revoked;
+--         key_refunded_quantity: the most units any of them had refunded)
 -- Values: none.
 CREATE TEMP TABLE diff_key ON COMMIT DROP AS
 SELECT DISTINCT ON (t.match_key)
        t.transaction_id, t.original_transaction_id, t.product_id, t.bundle_id, t.environment,
        t.quantity, t.purchase_date, t.revocation_date, t.ownership_type, t.app_account_token,
-       t.product_type, t.price_milli, t.currency, t.match_key, t.bundle_ok, t.counted, t.judged,
+       t.product_type, t.price_milli, t.unit_price_milli, t.currency, t.revocation_type,
+       t.revocation_percentage, t.refunded_quantity, t.match_key, t.bundle_ok, t.counted, t.judged,
        bool_and(t.judged) OVER (PARTITION BY t.match_key) AS key_judged,
-       bool_or(t.revocation_date IS NOT NULL) OVER (PARTITION BY t.match_key) AS key_revoked
+       bool_or(t.revocation_date IS NOT NULL) OVER (PARTITION BY t.match_key) AS key_revoked,
+       max(t.refunded_quantity) OVER (PARTITION BY t.match_key) AS key_refunded_quantity
   FROM diff_tx t
  ORDER BY t.match_key, (t.transaction_id = t.original_transaction_id) DESC, t.purchase_date, t.transaction_id;
 

@@ -226,6 +226,69 @@ public struct AppStoreServerAPIClient: Sendable {
         return .notFound
     }
 
+    /// Get Notification History in one environment: every page, handed to `eachPage` as it
+    /// arrives (so a 180-day first sync never sits in memory), until Apple says `hasMore` false.
+    /// Returns the pages read. Apple puts `paginationToken` in the query and repeats the body.
+    public func notificationHistory(
+        _ request: NotificationHistoryRequest, environment: AppStoreEnvironment, logger: Logger,
+        eachPage: ([NotificationHistoryRecord]) async throws -> Void
+    ) async throws -> ServerAPIOutcome<Int> {
+        let body = try AppStoreJSON.encoder().encode(request)
+        var token: String?
+        var pages = 0
+        while true {
+            var pageLogger = logger
+            pageLogger[metadataKey: "apple.page"] = "\(pages + 1)"
+            let exchange = try await self.request(
+                .POST, path: "/inApps/v1/notifications/history",
+                parameters: token.map { [("paginationToken", $0)] } ?? [], body: body, environment: environment,
+                logger: pageLogger)
+            switch exchange {
+            case .notFoundHere:
+                return .notFound
+            case .rejected(let code, let reason):
+                return .rejected(errorCode: code, reason: reason)
+            case .retryLater(let reason, let status, let code):
+                return .retryLater(reason: reason, httpStatus: status, errorCode: code)
+            case .answered(let data):
+                guard let page = try? AppStoreJSON.decoder().decode(NotificationHistoryResponse.self, from: data) else {
+                    return .retryLater(
+                        reason: "malformed page \(pages + 1) of Get Notification History", httpStatus: 200, errorCode: nil)
+                }
+                pages += 1
+                try await eachPage(page.notificationHistory ?? [])
+                guard page.hasMore == true else { return .found(pages) }
+                guard let next = page.paginationToken, next != token else {
+                    return .retryLater(
+                        reason: "page \(pages) says hasMore without a new paginationToken", httpStatus: 200,
+                        errorCode: nil)
+                }
+                guard pages < configuration.maxPages else {
+                    return .retryLater(reason: "more than \(configuration.maxPages) pages", httpStatus: 200, errorCode: nil)
+                }
+                token = next
+            }
+        }
+    }
+
+    /// Send Consumption Information V2 (`PUT /inApps/v2/transactions/consumption/{transactionId}`):
+    /// the answer to a refund request. Found (the HTTP status, 202) when Apple accepted it.
+    public func sendConsumptionInformation(
+        transactionId: String, _ consumption: ConsumptionRequest, environment: AppStoreEnvironment, logger: Logger
+    ) async throws -> ServerAPIOutcome<Int> {
+        let body = try AppStoreJSON.encoder().encode(consumption)
+        switch try await request(
+            .PUT, path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionId))", parameters: [],
+            body: body, environment: environment, logger: logger)
+        {
+        case .answered: return .found(202)
+        case .notFoundHere: return .notFound
+        case .rejected(let code, let reason): return .rejected(errorCode: code, reason: reason)
+        case .retryLater(let reason, let status, let code):
+            return .retryLater(reason: reason, httpStatus: status, errorCode: code)
+        }
+    }
+
     // MARK: - Paging
 
     private func pagedTransactions<Page: Decodable>(
@@ -335,6 +398,14 @@ public struct AppStoreServerAPIClient: Sendable {
     func get(path: String, parameters: [(String, String)], environment: AppStoreEnvironment, logger: Logger)
         async throws -> Exchange
     {
+        try await request(.GET, path: path, parameters: parameters, body: nil, environment: environment, logger: logger)
+    }
+
+    /// One request in one environment, retried until it answers or the budget is spent.
+    func request(
+        _ method: Verb, path: String, parameters: [(String, String)], body: Data?,
+        environment: AppStoreEnvironment, logger: Logger
+    ) async throws -> Exchange {
         let url = Self.url(
             base: environment == .sandbox ? configuration.sandboxURL : configuration.productionURL, path: path,
             parameters: parameters)
@@ -347,7 +418,7 @@ public struct AppStoreServerAPIClient: Sendable {
             logger[metadataKey: "apple.attempt"] = "\(attempt)"
 
             let failure: (reason: String, status: Int?, code: Int?, wait: Duration?)
-            switch try await send(url, environment: environment, logger: logger) {
+            switch try await send(url, method: method, body: body, environment: environment, logger: logger) {
             case .done(let exchange):
                 return exchange
             case .retry(let reason, let status, let code, let wait):
@@ -372,6 +443,11 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
+    /// The HTTP methods the Server API endpoints use.
+    enum Verb: Sendable {
+        case GET, POST, PUT
+    }
+
     private enum Attempt {
         case done(Exchange)
         case retry(reason: String, status: Int?, code: Int?, wait: Duration?)
@@ -384,10 +460,20 @@ public struct AppStoreServerAPIClient: Sendable {
     static let transactionNotFound = 4_040_010
 
     /// One request at the pace of its environment. Neither the token nor the key is logged.
-    private func send(_ url: String, environment: AppStoreEnvironment, logger: Logger) async throws -> Attempt {
+    private func send(
+        _ url: String, method: Verb = .GET, body: Data? = nil, environment: AppStoreEnvironment, logger: Logger
+    ) async throws -> Attempt {
         try await (environment == .sandbox ? sandboxPacer : productionPacer).waitForTurn()
         var request = HTTPClientRequest(url: url)
-        request.method = .GET
+        switch method {
+        case .GET: request.method = .GET
+        case .POST: request.method = .POST
+        case .PUT: request.method = .PUT
+        }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
         let token: String
         do {
             token = try ServerAPIToken.make(key: configuration.key)
@@ -435,6 +521,9 @@ public struct AppStoreServerAPIClient: Sendable {
                 return .retry(
                     reason: "malformed Server API response (\(body.count) bytes)", status: status, code: nil, wait: nil)
             }
+            return .done(.answered(body))
+        case 202:
+            // Send Consumption Information answers 202 Accepted with no body.
             return .done(.answered(body))
         case 401:
             // The body is not JSON; there is nothing more to learn from it.

@@ -13,6 +13,13 @@ public struct Evidence: Codable, Sendable, Equatable {
     public var uploads: [Upload]
     /// How the buyer was resolved; nil when the transaction is not in Apple's data.
     public var buyer: Buyer?
+    /// refunded_delivery only: how many units Apple's revocation took back (all of them unless a
+    /// prorated refund), and the revocation as Apple stated it; nil for the other kinds.
+    public var refundedQuantity: Int?
+    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`; nil when Apple did not say.
+    public var revocationType: String?
+    /// Milliunits of the whole quantity (100000 = all), for `REFUND_PRORATED`.
+    public var revocationPercentage: Int?
 
     public struct AppleTransaction: Codable, Sendable, Equatable {
         public var transactionID: String
@@ -25,19 +32,25 @@ public struct Evidence: Codable, Sendable, Equatable {
         public var purchaseDate: String?
         public var revocationDate: String?
         public var revocationReason: Int?
+        public var revocationType: String?
+        public var revocationPercentage: Int?
         public var ownershipType: String?
         public var appAccountToken: String?
         public var priceMilli: Int64?
         public var currency: String?
         public var storefront: String?
         public var source: String?
+        /// One per Apple ID and app: two under one account are two Apple IDs.
+        public var appTransactionID: String?
 
         enum CodingKeys: String, CodingKey {
             case transactionID = "transaction_id", originalTransactionID = "original_transaction_id"
             case productID = "product_id", productType = "product_type", bundleID = "bundle_id", environment
             case quantity, purchaseDate = "purchase_date", revocationDate = "revocation_date"
-            case revocationReason = "revocation_reason", ownershipType = "ownership_type"
+            case revocationReason = "revocation_reason", revocationType = "revocation_type"
+            case revocationPercentage = "revocation_percentage", ownershipType = "ownership_type"
             case appAccountToken = "app_account_token", priceMilli = "price_milli", currency, storefront, source
+            case appTransactionID = "app_transaction_id"
         }
     }
 
@@ -98,6 +111,8 @@ public struct Evidence: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case appleTransaction = "apple_transaction", deliveries, uploads, buyer
+        case refundedQuantity = "refunded_quantity", revocationType = "revocation_type"
+        case revocationPercentage = "revocation_percentage"
     }
 
     /// Reads the JSON text of a review item's or report finding's evidence.

@@ -324,6 +324,8 @@ public struct ReviewService {
                 throw ReviewError.actionNotApplicable(
                     id: item.id, resolution: resolution, reason: "the evidence holds no unrevoked delivery to take back")
             }
+            // After a partial refund revoke_quantity holds only the refunded units (SPEC section 14;
+            // the trigger of migration 0007).
             return ActionDraft(
                 action: .revoke, productID: try row["delivery_product"] ?? item.productID,
                 quantity: try row["delivery_quantity"], fromUserID: deliveryUser, toUserID: nil)

@@ -12,8 +12,8 @@ struct ReviewClaimCommand: AsyncParsableCommand {
     @Argument(help: "The review item id.")
     var id: Int64
 
-    @Option(help: "Who is claiming it.")
-    var by: String
+    @Option(help: "Who is claiming it (default: RECONCILE_ACTOR, else your login name).")
+    var by: String?
 
     @Flag(help: "Take the item over from whoever claimed it.")
     var force = false
@@ -24,7 +24,7 @@ struct ReviewClaimCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            print(try await database.service().claim(id: id, by: by, force: force).message)
+            print(try await database.service().claim(id: id, by: ActorName.resolve(by), force: force).message)
         } catch {
             throw reviewFailure(error, logger: logger)
         }

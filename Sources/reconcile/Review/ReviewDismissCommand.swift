@@ -12,8 +12,8 @@ struct ReviewDismissCommand: AsyncParsableCommand {
     @Argument(help: "The review item id.")
     var id: Int64
 
-    @Option(help: "Who decides.")
-    var by: String
+    @Option(help: "Who decides (default: RECONCILE_ACTOR, else your login name).")
+    var by: String?
 
     @Option(help: "Why it is not a problem.")
     var note: String
@@ -24,7 +24,9 @@ struct ReviewDismissCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            print(try await database.service().dismiss(id: id, by: by, note: note).message)
+            print(try await database.service().dismiss(id: id, by: ActorName.resolve(by), note: note).message)
+            // The decision reaches the app's webhook at once when one is configured.
+            _ = try? await database.deliverOutbox(logger: logger)
         } catch {
             throw reviewFailure(error, logger: logger)
         }

@@ -107,3 +107,16 @@ func terminalSafe(_ text: String?) -> String {
         $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
     }))
 }
+
+/// Who acts (`--by` of claim, resolve, dismiss): the flag, else `RECONCILE_ACTOR`, else the
+/// login name, so that a person never types their name twice a day.
+enum ActorName {
+    static func resolve(
+        _ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        for candidate in [given, environment["RECONCILE_ACTOR"], environment["LOGNAME"], environment["USER"]] {
+            if let name = candidate?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty { return name }
+        }
+        return ProcessInfo.processInfo.userName.isEmpty ? "unknown" : ProcessInfo.processInfo.userName
+    }
+}

@@ -22,8 +22,8 @@ struct ReviewResolveCommand: AsyncParsableCommand {
     @Option(help: "granted, revoked, moved or no_action.")
     var resolution: Resolution
 
-    @Option(help: "Who decides.")
-    var by: String
+    @Option(help: "Who decides (default: RECONCILE_ACTOR, else your login name).")
+    var by: String?
 
     @Option(help: "Why (kept in the history and the outbox).")
     var note: String?
@@ -34,7 +34,9 @@ struct ReviewResolveCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            print(try await database.service().resolve(id: id, resolution: resolution, by: by, note: note).message)
+            print(try await database.service().resolve(id: id, resolution: resolution, by: ActorName.resolve(by), note: note).message)
+            // The decision reaches the app's webhook at once when one is configured.
+            _ = try? await database.deliverOutbox(logger: logger)
         } catch {
             throw reviewFailure(error, logger: logger)
         }

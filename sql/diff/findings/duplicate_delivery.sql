@@ -8,6 +8,6 @@ INSERT INTO diff_findings (fingerprint, kind, transaction_id, original_transacti
                            match_key, amount_milli, currency, purchase_date)
 SELECT 'duplicate_delivery:' || k.transaction_id AS fingerprint, 'duplicate_delivery' AS kind, k.transaction_id,
        k.original_transaction_id, d.latest_user_id AS user_id, k.product_id, k.match_key,
-       k.price_milli * k.quantity * (d.deliveries - 1) AS amount_milli, k.currency, k.purchase_date
+       k.price_milli * (d.deliveries - 1) AS amount_milli, k.currency, k.purchase_date
   FROM diff_key k JOIN diff_key_dl d ON d.match_key = k.match_key
  WHERE k.key_judged AND k.counted AND d.deliveries >= 2;

@@ -7,7 +7,7 @@ INSERT INTO diff_findings (fingerprint, kind, transaction_id, original_transacti
                            match_key, amount_milli, currency, purchase_date)
 SELECT 'missed_delivery:' || k.transaction_id AS fingerprint, 'missed_delivery' AS kind, k.transaction_id,
        k.original_transaction_id, b.buyer AS user_id, k.product_id, k.match_key,
-       k.price_milli * k.quantity AS amount_milli, k.currency, k.purchase_date
+       k.price_milli AS amount_milli, k.currency, k.purchase_date
   FROM diff_key k JOIN diff_buyer b ON b.transaction_id = k.transaction_id
  WHERE k.key_judged AND k.counted AND NOT k.key_revoked
    AND coalesce(k.ownership_type, 'PURCHASED') = 'PURCHASED'

@@ -1,13 +1,16 @@
 -- Finding: quantity_mismatch (medium, investigate) — exactly one unrevoked delivery, with another
--- quantity than Apple's.
+-- quantity than Apple's. After a partial refund, a delivery already reduced by the refunded units
+-- is right too.
 -- Reads:  diff_key, diff_key_dl
 -- Writes: diff_findings (fingerprint quantity_mismatch:<transaction>; user_id: the delivery's
---         account; amount: the price of the difference)
+--         account; amount: the unit price times the difference)
 -- Values: none.
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id,
                            match_key, amount_milli, currency, purchase_date)
 SELECT 'quantity_mismatch:' || k.transaction_id AS fingerprint, 'quantity_mismatch' AS kind, k.transaction_id,
        k.original_transaction_id, d.least_user_id AS user_id, k.product_id, k.match_key,
-       k.price_milli * abs(k.quantity - d.least_quantity) AS amount_milli, k.currency, k.purchase_date
+       round(k.unit_price_milli * abs(k.quantity - d.least_quantity)) AS amount_milli, k.currency,
+       k.purchase_date
   FROM diff_key k JOIN diff_key_dl d ON d.match_key = k.match_key
- WHERE k.key_judged AND k.counted AND d.deliveries = 1 AND d.least_quantity <> k.quantity;
+ WHERE k.key_judged AND k.counted AND d.deliveries = 1 AND d.least_quantity <> k.quantity
+   AND (k.key_refunded_quantity = 0 OR d.least_quantity <> k.quantity - k.key_refunded_quantity);

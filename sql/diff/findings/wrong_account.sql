@@ -9,7 +9,7 @@ INSERT INTO diff_findings (fingerprint, kind, transaction_id, original_transacti
 SELECT DISTINCT ON (k.transaction_id, d.user_id)
        'wrong_account:' || k.transaction_id || ':' || md5(d.user_id) AS fingerprint, 'wrong_account' AS kind,
        k.transaction_id, k.original_transaction_id, b.buyer AS user_id, k.product_id, k.match_key,
-       k.price_milli * k.quantity AS amount_milli, k.currency, k.purchase_date, d.user_id AS credited_user_id
+       k.price_milli AS amount_milli, k.currency, k.purchase_date, d.user_id AS credited_user_id
   FROM diff_key k
   JOIN diff_buyer b ON b.transaction_id = k.transaction_id
   JOIN diff_dl d ON d.match_key = k.match_key AND d.revoked_at IS NULL

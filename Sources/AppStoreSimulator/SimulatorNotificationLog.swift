@@ -1,0 +1,58 @@
+import AppStore
+import Foundation
+import Synchronization
+
+/// The notifications the simulator sent (for Get Notification History) and the consumption
+/// answers it received (Send Consumption Information), so that tests can check both.
+public final class SimulatorNotificationLog: Sendable {
+    /// One notification as Apple keeps it for Get Notification History.
+    public struct Sent: Sendable {
+        /// The body's `signedPayload`, byte for byte the same on every page that returns it.
+        public var signedPayload: String
+        public var signedDate: Date
+        public var notificationType: NotificationType
+        public var transactionId: String?
+        public var environment: AppStoreEnvironment
+        public var bundleId: String
+        /// Apple's attempts to deliver it to the app's endpoint.
+        public var sendAttempts: [SendAttempt]
+    }
+
+    /// One `PUT /inApps/v2/transactions/consumption/{transactionId}` the simulator accepted.
+    public struct ConsumptionAnswer: Codable, Hashable, Sendable {
+        public var transactionId: String
+        public var environment: String
+        public var body: ConsumptionRequest
+        public var receivedAt: Date
+    }
+
+    private struct Inner {
+        var sent: [Sent] = []
+        var answers: [ConsumptionAnswer] = []
+    }
+
+    private let inner = Mutex(Inner())
+
+    /// An empty log.
+    public init() {}
+
+    func record(_ sent: Sent) { inner.withLock { $0.sent.append(sent) } }
+
+    func record(_ answer: ConsumptionAnswer) { inner.withLock { $0.answers.append(answer) } }
+
+    /// The consumption answers received, oldest first.
+    public var consumptionAnswers: [ConsumptionAnswer] { inner.withLock { $0.answers } }
+
+    /// The notifications a Get Notification History request selects, oldest first.
+    func history(_ request: NotificationHistoryRequest, environment: AppStoreEnvironment, bundleId: String) -> [Sent] {
+        inner.withLock { inner in
+            inner.sent.filter { sent in
+                sent.environment == environment && sent.bundleId == bundleId
+                    && sent.signedDate >= request.startDate && sent.signedDate < request.endDate
+                    && (request.notificationType.map { $0 == sent.notificationType } ?? true)
+                    && (request.transactionId.map { $0 == sent.transactionId } ?? true)
+                    && (request.onlyFailures != true || sent.sendAttempts.last?.sendAttemptResult != SendAttempt.success)
+            }.sorted { $0.signedDate < $1.signedDate }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import AppStore
+import Foundation
+import Logging
+import Postgres
+
+/// Answers Apple's refund requests (`CONSUMPTION_REQUEST`) with Send Consumption Information V2,
+/// from the delivery ledger (SPEC section 14). Opt-in (`RECONCILE_CONSUMPTION_ANSWERS=on`).
+///
+/// No consent, no answer: Apple requires `customerConsented` true, so only accounts the consent
+/// relation says consented (and did not withdraw) are answered. One answer per transaction until
+/// Apple decides (`REFUND` or `REFUND_DECLINED`): Apple re-sends a pending request with a new
+/// UUID, which joins the open answer. A request older than 12 hours (from its `signedDate`) is
+/// recorded `expired` and never sent. `reconcile.consumption_answers` is the audit.
+public struct ConsumptionAnswerer: Sendable {
+    /// What one pass did.
+    public struct Summary: Sendable, Equatable {
+        /// Answers Apple accepted.
+        public var answered = 0
+        /// Requests past their 12 hours, recorded and not sent.
+        public var expired = 0
+        /// Answers Apple refused for good.
+        public var failed = 0
+        /// Requests left for a later pass: no consent (yet), unknown buyer, or Apple unreachable.
+        public var waiting = 0
+
+        public init() {}
+    }
+
+    /// Apple's deadline: "within 12 hours" of the request.
+    public static let deadline: TimeInterval = 12 * 3600
+
+    let client: AppStoreServerAPIClient
+    let settings: Settings
+    let logger: Logger
+
+    /// Creates an answerer.
+    public init(client: AppStoreServerAPIClient, settings: Settings, logger: Logger) {
+        self.client = client
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// One pending request, as `reconcile.notifications_seen` holds it.
+    struct Request {
+        var uuid: UUID
+        var transactionID: String
+        var environment: String
+        var signedDate: Date
+        var appAccountToken: UUID?
+        /// The product the request's signed transaction names.
+        var productID: String?
+    }
+
+    /// Answers every request not yet taken into account, oldest first.
+    public func answerPending(now: Date = Date(), on connection: Connection) async throws -> Summary {
+        var summary = Summary()
+        let requests = try connection.query(
+            """
+            SELECT s.notification_uuid, s.transaction_id, coalesce(s.environment, 'Production'),
+                   coalesce(s.signed_date, s.seen_at), s.app_account_token, s.product_id
+              FROM reconcile.notifications_seen s
+             WHERE s.notification_type = 'CONSUMPTION_REQUEST' AND s.transaction_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM reconcile.consumption_answers c
+                                WHERE c.request_uuids @> ARRAY[s.notification_uuid])
+             ORDER BY 4, 1
+            """
+        ).map {
+            Request(
+                uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
+                environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
+                appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5))
+        }
+        for request in requests {
+            try Task.checkCancellation()
+            try await answer(request, now: now, on: connection, into: &summary)
+        }
+        return summary
+    }
+
+    private func answer(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
+        // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
+        let joined = try connection.execute(
+            """
+            UPDATE reconcile.consumption_answers SET request_uuids = request_uuids || $2::uuid, updated_at = now()
+             WHERE transaction_id = $1 AND status = 'answered' AND outcome IS NULL
+            """, [request.transactionID, request.uuid])
+        guard joined == 0 else { return }
+        if request.signedDate < now.addingTimeInterval(-Self.deadline) {
+            summary.expired += 1
+            try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
+            return
+        }
+        guard let facts = try LedgerFacts.read(request, settings: settings, on: connection), facts.consented else {
+            summary.waiting += 1
+            return
+        }
+        let body = facts.consumptionRequest(settings.consumption)
+        let environment: AppStoreEnvironment = request.environment == "Sandbox" ? .sandbox : .production
+        let outcome = try await client.sendConsumptionInformation(
+            transactionId: request.transactionID, body, environment: environment, logger: logger)
+        let sent = String(decoding: try AppStoreJSON.encoder().encode(body), as: UTF8.self)
+        switch outcome {
+        case .found(let status):
+            summary.answered += 1
+            try record(request, user: facts.buyer, status: "answered", body: sent, http: status, error: nil, on: connection)
+        case .notFound:
+            summary.failed += 1
+            try record(
+                request, user: facts.buyer, status: "failed", body: sent, http: 404,
+                error: "4040010 transaction id not found", on: connection)
+        case .rejected(let code, let reason):
+            summary.failed += 1
+            try record(
+                request, user: facts.buyer, status: "failed", body: sent, http: code.map { $0 / 10_000 },
+                error: reason.escapingNUL, on: connection)
+        case .retryLater(let reason, _, _):
+            // Tried again by the next sync, while the 12 hours last.
+            summary.waiting += 1
+            logger.notice("consumption answer not accepted now", metadata: ["reason": "\(reason)"])
+        case .unverifiable:
+            summary.waiting += 1
+        }
+    }
+
+    private func record(
+        _ request: Request, user: String?, status: String, body: String?, http: Int?, error: String?,
+        on connection: Connection
+    ) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.consumption_answers
+                (transaction_id, environment, user_id, request_uuids, requested_at, status, body, apple_http_status,
+                 apple_error)
+            VALUES ($1, $2, $3, ARRAY[$4::uuid], $5, $6, $7::jsonb, $8, $9)
+            """,
+            [request.transactionID, request.environment, user, request.uuid, request.signedDate, status, body, http,
+             error])
+    }
+}
+
+/// What the ledger says about a transaction Apple asks about.
+struct LedgerFacts {
+    var buyer: String
+    var consented: Bool
+    var productType: String?
+    /// `DELIVERED`, `UNDELIVERED_WRONG_ITEM` or `UNDELIVERED_OTHER`.
+    var deliveryStatus: String
+    /// Milliunits of the delivered quantity used, when the ledger says.
+    var consumedMilli: Int?
+
+    /// The buyer (the account the purchase's appAccountToken maps to, else the one account that
+    /// uploaded it, else the one account it was delivered to) and what was delivered to them;
+    /// nil when no account can be named.
+    static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
+        -> LedgerFacts?
+    {
+        let deliveries = settings.deliveriesRelation
+        guard
+            let row = try connection.queryFirst(
+                """
+                SELECT coalesce(
+                         (SELECT k.user_id FROM reconcile.account_tokens k
+                           WHERE k.app_account_token = coalesce($2, a.app_account_token)),
+                         (SELECT min(c.user_id) FROM reconcile.transaction_claims c
+                           WHERE c.transaction_id = $1 HAVING count(DISTINCT c.user_id) = 1),
+                         (SELECT min(d.user_id) FROM \(deliveries) d
+                           WHERE d.transaction_id = $1 AND d.revoked_at IS NULL HAVING count(DISTINCT d.user_id) = 1)
+                       ) AS buyer,
+                       coalesce(a.product_type, p.product_type) AS product_type,
+                       coalesce(a.product_id, $3) AS product_id
+                  FROM (SELECT $1::text AS transaction_id) q
+                  LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = q.transaction_id
+                  LEFT JOIN \(settings.productsRelation) p ON p.product_id = coalesce(a.product_id, $3)
+                """, request.transactionID, request.appAccountToken, request.productID),
+            let buyer: String = try row["buyer"]
+        else { return nil }
+        let consented = try connection.queryFirst(
+            """
+            SELECT 1 FROM \(settings.consumption.consentRelation)
+             WHERE user_id = $1 AND consented_at <= now() AND (withdrawn_at IS NULL OR withdrawn_at > now())
+            """, buyer) != nil
+        let product: String? = try row["product_id"]
+        // consumed_milli is optional in an operator's ledger.
+        let consumed = try Self.hasColumn("consumed_milli", in: deliveries, on: connection)
+            ? """
+            CASE WHEN bool_and(d.consumed_milli IS NOT NULL) FILTER (WHERE d.product_id = $3)
+                 THEN (sum(d.consumed_milli::bigint * d.quantity) FILTER (WHERE d.product_id = $3)
+                       / nullif(sum(d.quantity) FILTER (WHERE d.product_id = $3), 0))::int END
+            """
+            : "NULL::int"
+        let ledger = try connection.query(
+            """
+            SELECT count(*) FILTER (WHERE d.product_id = $3) AS matching, count(*) AS any, \(consumed) AS consumed
+              FROM \(deliveries) d
+             WHERE d.transaction_id = $1 AND d.user_id = $2 AND d.revoked_at IS NULL
+            """, [request.transactionID, buyer, product])[0]
+        let matching: Int = try ledger["matching"]
+        let any: Int = try ledger["any"]
+        return LedgerFacts(
+            buyer: buyer, consented: consented, productType: try row["product_type"],
+            deliveryStatus: matching > 0 ? "DELIVERED" : any > 0 ? "UNDELIVERED_WRONG_ITEM" : "UNDELIVERED_OTHER",
+            consumedMilli: matching > 0 ? try ledger["consumed"] : 0)
+    }
+
+    /// Whether a relation has a column, read from the catalogue (the relation may be a view).
+    static func hasColumn(_ column: String, in relation: String, on connection: Connection) throws -> Bool {
+        try connection.queryFirst(
+            """
+            SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped
+            """, relation, column) != nil
+    }
+
+    /// The body Apple gets.
+    func consumptionRequest(_ policy: Settings.ConsumptionAnswers) -> ConsumptionRequest {
+        let subscription = productType == "auto_renewable"
+        let percentage = subscription ? nil : consumedMilli
+        var preference: String?
+        if policy.refundPreference == .ledger {
+            if deliveryStatus != "DELIVERED" {
+                preference = "GRANT_FULL"
+            } else if let percentage {
+                preference = percentage >= 100_000 ? "DECLINE" : percentage == 0 ? "GRANT_FULL" : "GRANT_PRORATED"
+            }
+        }
+        return ConsumptionRequest(
+            customerConsented: consented, deliveryStatus: deliveryStatus,
+            sampleContentProvided: policy.sampleContentProvided, consumptionPercentage: percentage,
+            refundPreference: preference)
+    }
+}
+
+/// One row of `reconcile.consumption_answers`: what the job answered Apple about a refund request
+/// and what Apple decided, for the review pages and the support desk.
+public struct ConsumptionAnswerRecord: Sendable, Equatable {
+    public var id: Int64
+    public var transactionID: String
+    public var userID: String?
+    /// When Apple asked (the first request's `signedDate`).
+    public var requestedAt: Date
+    /// `answered`, `expired` or `failed`.
+    public var status: String
+    /// The ConsumptionRequest JSON sent, nil when nothing was sent.
+    public var body: String?
+    /// `refunded` or `declined`, once Apple decided.
+    public var outcome: String?
+    public var decidedAt: Date?
+
+    /// Every answer about these transactions, or to requests about this account's purchases,
+    /// newest first.
+    public static func find(transactionIDs: [String], userID: String? = nil, on connection: Connection) throws
+        -> [ConsumptionAnswerRecord]
+    {
+        try connection.query(
+            """
+            SELECT id, transaction_id, user_id, requested_at, status, body::text, outcome, decided_at
+              FROM reconcile.consumption_answers
+             WHERE transaction_id = ANY($1::text[]) OR user_id = $2
+             ORDER BY requested_at DESC, id DESC
+            """, [transactionIDs, userID]
+        ).map { row in
+            ConsumptionAnswerRecord(
+                id: try row.decode(Int64.self, at: 0), transactionID: try row.decode(String.self, at: 1),
+                userID: try row.decode(String?.self, at: 2), requestedAt: try row.decode(Date.self, at: 3),
+                status: try row.decode(String.self, at: 4), body: try row.decode(String?.self, at: 5),
+                outcome: try row.decode(String?.self, at: 6), decidedAt: try row.decode(Date?.self, at: 7))
+        }
+    }
+}

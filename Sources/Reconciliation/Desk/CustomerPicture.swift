@@ -1,0 +1,365 @@
+import Foundation
+
+/// What support staff start from (SPEC section 13): an Apple order ID from the invoice e-mail, a
+/// transaction id, the app's account id, or an app account token.
+public struct DeskQuery: Sendable, Codable, Equatable {
+    /// Which of the four a query is.
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        case order
+        case transaction
+        case user
+        case token
+    }
+
+    /// What the value is.
+    public var kind: Kind
+    /// The order ID, transaction id, user id or token, as typed (trimmed).
+    public var value: String
+
+    /// The longest value accepted: ids, tokens and order IDs are far shorter.
+    public static let maximumLength = 256
+
+    /// A query; `DeskError.invalidQuery` when the value is empty, too long, or not what `kind` says.
+    public init(_ kind: Kind, _ value: String) throws(DeskError) {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= Self.maximumLength,
+            !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw .invalidQuery("a \(kind.rawValue) must be 1 to \(Self.maximumLength) bytes without control characters")
+        }
+        switch kind {
+        case .token:
+            guard let token = UUID(uuidString: trimmed) else {
+                throw .invalidQuery("\(trimmed) is not an app account token (a UUID)")
+            }
+            self.value = token.uuidString.lowercased()
+        case .transaction:
+            guard trimmed.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw .invalidQuery("\(trimmed) is not a transaction id (digits only)")
+            }
+            self.value = trimmed
+        case .order:
+            guard trimmed.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw .invalidQuery("\(trimmed) is not an Apple order ID (letters and digits, like MK5TTY6V5X)")
+            }
+            self.value = trimmed.uppercased()
+        case .user:
+            self.value = trimmed
+        }
+        self.kind = kind
+    }
+
+    /// What one search field holds, recognised from its shape: a UUID is a token, digits are a
+    /// transaction id, ten to twelve capitals and digits with a letter (`MK5TTY6V5X`) an order ID,
+    /// anything else an account id.
+    public static func recognising(_ text: String) throws(DeskError) -> DeskQuery {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if UUID(uuidString: trimmed) != nil { return try DeskQuery(.token, trimmed) }
+        if !trimmed.isEmpty, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            return try DeskQuery(.transaction, trimmed)
+        }
+        if (10...12).contains(trimmed.count),
+            trimmed.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }),
+            trimmed.contains(where: \.isLetter)
+        {
+            return try DeskQuery(.order, trimmed)
+        }
+        return try DeskQuery(.user, trimmed)
+    }
+}
+
+/// A customer's picture, as `reconcile lookup --json` prints it and the web's customer page shows
+/// it: every Apple transaction involved with its sources, buyer, ledger rows, uploads, review
+/// items and the verdict of the nightly run's rules.
+public struct CustomerPicture: Sendable, Codable, Equatable {
+    /// What was asked.
+    public var query: DeskQuery
+    /// What Look Up Order ID said; nil for lookups that are not by order.
+    public var order: Order?
+    /// The transactions, oldest purchase first; ledger-only transactions last.
+    public var transactions: [Transaction]
+
+    /// Apple's answer about an order ID.
+    public struct Order: Sendable, Codable, Equatable {
+        /// The order ID asked about.
+        public var orderID: String
+        /// `valid`, `invalid` or `not_asked`.
+        public var status: String
+
+        public init(orderID: String, status: String) {
+            self.orderID = orderID
+            self.status = status
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case orderID = "order_id"
+            case status
+        }
+    }
+
+    /// One transaction of the picture.
+    public struct Transaction: Sendable, Codable, Equatable {
+        public var transactionID: String
+        /// Nil for a transaction only the ledger names.
+        public var originalTransactionID: String?
+        public var productID: String?
+        public var productType: String?
+        public var bundleID: String?
+        public var purchaseDate: Date?
+        public var quantity: Int?
+        public var environment: String?
+        public var revocationDate: Date?
+        public var revocationReason: Int?
+        /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE` once the white table keeps it.
+        public var revocationType: String?
+        public var revocationPercentage: Int?
+        /// Apple's price (or the catalogue's) in milliunits, and its currency.
+        public var priceMilli: Int64?
+        public var currency: String?
+        /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`, `order_lookup`.
+        public var sources: [String]
+        public var buyer: Buyer
+        public var deliveries: [Delivery]
+        public var uploads: [Upload]
+        public var reviewItems: [ReviewItemSummary]
+        /// `ok`, `pending`, or a finding kind of SPEC section 5.
+        public var verdict: String
+
+        /// The finding the verdict names, if it is one.
+        public var finding: FindingKind? { FindingKind(rawValue: verdict) }
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id"
+            case originalTransactionID = "original_transaction_id"
+            case productID = "product_id"
+            case productType = "product_type"
+            case bundleID = "bundle_id"
+            case purchaseDate = "purchase_date"
+            case quantity, environment
+            case revocationDate = "revocation_date"
+            case revocationReason = "revocation_reason"
+            case revocationType = "revocation_type"
+            case revocationPercentage = "revocation_percentage"
+            case priceMilli = "price_milli"
+            case currency, sources, buyer, deliveries, uploads
+            case reviewItems = "review_items"
+            case verdict
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            // Every field, nulls included: the JSON's shape does not depend on what is known.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(transactionID, forKey: .transactionID)
+            try container.encode(originalTransactionID, forKey: .originalTransactionID)
+            try container.encode(productID, forKey: .productID)
+            try container.encode(productType, forKey: .productType)
+            try container.encode(bundleID, forKey: .bundleID)
+            try container.encode(purchaseDate, forKey: .purchaseDate)
+            try container.encode(quantity, forKey: .quantity)
+            try container.encode(environment, forKey: .environment)
+            try container.encode(revocationDate, forKey: .revocationDate)
+            try container.encode(revocationReason, forKey: .revocationReason)
+            try container.encode(revocationType, forKey: .revocationType)
+            try container.encode(revocationPercentage, forKey: .revocationPercentage)
+            try container.encode(priceMilli, forKey: .priceMilli)
+            try container.encode(currency, forKey: .currency)
+            try container.encode(sources, forKey: .sources)
+            try container.encode(buyer, forKey: .buyer)
+            try container.encode(deliveries, forKey: .deliveries)
+            try container.encode(uploads, forKey: .uploads)
+            try container.encode(reviewItems, forKey: .reviewItems)
+            try container.encode(verdict, forKey: .verdict)
+        }
+    }
+
+    /// Who bought it and how that was decided (SPEC section 5).
+    public struct Buyer: Sendable, Codable, Equatable {
+        public var userID: String?
+        /// `app_account_token`, `application_username`, `uploader`, or nil (unknown).
+        public var basis: String?
+
+        public init(userID: String?, basis: String?) {
+            self.userID = userID
+            self.basis = basis
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case basis
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            // Every field, nulls included: the JSON's shape does not depend on what is known.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(userID, forKey: .userID)
+            try container.encode(basis, forKey: .basis)
+        }
+    }
+
+    /// A ledger row for the transaction.
+    public struct Delivery: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var userID: String
+        public var productID: String
+        public var quantity: Int
+        public var deliveredAt: Date
+        public var revokedAt: Date?
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case userID = "user_id"
+            case productID = "product_id"
+            case quantity
+            case deliveredAt = "delivered_at"
+            case revokedAt = "revoked_at"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            // Every field, nulls included: the JSON's shape does not depend on what is known.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(userID, forKey: .userID)
+            try container.encode(productID, forKey: .productID)
+            try container.encode(quantity, forKey: .quantity)
+            try container.encode(deliveredAt, forKey: .deliveredAt)
+            try container.encode(revokedAt, forKey: .revokedAt)
+        }
+    }
+
+    /// An upload that carried the transaction or said it reported it.
+    public struct Upload: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var userID: String
+        public var kind: String
+        public var uploadedAt: Date
+        public var applicationUsername: String?
+        public var appAccountToken: String?
+        public var claimedTransactionID: String?
+        /// `pending`, `verified`, `invalid`, `retry`.
+        public var verification: String?
+        public var appleStatus: Int?
+        public var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case userID = "user_id"
+            case kind
+            case uploadedAt = "uploaded_at"
+            case applicationUsername = "application_username"
+            case appAccountToken = "app_account_token"
+            case claimedTransactionID = "claimed_transaction_id"
+            case verification
+            case appleStatus = "apple_status"
+            case error
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            // Every field, nulls included: the JSON's shape does not depend on what is known.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(userID, forKey: .userID)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(uploadedAt, forKey: .uploadedAt)
+            try container.encode(applicationUsername, forKey: .applicationUsername)
+            try container.encode(appAccountToken, forKey: .appAccountToken)
+            try container.encode(claimedTransactionID, forKey: .claimedTransactionID)
+            try container.encode(verification, forKey: .verification)
+            try container.encode(appleStatus, forKey: .appleStatus)
+            try container.encode(error, forKey: .error)
+        }
+    }
+
+    /// A review item about the transaction, open or decided.
+    public struct ReviewItemSummary: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var kind: String
+        public var status: String
+        public var severity: String
+        public var suggestedAction: String
+        public var resolution: String?
+        public var assignee: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, status, severity
+            case suggestedAction = "suggested_action"
+            case resolution, assignee
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            // Every field, nulls included: the JSON's shape does not depend on what is known.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(status, forKey: .status)
+            try container.encode(severity, forKey: .severity)
+            try container.encode(suggestedAction, forKey: .suggestedAction)
+            try container.encode(resolution, forKey: .resolution)
+            try container.encode(assignee, forKey: .assignee)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case query, order, transactions
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        // `order` is null, not absent, for lookups that are not by order (SPEC section 13).
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(query, forKey: .query)
+        try container.encode(order, forKey: .order)
+        try container.encode(transactions, forKey: .transactions)
+    }
+
+    /// Nothing found, or an order Apple calls invalid.
+    public var isEmpty: Bool { transactions.isEmpty }
+
+    /// The findings among the verdicts.
+    public var findings: [FindingKind] { transactions.compactMap(\.finding) }
+
+    /// The picture as `--json` prints it (timestamps RFC 3339 UTC with milliseconds).
+    public func json(pretty: Bool = true) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Self.timestamp.format(date))
+        }
+        return try encoder.encode(self)
+    }
+
+    /// Reads the JSON `json()` writes (and the desk's SQL builds).
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            if let date = try? timestamp.parse(text) { return date }
+            if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an RFC 3339 time: \(text)")
+        }
+        return decoder
+    }
+
+    static let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0)!)
+}
+
+/// Why a lookup could not be answered.
+public enum DeskError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The query is malformed (exit 64).
+    case invalidQuery(String)
+    /// An order ID needs Look Up Order ID, which needs Server API credentials (exit 64).
+    case orderNeedsServerAPI
+    /// Apple could not answer now, or answered with signatures that do not verify (exit 1).
+    case appleUnanswered(String)
+
+    public var description: String {
+        switch self {
+        case .invalidQuery(let reason): "invalid lookup: \(reason)"
+        case .orderNeedsServerAPI:
+            "an order ID can only be looked up with Apple's Look Up Order ID, which needs App Store Server API "
+                + "credentials (APPSTORE_KEY_ID, APPSTORE_ISSUER_ID, APPSTORE_PRIVATE_KEY_FILE); look the customer up "
+                + "by --transaction, --user or --token instead"
+        case .appleUnanswered(let reason): "Apple did not answer the lookup: \(reason); try again shortly"
+        }
+    }
+}

@@ -1,0 +1,396 @@
+import AppStore
+import Foundation
+import Logging
+import Postgres
+
+/// The support desk (SPEC section 13): from what a customer says to that customer's picture,
+/// for `reconcile lookup` and the web's search box alike.
+///
+/// What Apple answers (Look Up Order ID, Get Transaction History, Get Transaction Info) is
+/// verified like any Server API answer and stored in the white table, so the next nightly run
+/// knows it. The verdicts are the nightly run's: ``Differ`` computes the findings over the
+/// customer's transactions only (``DiffScope/transactions(_:)``), and `enqueue`
+/// upserts them into the queue with the same fingerprints, touching nothing else.
+public struct DeskService: Sendable {
+    /// Look Up Order ID is paced to this many requests per second (whatever `APPSTORE_API_RATE`).
+    public static let orderLookupRate = 10.0
+    /// The most transactions one picture holds.
+    public static let maximumTransactions = 10_000
+    /// The most Get Transaction History calls one lookup makes (one per Apple account).
+    public static let maximumHistories = 20
+
+    let settings: Settings
+    let serverAPI: ServerAPILookups?
+    let logger: Logger
+
+    /// A desk over the settings; `serverAPI` nil without credentials (no order lookups then).
+    public init(settings: Settings, serverAPI: ServerAPILookups?, logger: Logger) {
+        self.settings = settings
+        self.serverAPI = serverAPI
+        self.logger = logger
+    }
+
+    /// The customer's picture. `enqueue` puts its findings in the review queue as a run would.
+    public func lookup(_ query: DeskQuery, enqueue: Bool = false, on connection: Connection) async throws
+        -> CustomerPicture
+    {
+        let now = Date()
+        let judgeBefore = now.addingTimeInterval(-settings.grace)
+        var run = LookupRun()
+        var order: CustomerPicture.Order?
+        var ids: [String]
+        if query.kind == .order {
+            guard let serverAPI else { throw DeskError.orderNeedsServerAPI }
+            let answer = try await lookUpOrder(query.value, api: serverAPI, run: &run, on: connection)
+            order = answer.order
+            ids = answer.transactions
+        } else {
+            ids = try transactions(of: query, on: connection)
+            if let serverAPI {
+                try await askApple(about: query, ids: ids, api: serverAPI, judgeBefore: judgeBefore, run: &run,
+                                   on: connection)
+                ids = try transactions(of: query, on: connection)
+            }
+        }
+        guard !ids.isEmpty else { return CustomerPicture(query: query, order: order, transactions: []) }
+
+        let differ = Differ(relations: try Differ.Relations(settings))
+        // The findings enqueued belong to the lookup's run; a lookup that writes nothing makes none.
+        let runID = try enqueue ? run.id(environment: settings.environment, on: connection) : (run.existingID ?? 0)
+        let parameters = Differ.Parameters(
+            runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
+            scope: .transactions(ids), serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
+        let rows = try connection.transaction {
+            try queueUnseenUploads(of: query, ids: ids, on: connection)
+            try differ.computeFindings(parameters, on: connection)
+            if enqueue {
+                let changes = try differ.upsertQueue(runID: parameters.runID, resolvingGone: false, on: connection)
+                logger.info("lookup enqueued its findings", metadata: [
+                    "run.id": "\(parameters.runID)", "items.created": "\(changes.created)",
+                    "items.refreshed": "\(changes.refreshed)",
+                ])
+            }
+            // The picture reads the ledger rows of each transaction by its id.
+            try connection.execute("CREATE INDEX ON diff_dl (transaction_id)")
+            return try connection.query(pictureSQL, [judgeBefore, settings.serverAPIKey != nil])
+        }
+        let decoder = CustomerPicture.decoder()
+        let transactions = try rows.map {
+            try decoder.decode(CustomerPicture.Transaction.self, from: Data(try $0.decode(String.self, at: 0).utf8))
+        }
+        return CustomerPicture(query: query, order: order, transactions: transactions)
+    }
+
+    // MARK: - Which transactions
+
+    /// The transactions a query names, from what the job already knows.
+    func transactions(of query: DeskQuery, on connection: Connection) throws -> [String] {
+        let sql: String
+        switch query.kind {
+        case .order:
+            sql = "SELECT transaction_id FROM reconcile.order_transactions WHERE order_id = $1"
+        case .transaction:
+            return [query.value]
+        case .user:
+            // What the account uploaded (verified or not), was credited, or is bound to by a token.
+            sql = """
+                SELECT transaction_id FROM reconcile.transaction_claims WHERE user_id = $1
+                UNION SELECT transaction_id FROM \(settings.deliveriesRelation) WHERE user_id = $1
+                UNION SELECT claimed_transaction_id FROM \(settings.uploadsRelation)
+                 WHERE user_id = $1 AND claimed_transaction_id IS NOT NULL
+                UNION SELECT a.transaction_id FROM reconcile.account_tokens k
+                  JOIN reconcile.apple_transactions a ON a.app_account_token = k.app_account_token
+                 WHERE k.user_id = $1
+                """
+        case .token:
+            sql = """
+                SELECT transaction_id FROM reconcile.apple_transactions WHERE app_account_token = $1::uuid
+                UNION SELECT transaction_id FROM reconcile.transaction_claims WHERE app_account_token = $1::uuid
+                """
+        }
+        return try connection.query(
+            "SELECT transaction_id FROM (\(sql)) q ORDER BY 1 LIMIT \(Self.maximumTransactions)", [query.value]
+        ).map { try $0.decode(String.self, at: 0) }
+    }
+
+    /// Uploads of the customer no run has seen yet are queued for the next run's verification, so
+    /// that the diff calls what they carry `pending` rather than judging without them.
+    private func queueUnseenUploads(of query: DeskQuery, ids: [String], on connection: Connection) throws {
+        // Two statements rather than an OR, so that each reads its own index.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.upload_verifications (upload_id, state)
+            SELECT u.id, 'pending' FROM \(settings.uploadsRelation) u
+             WHERE u.claimed_transaction_id = ANY($1::text[])
+               AND NOT EXISTS (SELECT 1 FROM reconcile.upload_verifications v WHERE v.upload_id = u.id)
+            ON CONFLICT (upload_id) DO NOTHING
+            """, [ids])
+        guard query.kind == .user else { return }
+        try connection.execute(
+            """
+            INSERT INTO reconcile.upload_verifications (upload_id, state)
+            SELECT u.id, 'pending' FROM \(settings.uploadsRelation) u
+             WHERE u.user_id = $1
+               AND NOT EXISTS (SELECT 1 FROM reconcile.upload_verifications v WHERE v.upload_id = u.id)
+            ON CONFLICT (upload_id) DO NOTHING
+            """, [query.value])
+    }
+
+    // MARK: - Asking Apple
+
+    /// Look Up Order ID (production only, at most ``orderLookupRate`` per second), then the
+    /// customer's Get Transaction History; both stored as verified sources.
+    private func lookUpOrder(_ orderID: String, api: ServerAPILookups, run: inout LookupRun, on connection: Connection)
+        async throws -> (order: CustomerPicture.Order, transactions: [String])
+    {
+        var configuration = api.client.configuration
+        configuration.environments = [.production]
+        configuration.productionRate = min(configuration.productionRate, Self.orderLookupRate)
+        let outcome = try await AppStoreServerAPIClient.withClient(
+            configuration: configuration, verifier: api.client.verifier
+        ) { client in
+            try await client.lookUpOrder(orderID, logger: logger)
+        }
+        let verified: VerifiedTransactions
+        switch outcome {
+        case .found(let answer):
+            verified = answer
+        case .notFound, .rejected:
+            try connection.execute(
+                """
+                INSERT INTO reconcile.order_lookups (order_id, status) VALUES ($1, 'invalid')
+                ON CONFLICT (order_id) DO UPDATE SET status = 'invalid', checked_at = now()
+                """, [orderID])
+            return (CustomerPicture.Order(orderID: orderID, status: "invalid"), [])
+        case .retryLater(let reason, _, _):
+            throw DeskError.appleUnanswered(reason)
+        case .unverifiable(let failure):
+            throw DeskError.appleUnanswered("Look Up Order ID's answer does not verify: \(failure)")
+        }
+        if verified.transactions.isEmpty, let rejected = verified.rejected.first {
+            throw DeskError.appleUnanswered("Look Up Order ID's transactions do not verify: \(rejected.failure)")
+        }
+        let records = verified.transactions.compactMap { AppleUploadVerifier.record($0, source: "order_lookup") }
+            .filter { $0.fieldHoldingNUL == nil }
+        let runID = try run.id(environment: settings.environment, on: connection)
+        try connection.transaction {
+            try TransactionStore.upsert(records.map { ($0, nil) }, runID: runID, on: connection)
+            try connection.execute(
+                """
+                INSERT INTO reconcile.order_lookups (order_id, status, run_id) VALUES ($1, 'valid', $2)
+                ON CONFLICT (order_id) DO UPDATE SET status = 'valid', run_id = EXCLUDED.run_id, checked_at = now()
+                """, [orderID, runID])
+            try connection.execute(
+                """
+                INSERT INTO reconcile.order_transactions (order_id, transaction_id)
+                SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING
+                """, [orderID, records.map(\.transactionID)])
+        }
+        // The rest of the customer's purchases, refunds included: stored for the next run.
+        if let first = records.first {
+            try await storeHistory(seed: first.transactionID, carrier: nil, api: api, runID: runID, on: connection)
+        }
+        return (CustomerPicture.Order(orderID: orderID, status: "valid"), records.map(\.transactionID))
+    }
+
+    /// With credentials: Get Transaction Info for the transactions no verified source holds (the
+    /// nightly run's own lookup for ledger rows), and for an account, Get Transaction History
+    /// until every Apple account it bought with is covered.
+    private func askApple(
+        about query: DeskQuery, ids: [String], api: ServerAPILookups, judgeBefore: Date, run: inout LookupRun,
+        on connection: Connection
+    ) async throws {
+        let unknown = try connection.query(
+            """
+            SELECT s.id, (SELECT max(d.delivered_at) FROM \(settings.deliveriesRelation) d
+                           WHERE d.transaction_id = s.id AND d.revoked_at IS NULL) AS delivered_at
+              FROM unnest($1::text[]) s(id)
+             WHERE NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
+                                WHERE a.transaction_id = s.id AND a.bundle_id = ANY($2::text[]))
+               AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                                WHERE l.transaction_id = s.id AND l.result IN ('found', 'not_found'))
+             ORDER BY 1 LIMIT 100
+            """, [ids, settings.bundleIDs]
+        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date?.self, at: 1)) }
+        let delivered = unknown.compactMap { pair in pair.1.map { (pair.0, $0) } }
+        if !delivered.isEmpty {
+            var summary = ServerAPILookups.Summary()
+            var outage = ServerAPIOutage()
+            try await api.lookUp(
+                delivered, runID: try run.id(environment: settings.environment, on: connection), judgeBefore: judgeBefore,
+                on: connection, into: &summary, outage: &outage)
+        }
+        // A transaction id nobody delivered nor uploaded: Apple may still know it.
+        if query.kind == .transaction, let asked = unknown.first(where: { $0.1 == nil })?.0 {
+            if case .found(let info) = try await api.client.transactionInfo(for: asked, logger: logger),
+                let record = AppleUploadVerifier.record(info, source: "server_api"), record.fieldHoldingNUL == nil
+            {
+                try TransactionStore.upsert(
+                    [(record, nil)], runID: try run.id(environment: settings.environment, on: connection),
+                    on: connection)
+            }
+        }
+        guard query.kind == .user else { return }
+        // One history per Apple account: each answer covers every transaction of that account,
+        // so the next seed is a verified transaction no fetched history holds yet.
+        let seeds = try connection.query(
+            """
+            SELECT DISTINCT ON (c.transaction_id) c.transaction_id, c.upload_id
+              FROM reconcile.transaction_claims c
+              JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
+             WHERE c.user_id = $1 AND c.source <> 'server_api' AND a.bundle_id = ANY($2::text[])
+             ORDER BY c.transaction_id, c.upload_id
+            """, [query.value, settings.bundleIDs]
+        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
+        var covered = Set<String>()
+        var calls = 0
+        for (transaction, upload) in seeds where !covered.contains(transaction) && calls < Self.maximumHistories {
+            calls += 1
+            covered.insert(transaction)
+            covered.formUnion(
+                try await storeHistory(
+                    seed: transaction, carrier: Carrier(uploadID: upload, userID: query.value), api: api,
+                    runID: try run.id(environment: settings.environment, on: connection), on: connection))
+        }
+    }
+
+    /// Get Transaction History for the account that owns `seed`, stored like the nightly run
+    /// stores it; returns the transaction ids Apple listed.
+    @discardableResult
+    private func storeHistory(
+        seed: String, carrier: Carrier?, api: ServerAPILookups, runID: Int64, on connection: Connection
+    ) async throws -> [String] {
+        switch try await api.client.transactionHistory(for: seed, logger: logger) {
+        case .found(let history):
+            let records = history.transactions.compactMap { AppleUploadVerifier.record($0, source: "server_api") }
+                .filter { $0.fieldHoldingNUL == nil }
+            try connection.transaction {
+                try TransactionStore.upsert(records.map { ($0, carrier) }, runID: runID, on: connection)
+            }
+            return records.map(\.transactionID)
+        case .retryLater(let reason, _, _):
+            logger.notice("transaction history not available now", metadata: ["reason": "\(reason)"])
+        case .unverifiable(let failure):
+            logger.warning("transaction history failed verification", metadata: ["reason": "\(failure)"])
+        case .notFound, .rejected:
+            logger.notice("transaction history refused", metadata: ["transaction.id": "\(seed)"])
+        }
+        return []
+    }
+
+    // MARK: - The picture
+
+    /// One JSON object per transaction in the diff's scope, read from the diff's own tables: the
+    /// verdict is the most severe finding of the transaction (or of its non-consumable family);
+    /// else `pending` when the rules did not judge it (too young, or evidence still being
+    /// verified); else `ok`.
+    private var pictureSQL: String {
+        func time(_ column: String) -> String {
+            "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+        }
+        let rank = FindingKind.allCases.map {
+            "WHEN '\($0.rawValue)' THEN \(["high": 0, "medium": 1, "low": 2][$0.severity] ?? 3)"
+        }.joined(separator: " ")
+        return """
+            SELECT jsonb_build_object(
+                'transaction_id', s.transaction_id,
+                'original_transaction_id', a.original_transaction_id,
+                'product_id', coalesce(a.product_id, (SELECT min(d.product_id) FROM diff_dl d
+                                                       WHERE d.transaction_id = s.transaction_id)),
+                'product_type', coalesce(a.product_type, p.product_type),
+                'bundle_id', a.bundle_id,
+                'purchase_date', \(time("a.purchase_date")),
+                'quantity', a.quantity,
+                'environment', a.environment,
+                'revocation_date', \(time("a.revocation_date")),
+                'revocation_reason', a.revocation_reason,
+                'revocation_type', to_jsonb(a) -> 'revocation_type',
+                'revocation_percentage', to_jsonb(a) -> 'revocation_percentage',
+                'price_milli', coalesce(a.price_milli, p.price_milli),
+                'currency', coalesce(a.currency, p.currency),
+                'sources', (SELECT coalesce(jsonb_agg(src ORDER BY src), '[]'::jsonb) FROM (
+                                SELECT a.source
+                                UNION SELECT c.source FROM reconcile.transaction_claims c
+                                 WHERE c.transaction_id = s.transaction_id
+                                UNION SELECT 'server_api' FROM reconcile.transaction_lookups l
+                                 WHERE l.transaction_id = s.transaction_id AND l.result = 'found'
+                                UNION SELECT 'notification' FROM reconcile.notification_verifications n
+                                 WHERE n.transaction_id = s.transaction_id AND n.state = 'applied'
+                                UNION SELECT 'order_lookup' FROM reconcile.order_transactions o
+                                 WHERE o.transaction_id = s.transaction_id) x(src) WHERE src IS NOT NULL),
+                'buyer', jsonb_build_object('user_id', b.buyer, 'basis', b.basis),
+                'deliveries', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                    'id', d.id, 'user_id', d.user_id, 'product_id', d.product_id,
+                                    'quantity', d.quantity, 'delivered_at', \(time("d.delivered_at")),
+                                    'revoked_at', \(time("d.revoked_at"))) ORDER BY d.id), '[]'::jsonb)
+                                 FROM \(settings.deliveriesRelation) d WHERE d.transaction_id = s.transaction_id),
+                'uploads', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                'id', u.id, 'user_id', u.user_id, 'kind', u.kind,
+                                'uploaded_at', \(time("u.uploaded_at")),
+                                'application_username', u.application_username,
+                                'app_account_token', u.app_account_token,
+                                'claimed_transaction_id', u.claimed_transaction_id,
+                                'verification', v.state, 'apple_status', v.apple_status, 'error', v.last_error)
+                                ORDER BY u.id), '[]'::jsonb)
+                              FROM (SELECT c.upload_id FROM reconcile.transaction_claims c
+                                     WHERE c.transaction_id = s.transaction_id
+                                    UNION SELECT u2.id FROM \(settings.uploadsRelation) u2
+                                     WHERE u2.claimed_transaction_id = s.transaction_id) carried
+                              JOIN \(settings.uploadsRelation) u ON u.id = carried.upload_id
+                              LEFT JOIN reconcile.upload_verifications v ON v.upload_id = u.id),
+                'review_items', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                    'id', r.id, 'kind', r.kind, 'status', r.status, 'severity', r.severity,
+                                    'suggested_action', r.suggested_action, 'resolution', r.resolution,
+                                    'assignee', r.assignee) ORDER BY r.id), '[]'::jsonb)
+                                   FROM reconcile.review_items r WHERE r.transaction_id = s.transaction_id),
+                'verdict', coalesce(
+                    (SELECT f.kind FROM diff_findings f
+                      WHERE f.transaction_id = s.transaction_id OR f.match_key = t.match_key
+                      ORDER BY CASE f.kind \(rank) END, f.kind LIMIT 1),
+                    CASE WHEN t.bundle_ok AND NOT t.judged THEN 'pending'
+                         WHEN coalesce(t.bundle_ok, false) THEN 'ok'
+                         -- Only the ledger names it: pending while the rules could not judge its deliveries.
+                         WHEN EXISTS (SELECT 1 FROM diff_dl d WHERE d.transaction_id = s.transaction_id
+                                         AND d.revoked_at IS NULL
+                                         AND (d.delivered_at > x.judge_before
+                                              OR d.user_id IN (SELECT user_id FROM diff_pending_users)
+                                              OR d.transaction_id IN (SELECT transaction_id FROM diff_blocked)
+                                              OR (x.api_enabled AND NOT EXISTS (
+                                                      SELECT 1 FROM reconcile.transaction_lookups l
+                                                       WHERE l.transaction_id = d.transaction_id
+                                                         AND l.result = 'not_found'))))
+                         THEN 'pending'
+                         ELSE 'ok' END)
+            )::text
+              FROM diff_scope s
+             CROSS JOIN (SELECT $1::timestamptz AS judge_before, $2::boolean AS api_enabled) x
+              LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = s.transaction_id
+              LEFT JOIN \(settings.productsRelation) p ON p.product_id = a.product_id
+              LEFT JOIN diff_tx t ON t.transaction_id = s.transaction_id
+              LEFT JOIN diff_buyer b ON b.transaction_id = s.transaction_id
+             WHERE a.transaction_id IS NOT NULL
+                OR EXISTS (SELECT 1 FROM diff_dl d WHERE d.transaction_id = s.transaction_id)
+             ORDER BY a.purchase_date NULLS LAST, s.transaction_id
+            """
+    }
+}
+
+/// The desk's entry in `reconcile.runs`, made the first time the lookup writes something that
+/// needs a run (Apple's answers, review items): kind `lookup`, dry, finished at once, so it moves
+/// no watermark and no worker joins it, and the next nightly run judges what it stored.
+struct LookupRun {
+    private(set) var existingID: Int64?
+
+    mutating func id(environment: Settings.Environment, on connection: Connection) throws -> Int64 {
+        if let existingID { return existingID }
+        let id = try connection.query(
+            """
+            INSERT INTO reconcile.runs (kind, status, window_until, environment, dry_run, finished_at, host, pid)
+            VALUES ('lookup', 'completed', now(), $1, true, now(), $2, $3) RETURNING id
+            """,
+            [environment.rawValue, ProcessInfo.processInfo.hostName, Int(ProcessInfo.processInfo.processIdentifier)]
+        )[0].decode(Int64.self, at: 0)
+        existingID = id
+        return id
+    }
+}

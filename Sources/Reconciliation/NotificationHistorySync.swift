@@ -1,0 +1,266 @@
+import AppStore
+import Foundation
+import Logging
+import Postgres
+
+/// `reconcile notifications sync` (SPEC section 14): asks Get Notification History for the span
+/// since the last sync, stores every record in `reconcile.notification_history`, verifies it like
+/// any notification and takes each notificationUUID into account once whatever brought it; then,
+/// when enabled, answers Apple's refund requests (``ConsumptionAnswerer``). A run does the same
+/// first; the transactions the records carry enter the white table in a run
+/// (``NotificationApplier``), so that the diff sees them.
+public struct NotificationHistorySync: Sendable {
+    /// What one sync did.
+    public struct Summary: Sendable, Equatable {
+        /// Pages Apple returned.
+        public var pages = 0
+        /// Records Apple returned.
+        public var fetched = 0
+        /// Records not stored before.
+        public var stored = 0
+        /// Of those, records whose last send attempt failed: the app's endpoint missed them.
+        public var undelivered = 0
+        /// Of those, records that did not verify.
+        public var invalid = 0
+        /// Set when Apple could not answer: the next sync asks for the same span again.
+        public var unanswered: String?
+        /// The refund requests answered.
+        public var consumption = ConsumptionAnswerer.Summary()
+
+        public init() {}
+    }
+
+    /// One sync at a time per database, whether hourly from cron or at the start of a run.
+    public static let lockKey: Int64 = 0x6961_7072_6563_0014
+    /// A new sync starts this much before the last one ended: Apple files a notification it
+    /// retries under its first attempt's date.
+    public static let overlap: TimeInterval = 3600
+
+    let client: AppStoreServerAPIClient
+    let settings: Settings
+    let verify: @Sendable (String) async -> NotificationVerdict
+    let logger: Logger
+
+    /// Creates a sync over a Server API client; `verify` verifies a signed payload.
+    public init(
+        client: AppStoreServerAPIClient, settings: Settings, verify: @escaping @Sendable (String) async -> NotificationVerdict,
+        logger: Logger
+    ) {
+        self.client = client
+        self.settings = settings
+        self.verify = verify
+        self.logger = logger
+    }
+
+    /// Syncs from `since` (nil: from where the last completed sync ended, else as far back as
+    /// Apple keeps: 180 days in production, 30 in sandbox) to now, then answers refund requests.
+    /// Returns nil when another sync holds the lock.
+    public func sync(since: Date? = nil, runID: Int64? = nil, now: Date = Date(), on connection: Connection)
+        async throws -> Summary?
+    {
+        guard try connection.tryAdvisoryLock(Self.lockKey) else { return nil }
+        defer { _ = try? connection.advisoryUnlock(Self.lockKey) }
+        let environment: AppStoreEnvironment = settings.environment == .production ? .production : .sandbox
+        let kept: TimeInterval = (environment == .production ? 180 : 30) * 86_400
+        let last = try connection.queryFirst(
+            """
+            SELECT max(until) FROM reconcile.notification_syncs WHERE status = 'completed' AND environment = $1
+            """, environment.rawValue)?.decode(Date?.self, at: 0)
+        // Apple refuses a start older than what it keeps.
+        let start = max(since ?? last.map { $0.addingTimeInterval(-Self.overlap) } ?? .distantPast,
+                        now.addingTimeInterval(-kept + 60))
+        let syncID = try connection.query(
+            """
+            INSERT INTO reconcile.notification_syncs (environment, since, until, run_id)
+            VALUES ($1, $2, $3, $4) RETURNING id
+            """, [environment.rawValue, start, now, runID])[0].decode(Int64.self, at: 0)
+        var summary = Summary()
+        let outcome: ServerAPIOutcome<Int>
+        do {
+            outcome = try await client.notificationHistory(
+                NotificationHistoryRequest(startDate: start, endDate: now), environment: environment, logger: logger
+            ) { records in
+                try await store(records, syncID: syncID, runID: runID, on: connection, into: &summary)
+            }
+        } catch let error as ServerAPIConfigurationError {
+            try finish(syncID, summary, error: "\(error)", on: connection)
+            throw RunConfigurationError("\(error)")
+        }
+        switch outcome {
+        case .found(let pages):
+            summary.pages = pages
+            try finish(syncID, summary, error: nil, on: connection)
+        case .notFound:
+            summary.unanswered = "Get Notification History answered not found"
+        case .rejected(_, let reason), .retryLater(let reason, _, _):
+            summary.unanswered = reason.escapingNUL
+        case .unverifiable(let failure):
+            summary.unanswered = failure.description.escapingNUL
+        }
+        if let reason = summary.unanswered {
+            try finish(syncID, summary, error: reason, on: connection)
+            logger.warning("notification history not available now", metadata: ["reason": "\(reason)"])
+        }
+        if settings.consumption.enabled {
+            summary.consumption = try await ConsumptionAnswerer(client: client, settings: settings, logger: logger)
+                .answerPending(now: now, on: connection)
+        }
+        logger.info("notification history synced", metadata: [
+            "notifications.fetched": "\(summary.fetched)", "notifications.stored": "\(summary.stored)",
+            "notifications.undelivered": "\(summary.undelivered)",
+            "consumption.answered": "\(summary.consumption.answered)",
+            "consumption.expired": "\(summary.consumption.expired)",
+        ])
+        return summary
+    }
+
+    /// A run's `notification_sync` stage: the same sync, recorded against the run.
+    func sync(_ run: RunContext) async throws -> Summary? {
+        try await sync(runID: run.id, on: run.connection)
+    }
+
+    /// Stores one page in one transaction: a record seen before only refreshes its send attempts.
+    private func store(
+        _ records: [NotificationHistoryRecord], syncID: Int64, runID: Int64?, on connection: Connection,
+        into summary: inout Summary
+    ) async throws {
+        var verdicts: [(NotificationHistoryRecord, String, NotificationVerdict)] = []
+        for record in records {
+            guard let payload = record.signedPayload else { continue }
+            verdicts.append((record, payload, await verify(payload)))
+        }
+        summary.fetched += records.count
+        let encoder = AppStoreJSON.encoder()
+        try connection.transaction {
+            for (record, payload, verdict) in verdicts {
+                let attempts = String(decoding: try encoder.encode(record.sendAttempts ?? []), as: UTF8.self)
+                let last = record.sendAttempts?.last?.sendAttemptResult
+                let rows = try connection.query(
+                    """
+                    INSERT INTO reconcile.notification_history AS h
+                        (payload_sha256, signed_payload, send_attempts, last_send_result, state, sync_id, run_id)
+                    VALUES (encode(sha256(convert_to($1, 'UTF8')), 'hex'), $1, $2::jsonb, $3, 'invalid', $4, $5)
+                    ON CONFLICT (payload_sha256) DO UPDATE
+                       SET send_attempts = EXCLUDED.send_attempts, last_send_result = EXCLUDED.last_send_result,
+                           last_fetched_at = now()
+                    RETURNING h.id, (xmax = 0) AS inserted
+                    """, [payload.escapingNUL, attempts, last, syncID, runID])
+                guard try rows[0].decode(Bool.self, at: 1) else { continue }
+                let id = try rows[0].decode(Int64.self, at: 0)
+                summary.stored += 1
+                if last != SendAttempt.success { summary.undelivered += 1 }
+                switch verdict {
+                case .invalid(let reason):
+                    summary.invalid += 1
+                    try connection.execute(
+                        "UPDATE reconcile.notification_history SET error = $2 WHERE id = $1", [id, reason.escapingNUL])
+                case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
+                    let first = try NotificationLedger.claim(
+                        uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
+                        source: "history", sourceID: id, on: connection)
+                    try connection.execute(
+                        """
+                        UPDATE reconcile.notification_history
+                           SET state = $2, notification_uuid = $3, notification_type = $4, subtype = $5,
+                               transaction_id = $6, signed_date = $7
+                         WHERE id = $1
+                        """,
+                        [id, first ? (transaction == nil ? "applied" : "accepted") : "duplicate", uuid, type, subtype,
+                         transaction?.transactionID, signedDate])
+                }
+            }
+        }
+    }
+
+    private func finish(_ syncID: Int64, _ summary: Summary, error: String?, on connection: Connection) throws {
+        try connection.execute(
+            """
+            UPDATE reconcile.notification_syncs
+               SET status = $2, pages = $3, fetched = $4, stored = $5, undelivered = $6, error = $7,
+                   finished_at = now()
+             WHERE id = $1
+            """,
+            [syncID, error == nil ? "completed" : "failed", summary.pages, summary.fetched, summary.stored,
+             summary.undelivered, error])
+    }
+}
+
+extension ServerAPILookups {
+    /// A Notification History sync over this run's Server API client.
+    public func notificationSync(_ applier: NotificationApplier) -> NotificationHistorySync {
+        NotificationHistorySync(client: client, settings: settings, verify: applier.verify, logger: logger)
+    }
+}
+
+/// What report.json says about notifications and refund requests since the previous run.
+public enum RefundActivity {
+    /// `"notifications": {"synced", "undelivered"}`.
+    public struct Notifications: Sendable, Equatable {
+        /// Records Get Notification History syncs stored.
+        public var synced = 0
+        /// Of those, records whose last send attempt failed: the sign of a broken endpoint.
+        public var undelivered = 0
+        public init() {}
+    }
+
+    /// `"consumption": {"answered", "expired", "refunded", "declined"}`.
+    public struct Consumption: Sendable, Equatable {
+        public var answered = 0
+        public var expired = 0
+        public var refunded = 0
+        public var declined = 0
+        public init() {}
+    }
+
+    /// Counts since the end of the run's last finished run (`resumesAfter`; everything when none).
+    static func since(_ run: RunContext) throws -> (Notifications, Consumption) {
+        let row = try run.connection.query(
+            """
+            WITH previous AS (
+                SELECT coalesce((SELECT coalesce(finished_at, started_at) FROM reconcile.runs WHERE id = $1), '-infinity') AS since_at
+            )
+            SELECT (SELECT coalesce(sum(stored), 0) FROM reconcile.notification_syncs, previous
+                     WHERE started_at > previous.since_at)::int AS synced,
+                   (SELECT coalesce(sum(undelivered), 0) FROM reconcile.notification_syncs, previous
+                     WHERE started_at > previous.since_at)::int AS undelivered,
+                   (SELECT count(*) FROM reconcile.consumption_answers, previous
+                     WHERE status = 'answered' AND created_at > previous.since_at)::int AS answered,
+                   (SELECT count(*) FROM reconcile.consumption_answers, previous
+                     WHERE status = 'expired' AND created_at > previous.since_at)::int AS expired,
+                   (SELECT count(*) FROM reconcile.consumption_answers, previous
+                     WHERE outcome = 'refunded' AND updated_at > previous.since_at)::int AS refunded,
+                   (SELECT count(*) FROM reconcile.consumption_answers, previous
+                     WHERE outcome = 'declined' AND updated_at > previous.since_at)::int AS declined
+            """, [run.resumesAfter])[0]
+        var notifications = Notifications()
+        notifications.synced = try row["synced"]
+        notifications.undelivered = try row["undelivered"]
+        var consumption = Consumption()
+        consumption.answered = try row["answered"]
+        consumption.expired = try row["expired"]
+        consumption.refunded = try row["refunded"]
+        consumption.declined = try row["declined"]
+        return (notifications, consumption)
+    }
+}
+
+extension RefundActivity.Notifications {
+    /// The placeholders of `report.notifications_line`.
+    var catalogValues: [String: String] { ["synced": String(synced), "undelivered": String(undelivered)] }
+}
+
+extension RefundActivity.Consumption {
+    /// The placeholders of `report.consumption_line`.
+    var catalogValues: [String: String] {
+        ["answered": String(answered), "expired": String(expired), "refunded": String(refunded),
+         "declined": String(declined)]
+    }
+}
+
+extension RunReport {
+    /// Whether report.md and report.html show the notifications and refund requests section:
+    /// only when a sync stored a record or a refund request was seen since the previous run.
+    var hasRefundActivity: Bool {
+        notifications != RefundActivity.Notifications() || consumption != RefundActivity.Consumption()
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+
+/// `reconcile-bench desk`: the support desk's latency over the generated history (SPEC section
+/// 12): `reconcile lookup --user` of a customer with 1,000 transactions, p95 over 200 lookups,
+/// Apple round trips excluded (no Server API credentials). The customer is planted once: 1,000
+/// verified purchases, each uploaded and credited, every tenth one not credited.
+struct DeskCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "desk", abstract: "Measure reconcile lookup --user latency (p50, p95) over the history.")
+
+    @Option(help: "Lookups measured.")
+    var requests = 200
+
+    @Option(help: "Transactions of the planted customer.")
+    var transactions = 1000
+
+    static let customer = "desk-bench-customer"
+
+    func validate() throws {
+        guard (1...100_000).contains(requests), (1...100_000).contains(transactions) else {
+            throw ValidationError("--requests and --transactions must be 1 to 100000")
+        }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let settings = try Settings(lookup: {
+            environment[$0] ?? ($0 == "RECONCILE_BUNDLE_IDS" ? "com.hncs.szj" : nil)
+        })
+        let connection = try Connection(url: settings.databaseURL)
+        try plant(bundle: settings.bundleIDs[0], on: connection)
+        let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+        let desk = DeskService(settings: settings, serverAPI: nil, logger: quiet)
+        let query = try DeskQuery(.user, Self.customer)
+        var milliseconds: [Double] = []
+        var shown = 0
+        for _ in 0..<requests {
+            let started = ContinuousClock.now
+            shown = try await desk.lookup(query, on: connection).transactions.count
+            let elapsed = ContinuousClock.now - started
+            milliseconds.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+        }
+        milliseconds.sort()
+        func percentile(_ p: Double) -> Double {
+            milliseconds[min(milliseconds.count - 1, Int(Double(milliseconds.count) * p))]
+        }
+        Bench.emit("desk_lookup_user_transactions", String(shown))
+        Bench.emit("desk_lookup_user_p50_ms", Bench.decimal(percentile(0.5)))
+        Bench.emit("desk_lookup_user_p95_ms", Bench.decimal(percentile(0.95)))
+        Bench.emit("desk_lookup_user_verdict", percentile(0.95) < 100 ? "pass (p95 < 100 ms)" : "FAIL (p95 >= 100 ms)")
+    }
+
+    /// The customer's purchases, uploads, verifications, claims and deliveries, set-based.
+    private func plant(bundle: String, on connection: Connection) throws {
+        guard try connection.queryFirst(
+            "SELECT 1 FROM reconcile.receipt_uploads WHERE user_id = $1 LIMIT 1", Self.customer) == nil
+        else { return }
+        try connection.transaction {
+            try connection.execute(
+                """
+                WITH ids AS (
+                    SELECT n, (9100000000000000 + n)::text AS id FROM generate_series(1, $2::int) n
+                ), uploads AS (
+                    INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                    SELECT $1, 'signed_transaction', 'planted by reconcile-bench desk', id,
+                           now() - interval '2 days' + n * interval '1 minute'
+                      FROM ids
+                    RETURNING id AS upload_id, claimed_transaction_id AS transaction_id
+                ), verified AS (
+                    INSERT INTO reconcile.upload_verifications (upload_id, state, method, environment, bundle_id)
+                    SELECT upload_id, 'verified', 'jws', 'Production', $3 FROM uploads
+                ), claims AS (
+                    INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source)
+                    SELECT transaction_id, upload_id, $1, 'jws' FROM uploads
+                )
+                INSERT INTO reconcile.apple_transactions
+                    (transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment,
+                     quantity, purchase_date, price_milli, currency, source)
+                SELECT id, id, 'com.hncs.szj.coin42', 'consumable', $3, 'Production', 1,
+                       now() - interval '2 days' + n * interval '1 minute', 6000, 'CNY', 'jws'
+                  FROM ids
+                """, [Self.customer, transactions, bundle])
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+                SELECT (9100000000000000 + n)::text, $1, 'com.hncs.szj.coin42', 1,
+                       now() - interval '2 days' + n * interval '1 minute'
+                  FROM generate_series(1, $2::int) n WHERE n % 10 <> 0
+                """, [Self.customer, transactions])
+        }
+        try connection.execute("ANALYZE reconcile.apple_transactions")
+    }
+}

@@ -1,0 +1,209 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+
+/// `reconcile lookup ORDER_ID | --order ID | --transaction ID | --user ID | --token UUID`: the
+/// support desk (SPEC section 13).
+struct LookupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookup",
+        abstract: "Show a customer's purchases, deliveries and verdicts, from an order ID, transaction, user or token.",
+        discussion: """
+            An Apple order ID (from the customer's invoice e-mail, e.g. MK5TTY6V5X) is asked of Apple's Look Up \
+            Order ID, which needs App Store Server API credentials. Every verdict comes from the nightly run's \
+            rules: ok, pending (too young or still being verified), or a finding kind.
+
+            Exit codes: 0 every verdict ok or pending; 1 an invalid order, nothing found, or Apple did not \
+            answer; 2 a finding; 64 bad usage, or an order ID without Server API credentials.
+            """
+    )
+
+    @Argument(help: "An Apple order ID, as on the customer's invoice e-mail.")
+    var orderID: String?
+
+    @Option(help: "An Apple order ID.")
+    var order: String?
+
+    @Option(help: "A transaction id (from a screenshot, a receipt, the ledger).")
+    var transaction: String?
+
+    @Option(help: "The app's account id.")
+    var user: String?
+
+    @Option(help: "A StoreKit 2 app account token (UUID).")
+    var token: String?
+
+    @Flag(help: "Print the picture as JSON.")
+    var json = false
+
+    @Flag(help: "Put the findings in the review queue, as a run would (never a duplicate).")
+    var enqueue = false
+
+    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
+    var config: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws { _ = try query() }
+
+    /// The one query given, or a `ValidationError` (exit 64).
+    func query() throws -> DeskQuery {
+        let candidates: [(DeskQuery.Kind, String?)] = [
+            (.order, orderID), (.order, order), (.transaction, transaction), (.user, user), (.token, token),
+        ]
+        let given = candidates.compactMap { pair in pair.1.map { (pair.0, $0) } }
+        guard given.count == 1, let first = given.first else {
+            throw ValidationError("give exactly one of ORDER_ID, --order, --transaction, --user, --token")
+        }
+        do {
+            return try DeskQuery(first.0, first.1)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger()
+        let query = try query()
+        let picture: CustomerPicture
+        do {
+            let settings = try await ConfigurationLoader.settings(configFile: config)
+            let connection = try Connection(url: settings.databaseURL)
+            try Schema.requireUpToDate(connection)
+            picture = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+                    try await DeskService(settings: settings, serverAPI: api, logger: logger)
+                        .lookup(query, enqueue: enqueue, on: connection)
+                }
+            }
+        } catch let error as DeskError {
+            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
+            if case .appleUnanswered = error { throw ExitStatus.failed }
+            throw ExitStatus.usage
+        } catch let error as RunConfigurationError {
+            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
+            throw ExitStatus.usage
+        } catch {
+            throw report(error, logger: logger)
+        }
+        if json {
+            FileHandle.standardOutput.write(try picture.json())
+            FileHandle.standardOutput.write(Data("\n".utf8))
+        } else {
+            print(LookupText.text(picture, enqueued: enqueue))
+        }
+        if picture.isEmpty { throw ExitStatus.failed }
+        if !picture.findings.isEmpty { throw ExitStatus.findings }
+    }
+}
+
+/// The picture as a support ticket answer.
+enum LookupText {
+    static func text(_ picture: CustomerPicture, enqueued: Bool) -> String {
+        var lines: [String] = []
+        let asked = terminalSafe(picture.query.value)
+        if let order = picture.order {
+            lines.append(
+                order.status == "valid"
+                    ? "Order \(asked): valid; Apple lists \(count(picture.transactions.count, "transaction")) in it."
+                    : "Order \(asked): Apple says this is not an order ID of this app. Check the ID on the customer's "
+                        + "invoice e-mail (Apple's order IDs look like MK5TTY6V5X).")
+        } else if picture.isEmpty {
+            lines.append("Nothing found for \(picture.query.kind.rawValue) \(asked): no upload, delivery or Apple "
+                + "transaction the job knows names it.")
+        } else {
+            lines.append("\(picture.query.kind.rawValue.capitalized) \(asked): "
+                + "\(count(picture.transactions.count, "transaction")).")
+        }
+        for (index, transaction) in picture.transactions.enumerated() {
+            lines.append("")
+            lines.append(contentsOf: describe(transaction, number: index + 1))
+        }
+        if !picture.isEmpty {
+            lines.append("")
+            let findings = picture.findings
+            if findings.isEmpty {
+                lines.append("Summary: nothing to do; every transaction is in order or not yet judged.")
+            } else {
+                let kinds = Set(findings.map(\.rawValue)).sorted().joined(separator: ", ")
+                lines.append("Summary: \(count(findings.count, "transaction")) of \(picture.transactions.count) "
+                    + "\(findings.count == 1 ? "needs" : "need") action (\(kinds)).")
+                lines.append(enqueued
+                    ? "The findings are in the review queue (reconcile review list --user …)."
+                    : "Run again with --enqueue to put them in the review queue.")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func describe(_ transaction: CustomerPicture.Transaction, number: Int) -> [String] {
+        var head = "\(number). Transaction \(terminalSafe(transaction.transactionID))"
+        if let product = transaction.productID { head += " — \(terminalSafe(product))" }
+        if let quantity = transaction.quantity { head += " × \(quantity)" }
+        if let purchased = transaction.purchaseDate { head += ", bought \(TimeExpression.format(purchased))" }
+        if let environment = transaction.environment { head += " (\(environment))" }
+        if let price = transaction.priceMilli, let currency = transaction.currency {
+            head += ", \(ReportWriter.formatMilli(price)) \(terminalSafe(currency))"
+        }
+        var lines = [head]
+        func field(_ name: String, _ values: [String]) {
+            for (index, value) in values.enumerated() {
+                lines.append("   " + (index == 0 ? (name + ":").padding(toLength: 12, withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: 12)) + value)
+            }
+        }
+        if let original = transaction.originalTransactionID, original != transaction.transactionID {
+            field("Original", [terminalSafe(original)])
+        }
+        if let revoked = transaction.revocationDate {
+            field("Refunded", ["revoked by Apple at \(TimeExpression.format(revoked))"
+                + (transaction.revocationType.map { " (\($0))" } ?? "")])
+        }
+        field("Apple", [transaction.sources.isEmpty
+            ? "no Apple source confirms it" : "confirmed by " + transaction.sources.joined(separator: ", ")])
+        field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(transaction.buyer.basis ?? "?"))" }
+            ?? "unknown"])
+        field("Ledger", transaction.deliveries.isEmpty ? ["no delivery"] : transaction.deliveries.map {
+            "#\($0.id) to \(terminalSafe($0.userID)): \(terminalSafe($0.productID)) × \($0.quantity) at "
+                + TimeExpression.format($0.deliveredAt)
+                + ($0.revokedAt.map { ", taken back \(TimeExpression.format($0))" } ?? "")
+        })
+        field("Uploads", transaction.uploads.isEmpty ? ["none carried it"] : transaction.uploads.map {
+            "#\($0.id) by \(terminalSafe($0.userID)) (\($0.kind)) at \(TimeExpression.format($0.uploadedAt)): "
+                + ($0.verification ?? "not verified yet")
+        })
+        if !transaction.reviewItems.isEmpty {
+            field("Review", transaction.reviewItems.map {
+                "#\($0.id) \($0.kind), \($0.status)" + ($0.resolution.map { " (\($0))" } ?? "")
+                    + ($0.assignee.map { ", with \(terminalSafe($0))" } ?? "")
+            })
+        }
+        field("Verdict", [verdict(transaction)])
+        return lines
+    }
+
+    private static func verdict(_ transaction: CustomerPicture.Transaction) -> String {
+        guard let kind = transaction.finding else {
+            return transaction.verdict == "pending"
+                ? "pending: not judged yet (bought within the grace period, or its evidence is still being verified)"
+                : "ok: Apple's record and the ledger agree"
+        }
+        let why: String = switch kind {
+        case .missedDelivery: "Apple confirms the purchase and no delivery in the ledger matches it"
+        case .duplicateDelivery: "the purchase was credited more than once"
+        case .wrongAccount: "the goods went to another account than the buyer's"
+        case .productMismatch: "the ledger credited another product than Apple sold"
+        case .quantityMismatch: "the ledger credited another quantity than Apple sold"
+        case .refundedDelivery: "Apple refunded or revoked it and the goods were not taken back"
+        case .unverifiedDelivery: "the ledger credited it but Apple does not know the transaction"
+        case .environmentMismatch: "a sandbox (tester's) purchase was credited as real money"
+        case .foreignBundle: "it belongs to another app"
+        case .sharedReceipt: "several accounts uploaded the same purchase"
+        }
+        return "\(kind.rawValue): \(why); suggested action: \(kind.suggestedAction)"
+    }
+
+    private static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+}

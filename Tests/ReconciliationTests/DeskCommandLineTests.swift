@@ -1,0 +1,141 @@
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Postgres
+import Reconciliation
+import TestSupport
+import Testing
+
+/// The real `reconcile` binary: lookup's exit codes and JSON, `run` as the default subcommand,
+/// the outbox commands, and `inspect` of something that does not verify (SPEC sections 7, 13).
+@Suite("Support desk: the reconcile command line")
+struct DeskCommandLineTests {
+    static func reconcile(
+        _ arguments: [String], environment: [String: String], label: String
+    ) async throws -> (status: Int32, out: String, err: String) {
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("desk-cli-\(UUID().uuidString)")
+        let child = try ChildProcess(
+            try ChildProcess.executable("reconcile"), arguments: arguments + ["--log-level", "error"],
+            environment: environment, logDirectory: logs, label: label)
+        let status = try await child.waitForExit()
+        return (status, child.standardOutput, child.standardError)
+    }
+
+    @Test func lookupExitCodesAndJSON() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("desk_cli_lookup")
+        let missed = try DeskTests.buy(sim, customer: "dan", order: "MKCLI00001")
+        try await sim.withRunning { running in
+            let local: [String: String] = [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+                "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
+            ]
+            let api = local.merging([
+                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
+                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
+                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
+            ]) { $1 }
+
+            let noCredentials = try await Self.reconcile(["lookup", "MKCLI00001"], environment: local, label: "nocreds")
+            #expect(noCredentials.status == 64, "\(noCredentials.err)")
+            #expect(noCredentials.err.contains("Server API credentials"))
+
+            let bad = try await Self.reconcile(["lookup", "--transaction", "12x"], environment: local, label: "bad")
+            #expect(bad.status == 64)
+
+            let nothing = try await Self.reconcile(["lookup", "--user", "nobody"], environment: local, label: "nothing")
+            #expect(nothing.status == 1)
+            #expect(nothing.out.contains("Nothing found"))
+
+            let invalid = try await Self.reconcile(["lookup", "MKNOSUCH01"], environment: api, label: "invalid")
+            #expect(invalid.status == 1)
+            #expect(invalid.out.contains("not an order ID of this app"))
+
+            let found = try await Self.reconcile(["lookup", "MKCLI00001", "--json"], environment: api, label: "found")
+            #expect(found.status == 2, "a missed delivery is a finding: \(found.err)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(found.out.utf8)) as? [String: Any])
+            #expect((object["order"] as? [String: Any])?["status"] as? String == "valid")
+            let transactions = try #require(object["transactions"] as? [[String: Any]])
+            #expect(transactions.map { $0["transaction_id"] as? String } == [missed.transactionId])
+            #expect(transactions.first?["verdict"] as? String == "missed_delivery")
+            let keys = Set(transactions.first.map { Array($0.keys) } ?? [])
+            #expect(keys.isSuperset(of: [
+                "transaction_id", "original_transaction_id", "product_id", "purchase_date", "quantity", "environment",
+                "revocation_date", "revocation_type", "revocation_percentage", "sources", "buyer", "deliveries",
+                "uploads", "review_items", "verdict",
+            ]))
+
+            let byTransaction = try await Self.reconcile(
+                ["lookup", "--transaction", missed.transactionId, "--json"], environment: local, label: "tx")
+            let picture = try #require(
+                try JSONSerialization.jsonObject(with: Data(byTransaction.out.utf8)) as? [String: Any])
+            #expect(picture["order"] is NSNull, "order is null, not absent, for lookups that are not by order")
+
+            let human = try await Self.reconcile(["lookup", "MKCLI00001", "--enqueue"], environment: api, label: "human")
+            #expect(human.status == 2)
+            #expect(human.out.contains("missed_delivery: Apple confirms the purchase"))
+            #expect(try connection.query("SELECT 1 FROM reconcile.review_items").count == 1)
+        }
+    }
+
+    /// `reconcile --since 36h` is `reconcile run --since 36h`.
+    @Test func runIsTheDefaultSubcommand() async throws {
+        let database = try TestDatabase.create("desk_cli_default")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("desk-cli-\(UUID().uuidString)")
+        let result = try await Self.reconcile(
+            ["--since", "36h"],
+            environment: [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+                "RECONCILE_RECEIPT_VERIFICATION": "local", "RECONCILE_REPORT_DIR": reports.path,
+            ], label: "default")
+        #expect(result.status == 0, "\(result.err)")
+        let runs = try connection.query("SELECT status, window_since IS NOT NULL FROM reconcile.runs")
+        #expect(runs.count == 1)
+        #expect(try runs.first?.decode(String.self, at: 0) == "completed")
+        #expect(try runs.first?.decode(Bool.self, at: 1) == true)
+    }
+
+    @Test func outboxListAndAckThroughTheCommandLine() async throws {
+        let (database, connection) = try OutboxTests.world("desk_cli_outbox")
+        let environment = ["DATABASE_URL": database.url, "RECONCILE_ACTOR": "fulfilment"]
+        let listed = try await Self.reconcile(["outbox", "list", "--json"], environment: environment, label: "list")
+        #expect(listed.status == 0, "\(listed.err)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["action"] as? String } == ["grant", "revoke", "move"])
+        #expect(rows.allSatisfy { $0["consumed_at"] is NSNull && $0["delivered_at"] is NSNull })
+        let first = try #require(rows.first?["id"] as? Int)
+        let acked = try await Self.reconcile(["outbox", "ack", String(first)], environment: environment, label: "ack")
+        #expect(acked.status == 0, "\(acked.err)")
+        let consumedBy = try connection.query(
+            "SELECT consumed_by FROM reconcile.action_outbox WHERE id = $1", [Int64(first)])
+        #expect(try consumedBy.first?.decode(String?.self, at: 0) == "fulfilment", "--by defaults to RECONCILE_ACTOR")
+        let pending = try await Self.reconcile(
+            ["outbox", "list", "--pending", "--json"], environment: environment, label: "pending")
+        let left = try #require(try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [[String: Any]])
+        #expect(left.count == 2)
+    }
+
+    /// A JWS whose signature is broken still shows its payload, marked untrusted, and exits 1.
+    @Test func inspectShowsWhatAForgedJWSDecodesToMarkedUntrusted() async throws {
+        let (_, _, sim, state) = try ServerAPIScenarioTests.world("desk_cli_inspect")
+        let bought = try DeskTests.buy(sim, customer: "eve")
+        var parts = bought.signedTransaction.split(separator: ".").map(String.init)
+        parts[2] = String(parts[2].reversed())
+        let file = state.appendingPathComponent("forged.jws")
+        try parts.joined(separator: ".").write(to: file, atomically: true, encoding: .utf8)
+        let environment = [
+            "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
+        ]
+        let json = try await Self.reconcile(["inspect", file.path, "--json"], environment: environment, label: "json")
+        #expect(json.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(object["trusted"] as? Bool == false)
+        #expect((object["reason"] as? String)?.isEmpty == false)
+        #expect((object["decoded"] as? [String: Any])?["transactionId"] as? String == bought.transactionId)
+        let text = try await Self.reconcile(["inspect", file.path], environment: environment, label: "text")
+        #expect(text.status == 1)
+        #expect(text.out.contains("UNTRUSTED"))
+        #expect(text.out.contains(bought.transactionId))
+    }
+}

@@ -1,0 +1,248 @@
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Logging
+import Postgres
+@testable import Reconciliation
+import TestSupport
+import Testing
+
+/// Get Notification History, answers to refund requests and customers with several Apple IDs
+/// (SPEC section 14), against the simulator and a real PostgreSQL.
+@Suite("Scenario: Notification History and refund requests")
+struct RefundRequestTests {
+    /// A 3-pack bought by `customer` (an Apple ID) for the app account `user`, uploaded and delivered.
+    static func deliveredPack(
+        _ sim: AppStoreSimulator, _ connection: Connection, user: String, customer: String, consumedMilli: Int? = nil
+    ) throws -> CreatedTransaction {
+        let bought = try sim.createTransaction(SimulatedTransaction(
+            productId: "coins3", customer: customer, bundleId: "com.hncs.szj", environment: .production,
+            type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
+            currency: "CNY"))
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            VALUES ($1, 'signed_transaction', $2, $3, now() - interval '20 hours')
+            """, [user, bought.signedTransaction, bought.transactionId])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
+            VALUES ($1, $2, 'coins3', 3, now() - interval '20 hours', $3)
+            """, [bought.transactionId, user, consumedMilli])
+        return bought
+    }
+
+    static let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// `reconcile notifications sync` as the command runs it.
+    static func sync(_ settings: Settings, since: Date? = nil, on connection: Connection) async throws
+        -> NotificationHistorySync.Summary
+    {
+        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+                let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
+                return try #require(try await sync.sync(since: since, on: connection))
+            }
+        }
+    }
+
+    static func settings(
+        _ database: TestDatabase, _ sim: AppStoreSimulator, _ running: RunningSimulator, _ state: URL,
+        answers: Bool = false
+    ) throws -> Settings {
+        var settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
+        settings.consumption.enabled = answers
+        settings.consumption.refundPreference = .ledger
+        return settings
+    }
+
+    /// A job that also applies notifications, as `reconcile run` builds it.
+    static func run(_ settings: Settings, since: Date) async throws -> RunReport {
+        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+                try await ReconciliationJob(
+                    settings: settings, verifier: verifier,
+                    notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
+                    logger: quiet
+                ).run(.init(since: since))
+            }
+        }
+    }
+
+    @Test func aRefundOnlyInNotificationHistoryIsFoundAndAppliedOnce() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("history_refund")
+        let pack = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-apple-id")
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state)
+            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            #expect(try first.findings.isEmpty)
+
+            // Apple refunds; the app's endpoint is down and never stores the notification.
+            _ = try sim.refundTransaction(pack.transactionId)
+            let missed = try sim.signNotification(type: .refund, transactionId: pack.transactionId, delivered: false)
+            let synced = try await Self.sync(settings, on: connection)
+            #expect(synced.stored == 1 && synced.undelivered == 1 && synced.invalid == 0)
+
+            // The next run looks at the last hour only: no upload, no history asked; the refund
+            // comes from Notification History alone.
+            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            #expect(try second.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
+                == ["refunded_delivery \(pack.transactionId)"])
+            #expect(second.notifications.synced == 1 && second.notifications.undelivered == 1)
+            let json = try String(
+                contentsOfFile: try #require(second.reportDirectory) + "/report.json", encoding: .utf8)
+            #expect(json.contains(#""notifications": {"synced": 1, "undelivered": 1}"#))
+
+            // The endpoint comes back and stores the same notification: it is not applied again.
+            try connection.execute(
+                "INSERT INTO reconcile.notifications (signed_payload) VALUES ($1)",
+                [#"{"signedPayload":"\#(missed.signedPayload)"}"#])
+            _ = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            let states = try connection.query(
+                """
+                SELECT 'endpoint ' || state FROM reconcile.notification_verifications
+                UNION ALL SELECT 'history ' || state FROM reconcile.notification_history
+                UNION ALL SELECT 'seen ' || source FROM reconcile.notifications_seen
+                 ORDER BY 1
+                """
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(states == ["endpoint duplicate", "history applied", "seen history"])
+        }
+    }
+
+    /// Apple's pages hold 20 records; every page is read and a record read twice is stored once.
+    @Test func everyPageIsReadAndARecordReadAgainIsStoredOnce() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("history_pages")
+        let pack = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-id")
+        for index in 0..<45 {
+            _ = try sim.signNotification(type: .oneTimeCharge, transactionId: pack.transactionId, delivered: index % 9 != 0)
+        }
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state)
+            let first = try await Self.sync(settings, on: connection)
+            #expect(first.pages == 3 && first.fetched == 45 && first.stored == 45 && first.undelivered == 5)
+            // The next sync overlaps the last hour: the same records again, nothing new.
+            let second = try await Self.sync(settings, on: connection)
+            #expect(second.fetched == 45 && second.stored == 0)
+            let rows = try connection.query(
+                "SELECT count(*), count(DISTINCT notification_uuid) FROM reconcile.notification_history WHERE state = 'accepted'")
+            #expect(try rows[0].decode(Int.self, at: 0) == 45 && rows[0].decode(Int.self, at: 1) == 45)
+        }
+    }
+
+    @Test func aRefundRequestForAFullyUsedPackOfAConsentingAccountIsAnsweredOnce() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_answer")
+        let amys = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-id", consumedMilli: 100_000)
+        let bobs = try Self.deliveredPack(sim, connection, user: "bob", customer: "bob-id", consumedMilli: 100_000)
+        let cats = try Self.deliveredPack(sim, connection, user: "cat", customer: "cat-id", consumedMilli: 0)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.refund_consent (user_id, consented_at, withdrawn_at)
+            VALUES ('amy', now() - interval '1 day', NULL), ('bob', now() - interval '2 days', now() - interval '1 day'),
+                   ('cat', now() - interval '1 day', NULL)
+            """)
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state, answers: true)
+            // No run yet: the hourly sync answers from the ledger and the request's own transaction.
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: amys.transactionId)
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: bobs.transactionId)
+            _ = try sim.signNotification(
+                type: .consumptionRequest, transactionId: cats.transactionId,
+                signedDate: Date().addingTimeInterval(-13 * 3600))
+            // cat's request is 13 hours old: a sync that reaches back to it (the hourly one was down) is too late.
+            let first = try await Self.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(first.consumption.answered == 1 && first.consumption.expired == 1)
+
+            let puts = sim.notifications.consumptionAnswers
+            #expect(puts.map(\.transactionId) == [amys.transactionId], "bob withdrew consent; cat's request expired")
+            let body = try #require(puts.first?.body)
+            #expect(body.customerConsented && body.deliveryStatus == "DELIVERED")
+            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == "DECLINE")
+            #expect(!body.sampleContentProvided)
+
+            // Apple re-sends the pending request with a new UUID: no second answer.
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: amys.transactionId)
+            _ = try await Self.sync(settings, on: connection)
+            #expect(sim.notifications.consumptionAnswers.count == 1)
+
+            // Apple declines the refund: the answer records it.
+            _ = try sim.signNotification(type: .refundDeclined, transactionId: amys.transactionId)
+            _ = try await Self.sync(settings, on: connection)
+            let audit = try connection.query(
+                """
+                SELECT transaction_id, status, coalesce(outcome, '-'), cardinality(request_uuids),
+                       body->>'deliveryStatus'
+                  FROM reconcile.consumption_answers ORDER BY id
+                """
+            ).map {
+                "\(try $0.decode(String.self, at: 0)) \(try $0.decode(String.self, at: 1)) "
+                    + "\(try $0.decode(String.self, at: 2)) \(try $0.decode(Int.self, at: 3)) "
+                    + "\(try $0.decode(String?.self, at: 4) ?? "-")"
+            }
+            // Oldest request first: cat's expired one.
+            #expect(audit == [
+                "\(cats.transactionId) expired - 1 -", "\(amys.transactionId) answered declined 2 DELIVERED",
+            ])
+            // What the review pages show for amy's purchase.
+            let shown = try ConsumptionAnswerRecord.find(transactionIDs: [], userID: "amy", on: connection)
+            #expect(shown.map { "\($0.status) \($0.outcome ?? "-")" } == ["answered declined"])
+            #expect(shown.first?.body?.contains(#""refundPreference": "DECLINE""#) == true)
+            let report = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
+            #expect(report.consumption == RefundActivity.Consumption(answered: 1, expired: 1, refunded: 0, declined: 1))
+        }
+    }
+
+    @Test func aCustomerBuyingWithTwoAppleIDsHasBothHistoriesRead() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("two_apple_ids")
+        // amy uploads one purchase from each of her two Apple IDs; the second ID also bought a pack
+        // she never uploaded nor received.
+        _ = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-phone")
+        _ = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-ipad")
+        let lost = try sim.createTransaction(SimulatedTransaction(
+            productId: "coins3", customer: "amy-ipad", bundleId: "com.hncs.szj", environment: .production,
+            type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-90_000), price: 90_000,
+            currency: "CNY"))
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state)
+            let report = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            #expect(try report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "") \($0.userID ?? "")" }
+                == ["missed_delivery \(lost.transactionId) amy"])
+        }
+    }
+}
+
+extension RefundActivity.Consumption {
+    init(answered: Int, expired: Int, refunded: Int, declined: Int) {
+        self.init()
+        self.answered = answered
+        self.expired = expired
+        self.refunded = refunded
+        self.declined = declined
+    }
+}
+
+@Suite("Consumption answers: the body Apple gets")
+struct ConsumptionBodyTests {
+    /// (product type, delivery status, consumed milliunits, preference policy) → (percentage sent, preference sent)
+    @Test(arguments: [
+        ("consumable", "DELIVERED", 100_000, "ledger", 100_000, "DECLINE"),
+        ("consumable", "DELIVERED", 40_000, "ledger", 40_000, "GRANT_PRORATED"),
+        ("consumable", "DELIVERED", 0, "ledger", 0, "GRANT_FULL"),
+        ("consumable", "UNDELIVERED_OTHER", 0, "ledger", 0, "GRANT_FULL"),
+        ("consumable", "UNDELIVERED_WRONG_ITEM", 0, "ledger", 0, "GRANT_FULL"),
+        ("consumable", "DELIVERED", 100_000, "none", 100_000, nil),
+        ("auto_renewable", "DELIVERED", 50_000, "ledger", nil, nil),
+    ] as [(String, String, Int, String, Int?, String?)])
+    func theLedgerDecidesPercentageAndPreference(
+        type: String, status: String, consumed: Int, policy: String, percentage: Int?, preference: String?
+    ) throws {
+        var settings = Settings.ConsumptionAnswers()
+        settings.refundPreference = try #require(.init(rawValue: policy))
+        let facts = LedgerFacts(
+            buyer: "amy", consented: true, productType: type, deliveryStatus: status, consumedMilli: consumed)
+        let body = facts.consumptionRequest(settings)
+        #expect(body.consumptionPercentage == percentage)
+        #expect(body.refundPreference == preference)
+        #expect(body.deliveryStatus == status && body.customerConsented && !body.sampleContentProvided)
+    }
+}
