@@ -37,6 +37,11 @@ public struct ReviewWebConfiguration: Sendable {
     public var deskServerAPI: ServerAPILookups?
     /// Wrong-token back-off.
     var loginLimits = LoginThrottle.Limits()
+    /// The first wait after a client's free wrong tokens (each further miss doubles it).
+    public var loginFirstWait: TimeInterval {
+        get { loginLimits.firstWait }
+        set { loginLimits.firstWait = newValue }
+    }
 
     /// Creates a configuration.
     public init(

@@ -122,7 +122,10 @@ struct HardeningTests {
 
     @Test func wrongTokensMakeTheClientWaitEvenWithTheRightOne() async throws {
         let records = LogRecords()
-        try await withApp(configuration(logger: records.logger())) { client in
+        var configuration = configuration(logger: records.logger())
+        // Long enough that a loaded machine cannot let the wait run out between two requests.
+        configuration.loginFirstWait = 120
+        try await withApp(configuration) { client in
             for _ in 0..<5 {
                 let response = try await client.execute(
                     uri: "/login", method: .post, headers: ReviewWebTests.form,
@@ -160,11 +163,12 @@ struct HardeningTests {
     /// The idle lifetime is hours; only the absolute lifetime can end this session.
     @Test func aSessionEndsAtItsAbsoluteLifetime() async throws {
         var configuration = configuration()
-        configuration.sessionAbsoluteLifetime = 2
+        // Long enough for a loaded machine to log in and load a page inside it.
+        configuration.sessionAbsoluteLifetime = 8
         try await withApp(configuration) { client in
             let cookie = try await ReviewWebTests.login(client)
             #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
-            try await Task.sleep(for: .milliseconds(2500))
+            try await Task.sleep(for: .milliseconds(8500))
             #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .seeOther)
         }
     }

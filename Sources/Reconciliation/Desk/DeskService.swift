@@ -72,7 +72,7 @@ public struct DeskService: Sendable {
             }
             // The picture reads the ledger rows of each transaction by its id.
             try connection.execute("CREATE INDEX ON diff_dl (transaction_id)")
-            return try connection.query(pictureSQL)
+            return try connection.query(pictureSQL, [judgeBefore, settings.serverAPIKey != nil])
         }
         let decoder = CustomerPicture.decoder()
         let transactions = try rows.map {
@@ -363,7 +363,7 @@ public struct DeskService: Sendable {
                          ELSE 'ok' END)
             )::text
               FROM diff_scope s
-             CROSS JOIN diff_params x
+             CROSS JOIN (SELECT $1::timestamptz AS judge_before, $2::boolean AS api_enabled) x
               LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = s.transaction_id
               LEFT JOIN \(settings.productsRelation) p ON p.product_id = a.product_id
               LEFT JOIN diff_tx t ON t.transaction_id = s.transaction_id
