@@ -37,6 +37,8 @@ struct DeskWebTests {
     {
         var configuration = ReviewWebConfiguration(
             host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+        // One connection: every lookup of a test runs on the same one, after the ones before it.
+        configuration.maximumConnections = 1
         if desk {
             let values = ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game"]
             configuration.deskSettings = try Settings(lookup: { values[$0] })
