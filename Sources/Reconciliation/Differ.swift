@@ -64,13 +64,18 @@ public struct Differ: Sendable {
         /// (killed, failed, interrupted, dry) verified uploads and confirmed transactions that no
         /// diff has judged since: they are in this run's scope as if this run had done the work.
         public var resumesAfter: Int64
+        /// A window run also judges the ledger's changes (`reconcile.ledger_changes`) that this
+        /// snapshot (`pg_snapshot` text: the last finished run's) did not show as committed. Nil
+        /// judges the window by `delivered_at` alone.
+        public var ledgerChangesAfter: String?
 
         /// Creates the parameters; `resumesAfter` nil scopes the run to its own work.
         public init(
             runID: Int64, bundleIDs: [String], environment: Settings.Environment, judgeBefore: Date, scope: DiffScope,
-            serverAPIEnabled: Bool, resumesAfter: Int64? = nil
+            serverAPIEnabled: Bool, resumesAfter: Int64? = nil, ledgerChangesAfter: String? = nil
         ) {
             self.runID = runID
+            self.ledgerChangesAfter = ledgerChangesAfter
             self.resumesAfter = resumesAfter ?? runID - 1
             self.bundleIDs = bundleIDs
             self.environment = environment
@@ -82,20 +87,22 @@ public struct Differ: Sendable {
         /// A run's parameters: a window from `since`, or the whole history when `since` is nil.
         public init(
             runID: Int64, bundleIDs: [String], environment: Settings.Environment, judgeBefore: Date, since: Date?,
-            until: Date, serverAPIEnabled: Bool, resumesAfter: Int64? = nil
+            until: Date, serverAPIEnabled: Bool, resumesAfter: Int64? = nil, ledgerChangesAfter: String? = nil
         ) {
             self.init(
                 runID: runID, bundleIDs: bundleIDs, environment: environment, judgeBefore: judgeBefore,
                 scope: since.map { .window(since: $0, until: until) } ?? .wholeHistory(until: until),
-                serverAPIEnabled: serverAPIEnabled, resumesAfter: resumesAfter)
+                serverAPIEnabled: serverAPIEnabled, resumesAfter: resumesAfter, ledgerChangesAfter: ledgerChangesAfter)
         }
 
-        /// A run's parameters: its window (the whole history without `since`) and what it resumes.
-        public init(run: RunContext, settings: Settings) {
+        /// A run's parameters: its window (the whole history without `since`), what it resumes,
+        /// and the ledger changes it judges (`RunLedger.markLedgerChanges`).
+        public init(run: RunContext, settings: Settings, ledgerChangesAfter: String? = nil) {
             self.init(
                 runID: run.id, bundleIDs: settings.bundleIDs, environment: settings.environment,
                 judgeBefore: run.judgeBefore, since: run.since, until: run.until,
-                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: run.resumesAfter)
+                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: run.resumesAfter,
+                ledgerChangesAfter: ledgerChangesAfter)
         }
 
         /// The values the SQL files take as `:'name'`, by name.
@@ -113,6 +120,7 @@ public struct Differ: Sendable {
             case .window(let since, let until):
                 values["since"] = since
                 values["until"] = until
+                if let ledgerChangesAfter { values["ledger_changes_after"] = ledgerChangesAfter }
             case .wholeHistory(let until):
                 values["until"] = until
             case .transactions(let ids):
@@ -164,6 +172,7 @@ public struct Differ: Sendable {
         case .window:
             try stages.run("21_scope_touched_by_run.sql")
             try stages.run("22_scope_window.sql")
+            if parameters.ledgerChangesAfter != nil { try stages.run("25_scope_ledger_changes.sql") }
         case .wholeHistory:
             try stages.run("21_scope_touched_by_run.sql")
             try stages.run("23_scope_whole_history.sql")

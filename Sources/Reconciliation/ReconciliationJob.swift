@@ -142,7 +142,11 @@ public struct ReconciliationJob: Sendable {
         let (summary, changes) = try await stages.run("diff_and_queue") {
             let differ = Differ(relations: try Differ.Relations(settings))
             return try connection.transaction {
-                try differ.computeFindings(Differ.Parameters(run: run, settings: settings), on: connection)
+                // The snapshot is taken first, in its own statement: every ledger change it shows
+                // as committed is then visible to the scope's statements.
+                let ledgerChangesAfter = try RunLedger.markLedgerChanges(run)
+                try differ.computeFindings(
+                    Differ.Parameters(run: run, settings: settings, ledgerChangesAfter: ledgerChangesAfter), on: connection)
                 Failpoint.pass("diff.computed")
                 let changes = run.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: run.id, on: connection)
                 return (try ReportBuilder.collect(run), changes)

@@ -91,16 +91,37 @@ public enum RunLedger {
         return summary
     }
 
+    /// Records the snapshot the run's diff starts from — every ledger change it shows as
+    /// committed is visible to the diff's next statements — and returns the last finished run's
+    /// (`'1:1:'`, nothing committed, when there is none): the diff judges the changes that one
+    /// did not show (`sql/diff/25_scope_ledger_changes.sql`). A run that does not finish leaves
+    /// them to the next run, which starts from the same finished run's snapshot.
+    static func markLedgerChanges(_ run: RunContext) throws -> String {
+        try run.connection.execute(
+            "UPDATE reconcile.runs SET ledger_change_snapshot = pg_current_snapshot() WHERE id = $1", [run.id])
+        return try run.connection.query(
+            "SELECT coalesce((SELECT ledger_change_snapshot::text FROM reconcile.runs WHERE id = $1), '1:1:')",
+            [run.resumesAfter]
+        )[0].decode(String.self, at: 0)
+    }
+
+    /// Records the run as finished; a finished run that wrote the queue prunes, in the same
+    /// statement, the ledger changes its diff's snapshot showed as committed (it saw them all).
     static func finish(_ report: RunReport, on connection: Connection) throws {
         let counts = try PostgresJSON(encoding: report.counts)
         let timings = try PostgresJSON(encoding: report.timings)
         try connection.execute(
             """
-            UPDATE reconcile.runs
-               SET status = $2, finished_at = $3, uploads_total = $4, uploads_verified = $5, uploads_invalid = $6,
-                   uploads_retry = $7, findings_total = $8, findings_new = $9, counts = $10, timings = $11,
-                   report_dir = $12
-             WHERE id = $1
+            WITH finished AS (
+              UPDATE reconcile.runs
+                 SET status = $2, finished_at = $3, uploads_total = $4, uploads_verified = $5, uploads_invalid = $6,
+                     uploads_retry = $7, findings_total = $8, findings_new = $9, counts = $10, timings = $11,
+                     report_dir = $12
+               WHERE id = $1
+             RETURNING ledger_change_snapshot, dry_run)
+            DELETE FROM reconcile.ledger_changes
+             WHERE pg_visible_in_snapshot(
+                       changed_xact::text::xid8, (SELECT ledger_change_snapshot FROM finished WHERE NOT dry_run))
             """,
             [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
              report.verification.invalid, report.verification.retry, report.openFindings, report.newFindings,

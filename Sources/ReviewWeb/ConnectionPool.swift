@@ -32,8 +32,74 @@ final class ReviewDatabase: Sendable {
     /// Runs `body` with a service on one of the connections, or throws `DatabaseBusyError` when
     /// none is free within the wait timeout.
     func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
-        try await workers.run(body)
+        try await workers.run { connection in Result { try body(ReviewService(connection: connection)) } }
     }
+
+    /// Runs asynchronous work (the desk's lookup, which may wait for Apple) on one of the
+    /// connections, on that connection's own thread: its libpq calls block that thread only, and
+    /// what it awaits resumes there (``ThreadExecutor``).
+    func runAsync<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        try await workers.run { connection in
+            let live = UncheckedConnection(connection: connection)
+            return ThreadExecutor.run { try await body(live.connection) }
+        }
+    }
+}
+
+/// A connection handed to work that runs on its own thread (the one that owns it).
+private struct UncheckedConnection: @unchecked Sendable {
+    let connection: Connection
+}
+
+/// A task executor that runs its jobs on the thread that called ``run(_:)``, until the work is
+/// done: async code whose synchronous parts block (libpq) runs on a database thread, never on
+/// Swift's cooperative threads.
+final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // Guards `jobs` and `outcome`; signalled when a job arrives or the work ends.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var done = false
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.withLock { jobs.append(job) }
+        condition.signal()
+    }
+
+    private func finish() {
+        condition.withLock { done = true }
+        condition.signal()
+    }
+
+    /// Runs `body` to its end on the calling thread.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+        let executor = ThreadExecutor()
+        let outcome = OutcomeBox<T>()
+        Task(executorPreference: executor) {
+            do {
+                outcome.value = .success(try await body())
+            } catch {
+                outcome.value = .failure(error)
+            }
+            executor.finish()
+        }
+        while true {
+            executor.condition.lock()
+            while executor.jobs.isEmpty && !executor.done { executor.condition.wait() }
+            let ready = executor.jobs
+            executor.jobs.removeAll()
+            let finished = executor.done && ready.isEmpty
+            executor.condition.unlock()
+            if finished { break }
+            for job in ready { job.runSynchronously(on: executor.asUnownedTaskExecutor()) }
+        }
+        return outcome.value ?? .failure(CancellationError())
+    }
+}
+
+/// Written by the task before it signals `done`, read by the thread after: the condition orders them.
+private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
+    var value: Result<T, any Error>?
 }
 
 /// The threads' shared state; the threads hold it, not the `ReviewDatabase`, so they stop (and
@@ -66,13 +132,13 @@ private final class Workers: @unchecked Sendable {
         condition.broadcast()
     }
 
-    func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (Connection) -> Result<T, any Error>) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let id = condition.withLock {
                 nextID += 1
                 pending.append(Job(
                     id: nextID,
-                    run: { connection in continuation.resume(with: Result { try body(ReviewService(connection: connection)) }) },
+                    run: { connection in continuation.resume(with: body(connection)) },
                     refuse: { continuation.resume(throwing: $0) }))
                 return nextID
             }

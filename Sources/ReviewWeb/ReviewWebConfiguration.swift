@@ -29,6 +29,12 @@ public struct ReviewWebConfiguration: Sendable {
     /// A connection with no request in progress, or one whose request head has not arrived, is
     /// closed after this long.
     public var idleTimeout: TimeInterval = 30
+    /// What the support desk's customer page (`/desk`) needs: the job's settings (relations,
+    /// bundle ids, grace); nil leaves the page saying that lookups are not set up.
+    public var deskSettings: Settings?
+    /// The App Store Server API for the desk's order lookups and Apple's side of a customer;
+    /// nil without credentials (order IDs then cannot be looked up).
+    public var deskServerAPI: ServerAPILookups?
     /// Wrong-token back-off.
     var loginLimits = LoginThrottle.Limits()
     /// The first wait after a client's free wrong tokens (each further miss doubles it).

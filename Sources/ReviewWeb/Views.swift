@@ -222,6 +222,8 @@ struct ItemPage {
     let csrf: String
     /// The top of the working queue other than this item, to go on without a trip to the list.
     let nextHref: String?
+    /// The customer page of the item's user (`/desk?q=<user id>`).
+    let customerHref: String?
     let item: ItemView
     let canAct: Bool
     let claimable: Bool

@@ -56,9 +56,22 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ConfigurationError(error.description)
             }
             let (host, port) = address ?? ("127.0.0.1", 8080)
-            try await runReviewServer(configuration: ReviewWebConfiguration(
+            var configuration = ReviewWebConfiguration(
                 host: host, port: port, databaseURL: settings.databaseURL, token: token,
-                secureCookies: secureCookies, logger: logger))
+                secureCookies: secureCookies, logger: logger)
+            // The desk's customer page judges with the job's rules, which need the app's bundle ids.
+            guard !settings.bundleIDs.isEmpty else {
+                logger.notice("the desk's customer page is off: RECONCILE_BUNDLE_IDS is not set")
+                return try await runReviewServer(configuration: configuration)
+            }
+            configuration.deskSettings = settings
+            try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+                    var configuration = configuration
+                    configuration.deskServerAPI = api
+                    try await runReviewServer(configuration: configuration)
+                }
+            }
         } catch {
             throw report(error, logger: logger)
         }

@@ -360,6 +360,58 @@ struct JobTests {
         #expect(try report.findings.contains { $0.kind == .missedDelivery && $0.transactionID == "tx-young" })
     }
 
+    /// SPEC section 5: a nightly run judges every delivery that entered or changed in the ledger
+    /// since the previous run, whatever its delivered_at.
+    @Test func aNightlyRunJudgesLedgerChangesBackdatedBeforeItsWindow() async throws {
+        let verifier = ScriptedVerifier()
+        let connection = try database.connect()
+        func changesLeft() throws -> Int {
+            try connection.query("SELECT count(*) FROM reconcile.ledger_changes")[0].decode(Int.self, at: 0)
+        }
+        func findings(_ report: RunReport) throws -> Set<String> {
+            Set(try report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "")" })
+        }
+        let first = try await job(verifier).run(.init(since: Date().addingTimeInterval(-7 * 86_400)))
+        #expect(try findings(first).count == 4)
+        #expect(try changesLeft() == 0, "a finished run prunes the changes it judged")
+
+        // A grant made by hand, backdated three days: far before the next window (the watermark
+        // less an hour). Apple never issued the transaction.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('tx-ghost', 'user-9', 'coin42', now() - interval '3 days')
+            """)
+        // A dry run does not finish: it keeps the change for the next run.
+        let dry = try await job(verifier).run(.init(dryRun: true))
+        #expect(try findings(dry).contains("unverified_delivery tx-ghost"))
+        #expect(try changesLeft() == 1)
+        let second = try await job(verifier).run(.init())
+        #expect(second.since.map { $0 > Date().addingTimeInterval(-2 * 3600) } == true, "a nightly window, no --since")
+        #expect(try second.findings.filter(\.isNew).map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
+            == ["unverified_delivery tx-ghost"])
+        #expect(try changesLeft() == 0)
+
+        // An old, clean delivery changes product: judged again although delivered a day ago.
+        try connection.execute("UPDATE reconcile.deliveries SET product_id = 'coin99' WHERE transaction_id = 'tx-1'")
+        let third = try await job(verifier).run(.init())
+        #expect(try third.findings.filter(\.isNew).map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
+            == ["product_mismatch tx-1"])
+        #expect(try changesLeft() == 0)
+
+        // Deleting the grant: judged again, so its item auto-resolves.
+        try connection.execute("DELETE FROM reconcile.deliveries WHERE transaction_id = 'tx-ghost'")
+        let fourth = try await job(verifier).run(.init())
+        #expect(try !findings(fourth).contains("unverified_delivery tx-ghost"))
+        #expect(fourth.changes.autoResolved == 1)
+
+        // Nothing new: nothing left to judge, nothing new found.
+        let fifth = try await job(verifier).run(.init())
+        #expect(try changesLeft() == 0)
+        #expect(try fifth.newFindings == 0 && findings(fifth) == findings(fourth))
+        #expect(verifier.calls.count == 6)
+    }
+
     @Test func aWorkerWithoutARunInProgressDoesNothing() async throws {
         #expect(try await job(ScriptedVerifier()).work() == 0)
     }

@@ -1,9 +1,222 @@
+import Foundation
 import Hummingbird
+import Logging
+import Reconciliation
 
-/// The support desk's pages (issue 15: a customer page, found by order id from the search form
-/// every page's header keeps a `{{$search}}` slot for). None yet.
+/// The support desk's customer page (SPEC section 13, issue 15): what `reconcile lookup` shows,
+/// found from the search box in every page's header (an order ID, a transaction id, a user id or
+/// an app account token, recognised by `DeskQuery.recognising`), and the button that opens
+/// review items for its findings.
 extension ReviewSite {
     func deskRoutes() -> RouteCollection<ReviewRequestContext> {
-        RouteCollection(context: ReviewRequestContext.self)
+        let routes = RouteCollection(context: ReviewRequestContext.self)
+        routes.get("/desk") { request, context in
+            let session = try context.requireSession()
+            let text = request.uri.queryParameters.get("q") ?? ""
+            return try await deskPage(text, enqueue: false, session: session, context: context)
+        }
+        routes.post("/desk/enqueue") { request, context in
+            let (session, form) = try await checkedForm(request, context: context)
+            let text = form["q"] ?? ""
+            return try await deskPage(text, enqueue: true, session: session, context: context)
+        }
+        return routes
     }
+
+    /// The customer page for what was typed; refusals (a malformed query, an order ID without
+    /// credentials, Apple not answering) are said on the page. After an enqueue, a redirect to
+    /// the page with a message, so a reload does not post twice.
+    private func deskPage(
+        _ text: String, enqueue: Bool, session: SessionStore.Session, context: ReviewRequestContext
+    ) async throws -> Response {
+        let t = context.catalog
+        let title = t["desk.title"]
+        func notice(_ message: String, status: HTTPResponse.Status) -> Response {
+            render(
+                "desk", DeskPage(query: text, notice: message, csrf: session.csrfToken), title: title,
+                context: context, status: status)
+        }
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            return notice(t["desk.hint"], status: .ok)
+        }
+        let query: DeskQuery
+        do {
+            query = try DeskQuery.recognising(text)
+        } catch {
+            return notice(t["desk.invalid_query"], status: .badRequest)
+        }
+        guard let settings = configuration.deskSettings else {
+            return notice(t["desk.unavailable"], status: .serviceUnavailable)
+        }
+        let desk = DeskService(settings: settings, serverAPI: configuration.deskServerAPI, logger: context.logger)
+        let picture: CustomerPicture
+        do {
+            picture = try await database.runAsync { connection in
+                try await desk.lookup(query, enqueue: enqueue, on: connection)
+            }
+        } catch let error as DeskError {
+            switch error {
+            case .invalidQuery: return notice(t["desk.invalid_query"], status: .badRequest)
+            case .orderNeedsServerAPI: return notice(t["desk.order_needs_api"], status: .ok)
+            case .appleUnanswered: return notice(t["desk.apple_unanswered"], status: .serviceUnavailable)
+            }
+        }
+        if enqueue {
+            context.logger.info("desk enqueued a customer's findings", metadata: [
+                "desk.kind": "\(query.kind.rawValue)", "findings": "\(picture.findings.count)",
+            ])
+            await sessions.setFlash(
+                .init(text: t.text("desk.enqueued", ["count": String(picture.findings.count)]), isError: false),
+                for: session.id)
+            return redirect("/desk?" + Form.encode([("q", query.value)]))
+        }
+        let flash = await sessions.takeFlash(for: session.id).map { FlashView($0) }
+        return render(
+            "desk", DeskPageBuilder.page(picture, typed: text, csrf: session.csrfToken, reader: context.reader),
+            title: title, context: context, flash: flash)
+    }
+}
+
+/// `/desk?q=…` for a customer: the link from an item page to its customer's page.
+func deskHref(_ value: String) -> String {
+    "/desk?" + Form.encode([("q", value)])
+}
+
+/// Turns a customer's picture into the customer page's view, in the reader's language, time
+/// zone and money format.
+enum DeskPageBuilder {
+    static func page(_ picture: CustomerPicture, typed: String, csrf: String, reader: Reader) -> DeskPage {
+        let t = reader.catalog
+        let kind = t.label("desk.kind", picture.query.kind.rawValue)
+        var summary: String
+        if let order = picture.order, order.status != "valid" {
+            summary = t.text("desk.order_invalid", ["order": order.orderID])
+        } else if picture.isEmpty {
+            summary = t.text("desk.nothing_found", ["kind": kind, "value": picture.query.value])
+        } else {
+            summary = t.text("desk.found", [
+                "kind": kind, "value": picture.query.value, "count": reader.number(picture.transactions.count),
+            ])
+        }
+        let findings = picture.findings.count
+        if !picture.isEmpty {
+            summary += " " + (findings == 0
+                ? t["desk.summary_ok"]
+                : t.text("desk.summary_findings", [
+                    "count": reader.number(findings), "total": reader.number(picture.transactions.count),
+                ]))
+        }
+        return DeskPage(
+            query: typed, notice: nil, csrf: csrf, summary: summary, value: picture.query.value,
+            canEnqueue: findings > 0, transactions: picture.transactions.map { transaction($0, reader: reader) })
+    }
+
+    static func transaction(_ transaction: CustomerPicture.Transaction, reader: Reader) -> DeskPage.Transaction {
+        let t = reader.catalog
+        var facts: [ItemPage.KeyValue] = []
+        func fact(_ key: String, _ value: String?) {
+            if let value, !value.isEmpty { facts.append(.init(key: t.label("apple_field", key), value: value)) }
+        }
+        fact("original_transaction_id", transaction.originalTransactionID)
+        fact("product_id", transaction.productID)
+        fact("product_type", transaction.productType.map { t.label("apple_value.product_type", $0) })
+        fact("purchase_date", transaction.purchaseDate.map { reader.minute($0) })
+        fact("quantity", transaction.quantity.map(String.init))
+        fact("environment", transaction.environment.map { t.environment($0.lowercased()) })
+        fact("bundle_id", transaction.bundleID)
+        if let price = transaction.priceMilli, let currency = transaction.currency {
+            facts.append(.init(key: t["apple.price"], value: reader.money(milli: price, currency: currency)))
+        }
+        if let revoked = transaction.revocationDate {
+            var parts = [reader.minute(revoked)]
+            if let reason = transaction.revocationReason {
+                parts.append(t.label("apple_value.revocation_reason", String(reason)))
+            }
+            if let type = transaction.revocationType { parts.append(t.label("apple_value.revocation_type", type)) }
+            if let percentage = transaction.revocationPercentage {
+                parts.append((Double(percentage) / 1000).formatted(.number.precision(.fractionLength(0...3))) + "%")
+            }
+            facts.append(.init(key: t.label("apple_field", "revocation_date"), value: parts.joined(separator: " · ")))
+        }
+        let finding = transaction.finding
+        let verdictLabel = finding.map { t.kindName($0.rawValue) } ?? t.label("desk.verdict", transaction.verdict)
+        let buyer: String
+        if let user = transaction.buyer.userID {
+            buyer = user + " (" + (transaction.buyer.basis.map { t.label("basis", $0) } ?? t["apple.unknown_basis"]) + ")"
+        } else {
+            buyer = t["apple.unknown_buyer"]
+        }
+        let deliveries = transaction.deliveries.map { row in
+            ItemPage.Delivery(
+                id: String(row.id), transaction: transaction.transactionID, user: row.userID, product: row.productID,
+                quantity: String(row.quantity), delivered: reader.minute(row.deliveredAt),
+                revokedAt: row.revokedAt.map { reader.minute($0) } ?? "—", revoked: row.revokedAt != nil)
+        }
+        let uploads = transaction.uploads.map { row in
+            var verification = row.verification.map { t.label("verification", $0) } ?? "—"
+            if let status = row.appleStatus {
+                verification += " (" + t.text("uploads.apple_status", ["status": String(status)]) + ")"
+            }
+            // Apple's or the parser's own words: data, shown as they came.
+            if let error = row.error, !error.isEmpty { verification += ": \(error)" }
+            return ItemPage.Upload(
+                id: String(row.id), user: row.userID, kind: t.label("upload_kind", row.kind),
+                uploaded: reader.minute(row.uploadedAt), device: "—", verification: verification)
+        }
+        return DeskPage.Transaction(
+            id: transaction.transactionID, verdict: transaction.verdict, verdictLabel: verdictLabel,
+            isFinding: finding != nil, explanation: finding.map { t.explanation($0.rawValue) },
+            facts: facts,
+            sources: transaction.sources.isEmpty
+                ? t["apple.none"] : transaction.sources.map { t.label("apple_value.source", $0) }.joined(separator: ", "),
+            buyer: buyer, deliveries: deliveries, hasDeliveries: !deliveries.isEmpty, uploads: uploads,
+            hasUploads: !uploads.isEmpty,
+            items: transaction.reviewItems.map { item in
+                DeskPage.Item(
+                    id: item.id, href: "/items/\(item.id)", kindLabel: t.kindName(item.kind),
+                    statusLabel: t.label("status", item.status), severity: item.severity,
+                    severityLabel: t.severity(item.severity))
+            },
+            hasItems: !transaction.reviewItems.isEmpty)
+    }
+}
+
+/// The customer page's view model.
+struct DeskPage {
+    struct Transaction {
+        let id: String
+        let verdict: String
+        let verdictLabel: String
+        let isFinding: Bool
+        let explanation: String?
+        let facts: [ItemPage.KeyValue]
+        let sources: String
+        let buyer: String
+        let deliveries: [ItemPage.Delivery]
+        let hasDeliveries: Bool
+        let uploads: [ItemPage.Upload]
+        let hasUploads: Bool
+        let items: [Item]
+        let hasItems: Bool
+    }
+
+    struct Item {
+        let id: Int64
+        let href: String
+        let kindLabel: String
+        let statusLabel: String
+        let severity: String
+        let severityLabel: String
+    }
+
+    /// What was typed, kept in the search field.
+    let query: String
+    /// A refusal or a hint instead of a picture.
+    let notice: String?
+    let csrf: String
+    var summary: String?
+    /// The recognised value, posted back by the enqueue button.
+    var value: String = ""
+    var canEnqueue = false
+    var transactions: [Transaction] = []
 }

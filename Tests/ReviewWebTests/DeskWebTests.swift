@@ -1,0 +1,160 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Postgres
+import Reconciliation
+@testable import ReviewWeb
+import TestSupport
+import Testing
+
+/// The support desk in the browser (issue 15 item 2): the search box on every page, the customer
+/// page with `reconcile lookup`'s content, and the button that opens review items, against a real
+/// database.
+@Suite("Support desk pages")
+struct DeskWebTests {
+    /// A ledger row two days old whose transaction no verified source knows: the nightly run's
+    /// rules call it an unverified delivery.
+    static let user = "desk-u1"
+    static let transaction = "9100000001"
+
+    let database: TestDatabase
+    let connection: Connection
+
+    init() throws {
+        database = try TestDatabase.create("deskweb")
+        connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try ReviewFixtures.seed(on: connection)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ($1, $2, 'coin42', now() - interval '2 days')
+            """, [Self.transaction, Self.user])
+    }
+
+    func withApp(desk: Bool = true, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
+        async throws
+    {
+        var configuration = ReviewWebConfiguration(
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+        // One connection: every lookup of a test runs on the same one, after the ones before it.
+        configuration.maximumConnections = 1
+        if desk {
+            let values = ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game"]
+            configuration.deskSettings = try Settings(lookup: { values[$0] })
+        }
+        let application = try buildApplication(configuration: configuration)
+        try await application.test(.router) { client in try await test(client) }
+    }
+
+    /// The review items about a transaction, read on a connection of its own (the tests' closures
+    /// are `@Sendable`, a connection is not).
+    static func items(for transaction: String, in url: String) throws -> [Int64] {
+        try Connection(url: url).query(
+            "SELECT id FROM reconcile.review_items WHERE transaction_id = $1 ORDER BY id", [transaction]
+        ).map { try $0.decode(Int64.self, at: 0) }
+    }
+
+    @Test func theSearchBoxIsOnTheQueuePage() async throws {
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let queue = String(buffer: try await ReviewWebTests.get(client, "/", cookie: cookie).body)
+            #expect(queue.contains("<form method=\"get\" action=\"/desk\" class=\"search\" role=\"search\">"))
+            #expect(queue.contains("<input type=\"search\" name=\"q\""))
+        }
+    }
+
+    @Test func aUsersPageShowsTheirTransactionAndItsVerdict() async throws {
+        let url = database.url
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let response = try await ReviewWebTests.get(client, "/desk?q=\(Self.user)", cookie: cookie)
+            #expect(response.status == .ok)
+            let page = String(buffer: response.body)
+            #expect(page.contains("id=\"tx-\(Self.transaction)\""))
+            #expect(page.contains(">Unverified delivery</span>"))
+            #expect(page.contains("Account desk-u1: 1 transaction(s)."))
+            #expect(page.contains("<td>coin42</td>"))
+            #expect(page.contains("id=\"desk-enqueue\""))
+            // Nothing enqueued by looking.
+            #expect(try Self.items(for: Self.transaction, in: url).isEmpty)
+        }
+    }
+
+    @Test func theEnqueueButtonCreatesExactlyOneItem() async throws {
+        let url = database.url
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let csrf = try await ReviewWebTests.csrf(client, cookie: cookie)
+            for _ in 0..<2 {
+                let response = try await ReviewWebTests.post(
+                    client, "/desk/enqueue", cookie: cookie, [("csrf_token", csrf), ("q", Self.user)])
+                #expect(response.status == .seeOther)
+                #expect(response.headers[.location] == "/desk?q=\(Self.user)")
+            }
+            let ids = try Self.items(for: Self.transaction, in: url)
+            #expect(ids.count == 1)
+            let id = try #require(ids.first)
+            let page = String(buffer: try await ReviewWebTests.get(client, "/desk?q=\(Self.user)", cookie: cookie).body)
+            #expect(page.contains("<a href=\"/items/\(id)\">#\(id) · Unverified delivery</a>"))
+            // And the item links back to its customer's page.
+            let item = String(buffer: try await ReviewWebTests.get(client, "/items/\(id)", cookie: cookie).body)
+            #expect(item.contains("href=\"/desk?q=\(Self.user)\""))
+        }
+    }
+
+    @Test func theEnqueueButtonNeedsTheCSRFToken() async throws {
+        let url = database.url
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let response = try await ReviewWebTests.post(
+                client, "/desk/enqueue", cookie: cookie, [("csrf_token", "wrong"), ("q", Self.user)])
+            #expect(response.status == .forbidden)
+            #expect(try Self.items(for: Self.transaction, in: url).isEmpty)
+        }
+    }
+
+    @Test func refusalsAreSaidOnThePage() async throws {
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let order = try await ReviewWebTests.get(client, "/desk?q=MK5TTY6V5X", cookie: cookie)
+            #expect(order.status == .ok)
+            #expect(String(buffer: order.body).contains("needs App Store Server API credentials"))
+            let nothing = String(buffer: try await ReviewWebTests.get(client, "/desk?q=nobody-here", cookie: cookie).body)
+            #expect(nothing.contains("Nothing found for Account nobody-here"))
+            let tooLong = try await ReviewWebTests.get(
+                client, "/desk?q=" + String(repeating: "x", count: 300), cookie: cookie)
+            #expect(tooLong.status == .badRequest)
+            #expect(String(buffer: tooLong.body).contains("That is not something to look up"))
+        }
+        try await withApp(desk: false) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let off = try await ReviewWebTests.get(client, "/desk?q=\(Self.user)", cookie: cookie)
+            #expect(off.status == .serviceUnavailable)
+            #expect(String(buffer: off.body).contains("not set up on this server"))
+        }
+    }
+
+    @Test func theChinesePageHasNoEnglishCatalogText() async throws {
+        let english = Catalog.of(.english)
+        let chinese = Catalog.of(.simplifiedChinese)
+        // Every English sentence or label the page could show, where Chinese says it otherwise.
+        let groups = ["desk.", "kind.", "apple.", "deliveries.", "uploads.", "column.", "nav.", "item.buyer"]
+        let labels = english.strings.filter { key, value in
+            groups.contains { key.hasPrefix($0) } && !value.contains("{") && value.count > 3
+                && chinese.strings[key] != value
+        }.map(\.value)
+        #expect(labels.count > 20)
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let page = try await LanguageTests.get(
+                client, "/desk?q=\(Self.user)&lang=zh-Hans", cookie: cookie, language: "zh-CN")
+            #expect(page.contains("<html lang=\"zh-Hans\">"))
+            #expect(page.contains("无凭证发货（疑似假单）"))
+            #expect(page.contains("玩家账号 desk-u1：共 1 笔交易。"))
+            for label in labels + LanguageTests.englishLabels {
+                #expect(!page.contains(label), "English left on the customer page: \(label)")
+            }
+        }
+    }
+}
