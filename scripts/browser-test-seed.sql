@@ -115,3 +115,8 @@ SELECT 'missed_delivery:2000000123456789', 'missed_delivery', 'high', 'open', '2
          'buyer', jsonb_build_object('user_id', usr, 'basis', 'uploader', 'uploaders', 1)), 1, 2
   FROM (VALUES (E'\u0600<meta http-equiv=refresh content=0;url=about:blank><b id=injected>x</b>',
                 E'coins"\u0301 autofocus onfocus=alert(4) data-injected="1')) AS hostile(usr, product);
+
+-- The support desk: a credit for a transaction Apple never confirmed, with no review item yet
+-- (the customer's page says what it is and opens the item).
+INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+VALUES ('2000000990000001', 'player-88', 'coins_600', 1, now() - interval '2 days');
