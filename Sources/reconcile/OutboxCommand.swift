@@ -47,8 +47,8 @@ struct OutboxListCommand: AsyncParsableCommand {
             }
             for row in rows {
                 let who = switch row.action {
-                case "grant": "to \(terminalSafe(row.toUserID))"
-                case "revoke": "from \(terminalSafe(row.fromUserID))"
+                case .grant: "to \(terminalSafe(row.toUserID))"
+                case .revoke: "from \(terminalSafe(row.fromUserID))"
                 default: "from \(terminalSafe(row.fromUserID)) to \(terminalSafe(row.toUserID))"
                 }
                 let state = row.consumedAt.map { "consumed \(TimeExpression.format($0))" }

@@ -29,13 +29,13 @@ struct OutboxTests {
         let (_, connection) = try Self.world("outbox_ack")
         let outbox = ActionOutbox(connection: connection)
         let rows = try outbox.list()
-        #expect(rows.map(\.action) == ["grant", "revoke", "move"])
+        #expect(rows.map(\.action.rawValue) == ["grant", "revoke", "move"])
         #expect(try outbox.ack([rows[0].id], by: "app-worker").isEmpty)
         let first = try #require(try outbox.list().first?.consumedAt)
         #expect(try outbox.ack([rows[0].id, 999_999], by: "someone-else") == [999_999])
         #expect(try outbox.list().first?.consumedAt == first, "acking twice keeps the first ack")
         #expect(try outbox.list().first?.consumedBy == "app-worker")
-        #expect(try outbox.list(pending: true).map(\.action) == ["revoke", "move"])
+        #expect(try outbox.list(pending: true).map(\.action.rawValue) == ["revoke", "move"])
     }
 
     /// The app's endpoint answers 503 to the first three requests, then 200. Two delivery passes

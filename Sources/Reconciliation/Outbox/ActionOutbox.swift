@@ -7,87 +7,6 @@ import Postgres
 /// `reconcile.action_outbox` as the app consumes it (SPEC section 13): listed, acked, and
 /// optionally POSTed to the app's webhook, signed, until it answers 2xx.
 public struct ActionOutbox {
-    /// One row, with SPEC's JSON field names.
-    public struct Row: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var reviewItemID: Int64
-        public var action: String
-        public var transactionID: String?
-        public var productID: String?
-        public var quantity: Int?
-        public var fromUserID: String?
-        public var toUserID: String?
-        public var decidedBy: String
-        public var note: String?
-        public var createdAt: Date
-        public var deliveredAt: Date?
-        public var consumedAt: Date?
-        public var consumedBy: String?
-
-        enum CodingKeys: String, CodingKey {
-            case id
-            case reviewItemID = "review_item_id"
-            case action
-            case transactionID = "transaction_id"
-            case productID = "product_id"
-            case quantity
-            case fromUserID = "from_user_id"
-            case toUserID = "to_user_id"
-            case decidedBy = "decided_by"
-            case note
-            case createdAt = "created_at"
-            case deliveredAt = "delivered_at"
-            case consumedAt = "consumed_at"
-            case consumedBy = "consumed_by"
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            // Every field, nulls included: the JSON's shape does not depend on what is known.
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(reviewItemID, forKey: .reviewItemID)
-            try container.encode(action, forKey: .action)
-            try container.encode(transactionID, forKey: .transactionID)
-            try container.encode(productID, forKey: .productID)
-            try container.encode(quantity, forKey: .quantity)
-            try container.encode(fromUserID, forKey: .fromUserID)
-            try container.encode(toUserID, forKey: .toUserID)
-            try container.encode(decidedBy, forKey: .decidedBy)
-            try container.encode(note, forKey: .note)
-            try container.encode(createdAt, forKey: .createdAt)
-            try container.encode(deliveredAt, forKey: .deliveredAt)
-            try container.encode(consumedAt, forKey: .consumedAt)
-            try container.encode(consumedBy, forKey: .consumedBy)
-        }
-
-        static let columns = """
-            id, review_item_id, action, transaction_id, product_id, quantity, from_user_id, to_user_id, decided_by,
-            note, created_at, delivered_at, consumed_at, consumed_by
-            """
-
-        init(row: Postgres.Row) throws {
-            id = try row.decode(Int64.self, "id")
-            reviewItemID = try row.decode(Int64.self, "review_item_id")
-            action = try row.decode(String.self, "action")
-            transactionID = try row.decode(String?.self, "transaction_id")
-            productID = try row.decode(String?.self, "product_id")
-            quantity = try row.decode(Int?.self, "quantity")
-            fromUserID = try row.decode(String?.self, "from_user_id")
-            toUserID = try row.decode(String?.self, "to_user_id")
-            decidedBy = try row.decode(String.self, "decided_by")
-            note = try row.decode(String?.self, "note")
-            createdAt = try row.decode(Date.self, "created_at")
-            deliveredAt = try row.decode(Date?.self, "delivered_at")
-            consumedAt = try row.decode(Date?.self, "consumed_at")
-            consumedBy = try row.decode(String?.self, "consumed_by")
-        }
-
-        /// The row as JSON (the webhook's body and `outbox list --json`): RFC 3339 UTC times.
-        public func json() throws -> Data {
-            try ActionOutbox.encoder.encode(self)
-        }
-    }
-
     /// The most rows one listing returns.
     public static let maximumListed = 10_000
 
@@ -109,14 +28,14 @@ public struct ActionOutbox {
     }
 
     /// Rows oldest first; `pending` keeps those not consumed.
-    public func list(pending: Bool = false, limit: Int = ActionOutbox.maximumListed) throws -> [Row] {
+    public func list(pending: Bool = false, limit: Int = ActionOutbox.maximumListed) throws -> [OutboxEntry] {
         try connection.query(
             """
-            SELECT \(Row.columns) FROM reconcile.action_outbox
+            SELECT \(OutboxEntry.columns) FROM reconcile.action_outbox
              WHERE NOT $1 OR consumed_at IS NULL
              ORDER BY id LIMIT \(min(max(limit, 1), Self.maximumListed))
             """, [pending]
-        ).map(Row.init(row:))
+        ).map(OutboxEntry.init(row:))
     }
 
     /// Marks rows consumed by `actor`; a row acked before keeps its first ack. Returns the ids
@@ -206,11 +125,11 @@ public struct ActionOutbox {
             do {
                 guard let row = try connection.queryFirst(
                     """
-                    SELECT \(Row.columns) FROM reconcile.action_outbox
+                    SELECT \(OutboxEntry.columns) FROM reconcile.action_outbox
                      WHERE delivered_at IS NULL AND id > $1
                      ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
                     """, after
-                ).map(Row.init(row:)) else {
+                ).map(OutboxEntry.init(row:)) else {
                     try connection.execute("COMMIT")
                     return result
                 }
@@ -241,7 +160,7 @@ public struct ActionOutbox {
         }
     }
 
-    private func post(_ row: Row, to webhook: Webhook, http: HTTPClient, logger: Logger) async
+    private func post(_ row: OutboxEntry, to webhook: Webhook, http: HTTPClient, logger: Logger) async
         -> (ok: Bool, attempts: Int, error: String?)
     {
         var lastError: String?
@@ -280,5 +199,12 @@ extension ActionOutbox {
         guard let webhook = Webhook(settings: settings) else { return nil }
         let connection = try Connection(url: settings.databaseURL)
         return try await ActionOutbox(connection: connection).deliver(to: webhook, logger: logger)
+    }
+}
+
+extension OutboxEntry {
+    /// The row as JSON (the webhook's body and `outbox list --json`): RFC 3339 UTC times.
+    public func json() throws -> Data {
+        try ActionOutbox.encoder.encode(self)
     }
 }
