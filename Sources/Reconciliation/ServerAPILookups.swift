@@ -137,8 +137,9 @@ public struct ServerAPILookups: Sendable {
                         INSERT INTO reconcile.history_lookups
                             (user_id, transaction_id, upload_id, result, last_error, run_id)
                         VALUES ($1, $2, $3, 'retry', $4, $5)
-                        ON CONFLICT (user_id) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
-                            upload_id = EXCLUDED.upload_id, result = 'retry', last_error = EXCLUDED.last_error,
+                        ON CONFLICT ((reconcile.text_digest(user_id))) DO UPDATE
+                        SET transaction_id = EXCLUDED.transaction_id, upload_id = EXCLUDED.upload_id, result = 'retry',
+                            last_error = EXCLUDED.last_error,
                             run_id = EXCLUDED.run_id, attempts = reconcile.history_lookups.attempts + 1,
                             updated_at = now()
                         """, [pending.user, pending.transaction, pending.upload, pending.reason, runID])
@@ -243,7 +244,8 @@ public struct ServerAPILookups: Sendable {
                     """
                     INSERT INTO reconcile.transaction_lookups (transaction_id, result, attempts, last_error, run_id)
                     VALUES ($1, $2, 1, $3, $4)
-                    ON CONFLICT (transaction_id) DO UPDATE SET result = EXCLUDED.result, last_error = EXCLUDED.last_error,
+                    ON CONFLICT ((reconcile.text_digest(transaction_id))) DO UPDATE
+                    SET result = EXCLUDED.result, last_error = EXCLUDED.last_error,
                         attempts = reconcile.transaction_lookups.attempts + 1, run_id = EXCLUDED.run_id, checked_at = now()
                     """, [transaction, result, error, runID])
             }

@@ -183,11 +183,19 @@ struct DeskTests {
         #expect(try DeskQuery.recognising(text).kind == kind)
     }
 
-    @Test func aQueryOutOfShapeIsRefused() {
+    @Test func aQueryOutOfShapeIsRefused() throws {
         #expect(throws: DeskError.self) { try DeskQuery(.transaction, "12ab") }
         #expect(throws: DeskError.self) { try DeskQuery(.token, "not-a-uuid") }
-        #expect(throws: DeskError.self) { try DeskQuery(.user, String(repeating: "x", count: 300)) }
+        #expect(throws: DeskError.self) { try DeskQuery(.order, String(repeating: "X", count: 300)) }
+        // An account id of kilobytes is looked up (a ledger may hold one); beyond 16 KiB it is refused.
+        let longest = String(repeating: "x", count: DeskQuery.maximumUserLength)
+        #expect(try DeskQuery(.user, longest).value == longest)
+        #expect(throws: DeskError.self) {
+            try DeskQuery(.user, String(repeating: "x", count: DeskQuery.maximumUserLength + 1))
+        }
         #expect(throws: DeskError.self) { try DeskQuery(.order, "MK5/../X") }
+        // The one search field (the web's) holds 256 bytes, whatever it holds.
+        #expect(throws: DeskError.self) { try DeskQuery.recognising(String(repeating: "x", count: 300)) }
     }
 
     static func settingsWithoutServerAPI(database: TestDatabase, running: RunningSimulator, state: URL) throws

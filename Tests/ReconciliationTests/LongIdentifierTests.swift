@@ -115,6 +115,10 @@ struct LongIdentifierTests {
             }
         }
         #expect(sawLongTransaction && sawLongProduct)
+        // Apple was asked about the long transaction id and its answer recorded under it.
+        let asked = try connection.query(
+            "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = $1", [longTransaction])
+        #expect(try asked.map { try $0.decode(String.self, "result") } == ["not_found"])
         let itemID = try #require(itemOfLongUser)
 
         // The report's files carry them too.
@@ -159,5 +163,66 @@ struct LongIdentifierTests {
         let picture = try #require(try JSONSerialization.jsonObject(with: Data(lookup.out.utf8)) as? [String: Any])
         let transactions = try #require(picture["transactions"] as? [[String: Any]])
         #expect(Set(transactions.compactMap { $0["transaction_id"] as? String }) == ["8002", "9003"])
+    }
+
+    /// Migration 0010 on a database with items and lookups made before it: each item stays the
+    /// same item (its fingerprint finds it, a second one is refused), and the digest is SHA-256
+    /// of the text's UTF-8 bytes whatever the text holds.
+    @Test func itemsMadeBeforeTheMigrationKeepTheirIdentity() throws {
+        let database = try TestDatabase.create("migration_0010")
+        let connection = try database.connect()
+        _ = try Migrator(schema: Schema.name, lockKey: Schema.LockKey.migrate)
+            .apply(try Schema.migrations().filter { $0.version < 10 }, on: connection)
+        try connection.execute("INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'production')")
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, user_id, suggested_action, first_seen_run,
+                 last_seen_run, resolution, resolved_by)
+            VALUES ('missed_delivery:t1', 'missed_delivery', 'high', 'open', 't1', 'u1', 'grant', 1, 1, NULL, NULL),
+                   ('unverified_delivery:t2:' || md5('u2'), 'unverified_delivery', 'medium', 'resolved', 't2', 'u2',
+                    'revoke', 1, 1, 'revoked', 'sue')
+            """)
+        try connection.execute(
+            "INSERT INTO reconcile.transaction_lookups (transaction_id, result) VALUES ('t2', 'not_found')")
+        let before = try connection.query("SELECT id, fingerprint FROM reconcile.review_items ORDER BY id")
+            .map { "\(try $0.decode(Int64.self, "id")) \(try $0.decode(String.self, "fingerprint"))" }
+
+        _ = try Schema.migrate(connection)
+
+        try connection.execute("INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'production')")
+        // The queue's upsert (sql/diff/81_queue_upsert.sql) meets the items made before.
+        let upserted = try connection.query(
+            """
+            INSERT INTO reconcile.review_items AS r
+                (fingerprint, kind, severity, transaction_id, user_id, suggested_action, first_seen_run, last_seen_run)
+            VALUES ('missed_delivery:t1', 'missed_delivery', 'high', 't1', 'u1', 'grant', 2, 2),
+                   ('unverified_delivery:t2:' || md5('u2'), 'unverified_delivery', 'medium', 't2', 'u2', 'revoke', 2, 2)
+            ON CONFLICT ((reconcile.text_digest(fingerprint))) DO UPDATE SET last_seen_run = EXCLUDED.last_seen_run
+            RETURNING r.id, r.fingerprint, (xmax = 0) AS inserted
+            """)
+        #expect(try upserted.map { "\(try $0.decode(Int64.self, "id")) \(try $0.decode(String.self, "fingerprint"))" }
+            == before)
+        #expect(try upserted.allSatisfy { try !$0.decode(Bool.self, "inserted") })
+        #expect(throws: (any Error).self) {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.review_items
+                    (fingerprint, kind, severity, transaction_id, suggested_action, first_seen_run, last_seen_run)
+                VALUES ('missed_delivery:t1', 'missed_delivery', 'high', 't1', 'grant', 2, 2)
+                """)
+        }
+        #expect(throws: (any Error).self) {
+            try connection.execute(
+                "INSERT INTO reconcile.transaction_lookups (transaction_id, result) VALUES ('t2', 'retry')")
+        }
+
+        // Backslashes, a bytea escape, an octal escape, non-ASCII text and 8,000 random characters.
+        let texts = [#"a\b"#, #"\xdeadbeef"#, #"\\x41\101"#, "账户-é-🎮", Self.incompressible("x")]
+        for text in texts {
+            let same = try connection.query(
+                "SELECT reconcile.text_digest($1) = sha256(convert_to($1, 'UTF8')) AS same", [text])
+            #expect(try same.first?.decode(Bool.self, "same") == true, "\(text.prefix(20))")
+        }
     }
 }

@@ -4,6 +4,10 @@
 --         diff_scope_uploads (upload_id) — the uploads the foreign_bundle rule looks at (filled
 --         once, by a UNION: no key to maintain).
 -- Values: none.
-CREATE TEMP TABLE diff_scope (transaction_id text PRIMARY KEY) ON COMMIT DROP;
+--
+-- Transaction ids come from the app's ledger and can be of any length: the key is unique on
+-- their digest (migrations/0010_long_identifiers.sql), not on the text a btree cannot hold.
+CREATE TEMP TABLE diff_scope (transaction_id text NOT NULL) ON COMMIT DROP;
+CREATE UNIQUE INDEX ON diff_scope (reconcile.text_digest(transaction_id));
 
 CREATE TEMP TABLE diff_scope_uploads (upload_id bigint NOT NULL) ON COMMIT DROP;

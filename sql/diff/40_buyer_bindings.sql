@@ -19,6 +19,9 @@ SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token, c.user
 
 ANALYZE diff_bindings;
 
-CREATE TEMP TABLE diff_people (user_id text PRIMARY KEY, hash text NOT NULL) ON COMMIT DROP;
+-- Account ids can be of any length: unique on their digest, looked up through hash indexes.
+CREATE TEMP TABLE diff_people (user_id text NOT NULL, hash text NOT NULL) ON COMMIT DROP;
+CREATE UNIQUE INDEX ON diff_people (reconcile.text_digest(user_id));
+CREATE INDEX ON diff_people USING hash (user_id);
 CREATE INDEX ON diff_people (hash);
-CREATE INDEX ON diff_people (lower(user_id));
+CREATE INDEX ON diff_people USING hash (lower(user_id));

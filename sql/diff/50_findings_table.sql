@@ -7,7 +7,7 @@
 -- Values: :'kinds' (text[]), :'severities' (text[]), :'severity_ranks' (int[]),
 --         :'suggested_actions' (text[]) — parallel arrays, one element per FindingKind.
 CREATE TEMP TABLE diff_findings (
-    fingerprint text PRIMARY KEY,
+    fingerprint text NOT NULL,
     kind text NOT NULL,
     transaction_id text,
     original_transaction_id text,
@@ -22,6 +22,9 @@ CREATE TEMP TABLE diff_findings (
     -- wrong_account: the account the wrong delivery credited (the md5 in the fingerprint)
     credited_user_id text
 ) ON COMMIT DROP;
+-- A fingerprint holds a transaction id of any length: unique on its digest, found by a hash index.
+CREATE UNIQUE INDEX ON diff_findings (reconcile.text_digest(fingerprint));
+CREATE INDEX ON diff_findings USING hash (fingerprint);
 
 CREATE TEMP TABLE diff_kinds ON COMMIT DROP AS
 SELECT kind, severity, severity_rank, suggested_action

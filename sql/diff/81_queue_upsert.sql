@@ -16,7 +16,7 @@ WITH upserted AS (
            k.suggested_action, f.evidence, :'run_id'::bigint AS first_seen_run, :'run_id'::bigint AS last_seen_run,
            f.credited_user_id AS revoke_from_user_id
       FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
-    ON CONFLICT (fingerprint) DO UPDATE
+    ON CONFLICT ((reconcile.text_digest(fingerprint))) DO UPDATE
        SET last_seen_run = EXCLUDED.last_seen_run,
            evidence = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.evidence ELSE r.evidence END,
            updated_at = CASE WHEN r.status IN ('open', 'in_review') THEN now() ELSE r.updated_at END

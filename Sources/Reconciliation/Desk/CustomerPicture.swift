@@ -16,16 +16,20 @@ public struct DeskQuery: Sendable, Codable, Equatable {
     /// The order ID, transaction id, user id or token, as typed (trimmed).
     public var value: String
 
-    /// The longest value accepted: ids, tokens and order IDs are far shorter.
+    /// The longest order ID, transaction id or token accepted: all are far shorter.
     public static let maximumLength = 256
+    /// The longest account id accepted: the app's ledger and uploads may hold ids of kilobytes,
+    /// and the desk finds what a run reported about them.
+    public static let maximumUserLength = 16_384
 
     /// A query; `DeskError.invalidQuery` when the value is empty, too long, or not what `kind` says.
     public init(_ kind: Kind, _ value: String) throws(DeskError) {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= Self.maximumLength,
+        let limit = kind == .user ? Self.maximumUserLength : Self.maximumLength
+        guard !trimmed.isEmpty, trimmed.utf8.count <= limit,
             !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
-            throw .invalidQuery("a \(kind.rawValue) must be 1 to \(Self.maximumLength) bytes without control characters")
+            throw .invalidQuery("a \(kind.rawValue) must be 1 to \(limit) bytes without control characters")
         }
         switch kind {
         case .token:
@@ -51,9 +55,13 @@ public struct DeskQuery: Sendable, Codable, Equatable {
 
     /// What one search field holds, recognised from its shape: a UUID is a token, digits are a
     /// transaction id, ten to twelve capitals and digits with a letter (`MK5TTY6V5X`) an order ID,
-    /// anything else an account id.
+    /// anything else an account id. The field holds at most ``maximumLength`` bytes (the web's
+    /// search box); a longer account id is looked up by kind (`reconcile lookup --user`).
     public static func recognising(_ text: String) throws(DeskError) -> DeskQuery {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.utf8.count <= maximumLength else {
+            throw .invalidQuery("a search must be 1 to \(maximumLength) bytes without control characters")
+        }
         if UUID(uuidString: trimmed) != nil { return try DeskQuery(.token, trimmed) }
         if !trimmed.isEmpty, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }) {
             return try DeskQuery(.transaction, trimmed)
