@@ -27,7 +27,10 @@ struct Carrier: Sendable {
 }
 
 /// Writes the white table: every Apple-confirmed transaction once, newer Apple data winning, and
-/// who carried it (`reconcile.transaction_claims`).
+/// who carried it (`reconcile.transaction_claims`). The claims' triggers (migration 0011) then
+/// refresh the white rows' `claimed_by`, `claim_token` and `claim_usernames_name_uploader`: the
+/// upsert locks the white rows before the claims are written, which is what lets two workers
+/// recording one receipt for two accounts end with no single uploader.
 enum TransactionStore {
     /// Upserts records and their claims through a COPY-loaded staging table (set-based).
     static func upsert(_ records: [(AppleTransactionRecord, Carrier?)], runID: Int64, on connection: Connection) throws {

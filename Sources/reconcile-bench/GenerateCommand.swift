@@ -72,9 +72,39 @@ struct HistoryWriter {
             """, [table.rawValue]
         ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
         for (name, _) in indexes { try connection.execute("DROP INDEX reconcile.\(Identifier.quote(name))") }
-        let rows = try copy(table)
+        let rows: Int
+        if table == .transaction_claims {
+            // The white rows were written with their claims' facts (migration 0011): the trigger
+            // that keeps them would write millions of rows a second time. Checked afterwards.
+            try connection.execute("ALTER TABLE reconcile.transaction_claims DISABLE TRIGGER transaction_claims_note_inserts")
+            rows = try copy(table)
+            try connection.execute("ALTER TABLE reconcile.transaction_claims ENABLE TRIGGER transaction_claims_note_inserts")
+            try checkClaimFacts()
+        } else {
+            rows = try copy(table)
+        }
         for (_, definition) in indexes { try connection.execute(definition) }
         return rows
+    }
+
+    /// The facts written with the white rows are those the claims' trigger would have written.
+    private func checkClaimFacts() throws {
+        let wrong = try connection.query(
+            """
+            SELECT count(*) FROM reconcile.apple_transactions a
+              LEFT JOIN (SELECT c.transaction_id,
+                                CASE WHEN count(DISTINCT c.user_id) = 1 AND count(DISTINCT c.app_account_token) <= 1
+                                     THEN min(c.user_id) END AS claimed_by,
+                                CASE WHEN count(DISTINCT c.app_account_token) = 1
+                                     THEN min(c.app_account_token::text)::uuid END AS claim_token,
+                                bool_and(c.app_account_token IS NOT NULL OR c.application_username IS NULL
+                                         OR c.username_names_uploader) AS claim_usernames_name_uploader
+                           FROM reconcile.transaction_claims c GROUP BY c.transaction_id) f
+                ON f.transaction_id = a.transaction_id
+             WHERE (a.claimed_by, a.claim_token, a.claim_usernames_name_uploader)
+                   IS DISTINCT FROM (f.claimed_by, f.claim_token, f.claim_usernames_name_uploader)
+            """)[0].decode(Int.self, at: 0)
+        guard wrong == 0 else { throw ValidationError("\(wrong) white rows were generated with other facts than their claims'") }
     }
 
     private func copy(_ table: Table) throws -> Int {
@@ -146,7 +176,8 @@ struct HistoryWriter {
                 transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment, quantity,
                 purchase_date, original_purchase_date, expires_date, revocation_date, revocation_reason,
                 ownership_type, app_account_token, web_order_line_item_id, price_milli, currency, storefront,
-                signed_date, source, first_seen_at, last_seen_at) FROM STDIN
+                signed_date, source, first_seen_at, last_seen_at, claimed_by, claim_token,
+                claim_usernames_name_uploader) FROM STDIN
             """
         ) { writer in
             for index in 0..<world.transactions {
@@ -159,6 +190,9 @@ struct HistoryWriter {
                     case .subscription: "auto_renewable"
                     }
                 let seen = purchase.purchaseDate.addingTimeInterval(3600)
+                // What copyClaims writes: the uploader's claim (a StoreKit 2 token, or a hashed
+                // username naming the buyer), and for a shared receipt a bare claim by another account.
+                let shared = purchase.fate == .shared && purchase.other != purchase.uploader
                 // StoreKit 2 data carries price and token; verifyReceipt answers carry neither.
                 try writer.append([
                     purchase.transactionID, purchase.originalTransactionID, purchase.productID, type,
@@ -171,6 +205,9 @@ struct HistoryWriter {
                     purchase.storeKit2 ? "CNY" : nil, purchase.storeKit2 ? "CHN" : nil,
                     purchase.revocationDate ?? purchase.purchaseDate.addingTimeInterval(2),
                     purchase.storeKit2 ? "jws" : "verify_receipt", seen, seen,
+                    shared ? nil : world.userID(purchase.uploader),
+                    purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil,
+                    purchase.storeKit2 || purchase.buyer == purchase.uploader,
                 ])
             }
         }

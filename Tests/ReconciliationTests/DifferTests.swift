@@ -203,6 +203,43 @@ struct DifferTests {
         }
     }
 
+    /// The findings of a whole-history run that verified no upload and saw no transaction itself:
+    /// only the first pass (what the white row says of its claims) puts a transaction in scope.
+    func idleRunFindings(since: Date? = nil) throws -> Set<Expected> {
+        let run = try newRun()
+        try connection.execute("UPDATE reconcile.upload_verifications SET last_run_id = 1")
+        return try connection.transaction {
+            try differ.computeFindings(parameters(run: run, since: since), on: connection)
+            let rows = try connection.query("SELECT kind, transaction_id, user_id FROM diff_findings")
+            return Set(try rows.map { row in
+                let kind = try row.decode(String.self, "kind")
+                return Expected(
+                    kind: kind, transaction: try row.decode(String?.self, "transaction_id"),
+                    user: try row.decode(String?.self, "user_id"), action: FindingKind(rawValue: kind)!.suggestedAction)
+            })
+        }
+    }
+
+    /// An upload verified by the first run that carried `transaction` (claimed none), recorded
+    /// after the transaction's first claim.
+    func carryLater(_ transaction: String, upload: Int, user: String, token: String? = nil) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (id, user_id, kind, payload, uploaded_at)
+            VALUES ($1, $2, 'signed_transaction', 'payload', now())
+            """, [upload, user])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.upload_verifications (upload_id, state, bundle_id, environment, first_run_id, last_run_id)
+            VALUES ($1, 'verified', 'com.hncs.szj', 'Production', 1, 1)
+            """, [upload])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, app_account_token, source, run_id)
+            VALUES ($1, $2, $3, $4::uuid, 'jws', 1)
+            """, [transaction, upload, user, token])
+    }
+
     func openItems() throws -> Int {
         try connection.query("SELECT count(*) FROM reconcile.review_items WHERE status IN ('open', 'in_review')")[0]
             .decode(Int.self, at: 0)
@@ -228,6 +265,47 @@ struct DifferTests {
         let (everything, _) = try diff(since: .distantPast, upsert: false)
         #expect(whole == everything)
         #expect(whole == Self.expected)
+    }
+
+    /// A receipt carried by a second account after its transaction was recorded (a later upload,
+    /// recorded by a later run): the whole-history pass no longer takes the row for clean.
+    @Test func aLaterClaimByAnotherAccountIsASharedReceiptForTheWholeHistoryPass() throws {
+        let before = try idleRunFindings()
+        #expect(!before.contains { $0.transaction == "t-n1" })
+        try carryLater("t-n1", upload: 16, user: "u20")
+        let after = try idleRunFindings()
+        #expect(after.subtracting(before) == [
+            Expected(kind: "shared_receipt", transaction: "t-n1", user: nil, action: "investigate")
+        ])
+        #expect(try idleRunFindings(since: .distantPast).subtracting(before) == after.subtracting(before))
+    }
+
+    /// The same account uploads the transaction again, now with an appAccountToken that names
+    /// another account: the delivery went to the wrong account.
+    @Test func aLaterClaimWhoseTokenNamesAnotherAccountIsAWrongAccount() throws {
+        let before = try idleRunFindings()
+        #expect(!before.contains { $0.transaction == "t-n8" })
+        try carryLater("t-n8", upload: 16, user: "u1", token: "6f0d2f4c-0f7a-4a59-9a55-2d1e2f3a4b5c")
+        let after = try idleRunFindings()
+        #expect(after.subtracting(before) == [
+            Expected(kind: "wrong_account", transaction: "t-n8", user: "u4", action: "move")
+        ])
+        #expect(try idleRunFindings(since: .distantPast).subtracting(before) == after.subtracting(before))
+    }
+
+    /// The token a claim carried is mapped when the diff runs: the app moving the token to another
+    /// account after the claim was recorded is judged, not the mapping of the day of the claim.
+    @Test func aTokenMovedToAnotherAccountAfterTheClaimIsJudged() throws {
+        try connection.execute("INSERT INTO reconcile.account_tokens VALUES ('0b6a3c1e-7d2f-4e5a-9b8c-1d2e3f4a5b6c', 'u1')")
+        try carryLater("t-n8", upload: 16, user: "u1", token: "0b6a3c1e-7d2f-4e5a-9b8c-1d2e3f4a5b6c")
+        let before = try idleRunFindings()
+        #expect(!before.contains { $0.transaction == "t-n8" })
+        try connection.execute(
+            "UPDATE reconcile.account_tokens SET user_id = 'u4' WHERE app_account_token = '0b6a3c1e-7d2f-4e5a-9b8c-1d2e3f4a5b6c'")
+        let after = try idleRunFindings()
+        #expect(after.subtracting(before) == [
+            Expected(kind: "wrong_account", transaction: "t-n8", user: "u4", action: "move")
+        ])
     }
 
     @Test func evidenceCarriesTheAppleTransactionLedgerRowsAndUploads() throws {

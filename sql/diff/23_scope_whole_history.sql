@@ -1,31 +1,34 @@
 -- Stage: scope of a run over the whole history (no `--since`).
--- Reads:  reconcile.apple_transactions, reconcile.transaction_claims, reconcile.account_tokens,
---         :products, :deliveries
+-- Reads:  reconcile.apple_transactions, reconcile.account_tokens, :products, :deliveries
 -- Writes: diff_scope
 -- Values: :'until' (timestamptz), :'bundle_ids' (text[]), :'counted' (text: 'Production' or
 --         'Sandbox'), :'judge_before' (timestamptz).
 --
 -- Every transaction bought and every delivery made before the window's end is in scope, but
--- only those that can hold a finding are kept. One FULL JOIN of the white table, the ledger and
--- the claims on the transaction id keeps every row that is not plainly clean: one Apple
--- transaction of an accepted bundle and the counted environment, old enough to judge, not
--- revoked, one unrevoked delivery of the same product and quantity to the account that uploaded
--- it, its binding (token, or username equal to or hashing to the uploader) naming that same
--- account, and no restore around it. Whatever can hold a finding is kept (and more: every
--- restore, every refund); the exact rules then run over this scope only.
+-- only those that can hold a finding are kept. One FULL JOIN of the white table and the ledger
+-- on the transaction id keeps every row that is not plainly clean: one Apple transaction of an
+-- accepted bundle and the counted environment, old enough to judge, not revoked, one unrevoked
+-- delivery of the same product and quantity to the one account whose uploads carried it, its
+-- binding (token, or username equal to or hashing to the uploader) naming that same account,
+-- and no restore around it. Whatever can hold a finding is kept (and more: every restore, every
+-- refund); the exact rules then run over this scope only.
+--
+-- Who carried the transaction and what their claims bound it to are kept on the white row
+-- (claimed_by, claim_token, claim_usernames_name_uploader: migration 0011, kept current by
+-- triggers on the claims), so the claims are not read here. claimed_by is NULL for a transaction
+-- nobody carried or several accounts did: such a row is never plainly clean. Tokens are mapped
+-- to accounts here, from the current reference table.
 --
 -- Bound values, so that the planner sees that the window is everything and scans instead of
--- walking the purchase-date index. The claims are joined to the white table first: the FULL JOIN
--- then hashes the narrow ledger rows.
+-- walking the purchase-date index.
 INSERT INTO diff_scope (transaction_id)
 SELECT coalesce(a.transaction_id, d.transaction_id)
   FROM (SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.quantity, a.bundle_id,
                a.environment, a.purchase_date, a.revocation_date,
-               coalesce(a.product_type, p.product_type) AS product_type, c.user_id AS uploader,
-               c.application_username, c.username_names_uploader,
-               coalesce(a.app_account_token, c.app_account_token) AS token
+               coalesce(a.product_type, p.product_type) AS product_type, a.claimed_by,
+               a.app_account_token IS NOT NULL OR a.claim_usernames_name_uploader AS usernames_ok,
+               coalesce(a.app_account_token, a.claim_token) AS token
           FROM reconcile.apple_transactions a
-          LEFT JOIN reconcile.transaction_claims c ON c.transaction_id = a.transaction_id
           LEFT JOIN :products p ON p.product_id = a.product_id
          WHERE a.purchase_date < :'until'::timestamptz) a
   FULL JOIN (SELECT transaction_id, user_id, product_id, quantity, revoked_at FROM :deliveries
@@ -39,10 +42,9 @@ SELECT coalesce(a.transaction_id, d.transaction_id)
        AND d.product_id = a.product_id AND d.quantity = a.quantity
        AND (a.transaction_id = a.original_transaction_id
             OR a.product_type IS DISTINCT FROM 'non_consumable')
-       AND a.uploader = d.user_id
-       AND CASE WHEN a.token IS NOT NULL THEN k.user_id = d.user_id
-                WHEN a.application_username IS NOT NULL THEN a.username_names_uploader
-                ELSE true END,
+       AND a.claimed_by = d.user_id
+       AND (a.token IS NULL OR k.user_id = d.user_id)
+       AND a.usernames_ok,
        false)
 ON CONFLICT DO NOTHING;
 
