@@ -233,8 +233,9 @@ public struct Differ: Sendable {
     /// change writes a review event in the same transaction.
     ///
     /// `resolvingGone` false (the support desk's `--enqueue`) only adds, refreshes and reopens
-    /// what the findings hold: nothing outside them is auto-resolved. With it, the items a window
-    /// run carried over unchanged are marked seen by the run (`83_queue_unchanged.sql`).
+    /// what the findings hold: nothing outside them is auto-resolved. Items a window run carried
+    /// over unchanged (`75_unchanged.sql`) are not touched: their `last_seen_run` stays the last
+    /// run that judged them (82_queue_auto_resolve.sql reads the scope, not that column).
     public func upsertQueue(runID: Int64, resolvingGone: Bool = true, on connection: Connection) throws -> QueueChanges {
         let stages = Stages(connection: connection, relations: relations.byName, values: ["run_id": runID])
         var changes = QueueChanges()
@@ -245,7 +246,6 @@ public struct Differ: Sendable {
         Failpoint.pass("queue.upsert")
         guard resolvingGone else { return changes }
         changes.autoResolved = try stages.execute("82_queue_auto_resolve.sql")
-        try stages.run("83_queue_unchanged.sql")
         return changes
     }
 

@@ -143,8 +143,8 @@ struct QuietNightTests {
         #expect(try refreshed(since: started) == 0, "nothing new: no item judged again")
         #expect(try queue().items == before.items && queue().events == before.events)
         #expect(try connection.query(
-            "SELECT count(*) FROM reconcile.review_items WHERE status = 'open' AND last_seen_run <> $1", [quiet.runID]
-        )[0].decode(Int.self, at: 0) == 0, "carried-over items were seen by the run")
+            "SELECT count(*) FROM reconcile.review_items WHERE status = 'open' AND last_seen_run = $1", [first.runID]
+        )[0].decode(Int.self, at: 0) == 5, "carried-over items keep the last run that judged them")
         #expect(try findings(quiet) == findings(first) && newFindings(quiet).isEmpty)
         #expect(quiet.openFindings == 5 && quiet.newFindings == 0 && quiet.changes.autoResolved == 0)
 
