@@ -1,8 +1,9 @@
 -- Stage: judged inputs — a digest of what every finding depends on beyond its own rows: the
--- diff's SQL, the settings that decide findings, and the whole product catalogue (an operator's
--- relation, small, with no trigger to note its changes). A run whose digest differs from its
+-- diff's SQL, the schema's version (a migration can change what the evidence shows), the settings
+-- that decide findings, and the whole product catalogue (an operator's relation, small, with no
+-- trigger to note its changes). A run whose digest differs from its
 -- last finished run's judges every open item again (26_scope_changed_bindings.sql).
--- Reads:  :products, pg_trigger, pg_rewrite, pg_depend
+-- Reads:  :products, reconcile.schema_migrations, pg_trigger, pg_rewrite, pg_depend
 -- Writes: nothing; returns digest — NULL when the ledger's changes are not noted: without the
 --         triggers of migration 0009 on the deliveries relation (or on a table the view reads), an
 --         edit in place leaves no trace, and every run judges every open item.
@@ -23,5 +24,6 @@ WITH relation AS (
 )
 SELECT CASE WHEN EXISTS (SELECT 1 FROM noted WHERE every_change) THEN
        md5(:'rules'::text || E'\n' || :'settings'::text || E'\n'
+           || (SELECT coalesce(max(version), 0) FROM reconcile.schema_migrations) || E'\n'
            || coalesce((SELECT string_agg(p::text, E'\n' ORDER BY p::text) FROM :products p), ''))
        END AS digest;
