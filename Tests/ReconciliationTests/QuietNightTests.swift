@@ -162,6 +162,20 @@ struct QuietNightTests {
         #expect(verifier.calls.count == 6)
     }
 
+    /// Without the ledger's change triggers an edit in place leaves no trace: every night judges
+    /// every open item, as before.
+    @Test func aLedgerWithoutChangeTriggersIsJudgedWholeEveryNight() async throws {
+        let verifier = ScriptedVerifier()
+        _ = try await firstRun(verifier)
+        try connection.execute("DROP TRIGGER deliveries_note_updates ON reconcile.deliveries")
+        let started = Date()
+        _ = try await job(verifier).run(.init())
+        #expect(try refreshed(since: started) == 5)
+        #expect(try connection.query(
+            "SELECT count(*) FROM reconcile.runs WHERE judged_inputs IS NULL AND id = (SELECT max(id) FROM reconcile.runs)"
+        )[0].decode(Int.self, at: 0) == 1)
+    }
+
     @Test func everyInputChangeIsJudgedAgain() async throws {
         let verifier = ScriptedVerifier()
         _ = try await firstRun(verifier)
