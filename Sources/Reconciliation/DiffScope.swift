@@ -4,7 +4,8 @@ import Foundation
 /// `diff_scope` is filled differs (`sql/diff/2x_scope_*.sql`).
 public enum DiffScope: Sendable, Equatable {
     /// A run over a window: what the window touched, plus what the run itself touched and every
-    /// open review item (`21_scope_touched_by_run.sql`, `22_scope_window.sql`).
+    /// open review item (`21_scope_touched_by_run.sql`, `22_scope_window.sql`) — or, when the run
+    /// carries unchanged items over, only those whose inputs changed (`26_scope_changed_bindings.sql`).
     case window(since: Date, until: Date)
     /// A run over the whole history up to `until`: what the run touched, plus every transaction
     /// one pass cannot prove clean (`21_scope_touched_by_run.sql`, `23_scope_whole_history.sql`).

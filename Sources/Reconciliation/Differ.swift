@@ -68,6 +68,17 @@ public struct Differ: Sendable {
         /// snapshot (`pg_snapshot` text: the last finished run's) did not show as committed. Nil
         /// judges the window by `delivered_at` alone.
         public var ledgerChangesAfter: String?
+        /// A window run that judges the ledger's changes may carry over the open review items
+        /// none of whose inputs changed since the last finished run, unjudged: their evidence and
+        /// queue row stay, the report lists them as they are (`26_scope_changed_bindings.sql`
+        /// says why that is safe). False judges every open item again.
+        public var carriesUnchangedItems = false
+
+        /// Whether this diff judges every open review item again (see `carriesUnchangedItems`).
+        var judgesEveryOpenItem: Bool {
+            guard carriesUnchangedItems, ledgerChangesAfter != nil, case .window = scope else { return true }
+            return false
+        }
 
         /// Creates the parameters; `resumesAfter` nil scopes the run to its own work.
         public init(
@@ -111,7 +122,7 @@ public struct Differ: Sendable {
                 "work_mem": Differ.workMem, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
                 "counted": environment == .production ? "Production" : "Sandbox",
                 "judge_before": judgeBefore, "api_enabled": serverAPIEnabled,
-                "kinds": FindingKind.allCases.map(\.rawValue),
+                "kinds": FindingKind.allCases.map(\.rawValue), "judge_open_items": judgesEveryOpenItem,
                 "severities": FindingKind.allCases.map(\.severity.rawValue),
                 "severity_ranks": FindingKind.allCases.map(\.severity.rank),
                 "suggested_actions": FindingKind.allCases.map(\.suggestedAction),
@@ -173,6 +184,7 @@ public struct Differ: Sendable {
             try stages.run("21_scope_touched_by_run.sql")
             try stages.run("22_scope_window.sql")
             if parameters.ledgerChangesAfter != nil { try stages.run("25_scope_ledger_changes.sql") }
+            if !parameters.judgesEveryOpenItem { try stages.run("26_scope_changed_bindings.sql") }
         case .wholeHistory:
             try stages.run("21_scope_touched_by_run.sql")
             try stages.run("23_scope_whole_history.sql")
@@ -200,6 +212,21 @@ public struct Differ: Sendable {
             try stages.run(DiffSQL.rule(kind))
         }
         try stages.run("70_evidence.sql")
+        if parameters.scope.until != nil { try stages.run("75_unchanged.sql") }
+    }
+
+    /// A digest of what every finding depends on beyond its own rows: the diff's SQL, the
+    /// settings that decide findings (`settings`: their text) and the product catalogue
+    /// (`01_judged_inputs.sql`). Two runs with the same digest judge alike whatever of those.
+    /// Nil when the deliveries relation's changes are not noted: then no item may be carried over.
+    public func judgedInputs(settings: String, on connection: Connection) throws -> String? {
+        let rules = DiffSQL.paths.map { "\($0)\n\(DiffSQL.text($0) ?? "")" }.joined(separator: "\n")
+        let named = relations.byName.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let stages = Stages(
+            connection: connection, relations: relations.byName,
+            values: ["rules": rules, "settings": ([settings] + named).joined(separator: "\n"),
+                     "deliveries_name": relations.deliveries.description])
+        return try stages.run("01_judged_inputs.sql")[0].decode(String?.self, "digest")
     }
 
     /// Upserts the review queue from `diff_findings` (SPEC section 6): one item per fingerprint
@@ -208,7 +235,9 @@ public struct Differ: Sendable {
     /// change writes a review event in the same transaction.
     ///
     /// `resolvingGone` false (the support desk's `--enqueue`) only adds, refreshes and reopens
-    /// what the findings hold: nothing outside them is auto-resolved.
+    /// what the findings hold: nothing outside them is auto-resolved. Items a window run carried
+    /// over unchanged (`75_unchanged.sql`) are not touched: their `last_seen_run` stays the last
+    /// run that judged them (82_queue_auto_resolve.sql reads the scope, not that column).
     public func upsertQueue(runID: Int64, resolvingGone: Bool = true, on connection: Connection) throws -> QueueChanges {
         let stages = Stages(connection: connection, relations: relations.byName, values: ["run_id": runID])
         var changes = QueueChanges()

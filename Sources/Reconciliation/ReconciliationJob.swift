@@ -145,8 +145,13 @@ public struct ReconciliationJob: Sendable {
                 // The snapshot is taken first, in its own statement: every ledger change it shows
                 // as committed is then visible to the scope's statements.
                 let ledgerChangesAfter = try RunLedger.markLedgerChanges(run)
-                try differ.computeFindings(
-                    Differ.Parameters(run: run, settings: settings, ledgerChangesAfter: ledgerChangesAfter), on: connection)
+                var parameters = Differ.Parameters(run: run, settings: settings, ledgerChangesAfter: ledgerChangesAfter)
+                // Open items none of whose inputs changed since the last finished run are carried
+                // over unjudged, unless what every finding depends on changed (a dry run judges all).
+                let sameInputs = try RunLedger.markJudgedInputs(
+                    run, try differ.judgedInputs(settings: settings.findingsKey, on: connection))
+                parameters.carriesUnchangedItems = sameInputs && !run.dryRun
+                try differ.computeFindings(parameters, on: connection)
                 Failpoint.pass("diff.computed")
                 let changes = run.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: run.id, on: connection)
                 return (try ReportBuilder.collect(run), changes)
@@ -296,5 +301,16 @@ public struct RunLockedError: Error, CustomStringConvertible {
         guard let holder else { return "another reconcile run holds the lock on this database" }
         return "run \(holder.id) holds the lock (started \(TimeExpression.format(holder.startedAt))"
             + (holder.host.map { " on \($0)" } ?? "") + (holder.pid.map { ", pid \($0)" } ?? "") + ")"
+    }
+}
+
+extension Settings {
+    /// The settings that decide which findings a diff makes (the relations are added by
+    /// `Differ.judgedInputs`), as text for the run's judged-inputs digest.
+    var findingsKey: String {
+        [
+            "bundle_ids=\(bundleIDs.sorted().joined(separator: ","))", "environment=\(environment.rawValue)",
+            "grace=\(grace)", "server_api=\(serverAPIKey != nil)",
+        ].joined(separator: "\n")
     }
 }

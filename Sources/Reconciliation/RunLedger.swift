@@ -105,6 +105,16 @@ public enum RunLedger {
         )[0].decode(String.self, at: 0)
     }
 
+    /// Records the digest of what the run's findings depend on beyond their own rows
+    /// (`Differ.judgedInputs`) and says whether the last finished run's was the same: only then
+    /// may the run carry over unchanged open items (`Differ.Parameters.carriesUnchangedItems`).
+    /// A nil digest (the ledger's changes are not noted) is never the same.
+    static func markJudgedInputs(_ run: RunContext, _ digest: String?) throws -> Bool {
+        try run.connection.execute("UPDATE reconcile.runs SET judged_inputs = $2 WHERE id = $1", [run.id, digest])
+        return try run.connection.queryFirst(
+            "SELECT 1 FROM reconcile.runs WHERE id = $1 AND judged_inputs = $2", run.resumesAfter, digest) != nil
+    }
+
     /// Records the run as finished; a finished run that wrote the queue prunes, in the same
     /// statement, the ledger changes its diff's snapshot showed as committed (it saw them all).
     static func finish(_ report: RunReport, on connection: Connection) throws {
@@ -126,6 +136,14 @@ public enum RunLedger {
             [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
              report.verification.invalid, report.verification.retry, report.openFindings, report.newFindings,
              counts, timings, report.reportDirectory])
+        // The account tokens' changes alike (migration 0012).
+        try connection.execute(
+            """
+            DELETE FROM reconcile.token_changes
+             WHERE pg_visible_in_snapshot(
+                       changed_xact::text::xid8,
+                       (SELECT ledger_change_snapshot FROM reconcile.runs WHERE id = $1 AND NOT dry_run))
+            """, [report.runID])
     }
 
     /// Whether a run was recorded as finished (`completed` or `completed_with_unresolved`).

@@ -138,7 +138,8 @@ public struct RunReport: Sendable {
 /// session's `report_findings` table, and streams them from there into the report files after
 /// the diff's transaction committed: however many findings there are, none is held in memory.
 enum ReportBuilder {
-    /// Fills `report_findings` from `diff_findings` (call inside the diff's transaction) and
+    /// Fills `report_findings` from `diff_findings` and the open items the diff carried over
+    /// unchanged, `diff_unchanged` (call inside the diff's transaction), and
     /// returns their summary, computed in PostgreSQL. Items first seen after the run's
     /// `resumesAfter` were never reported by a finished run, so they are new here even when a
     /// killed run created them.
@@ -157,12 +158,23 @@ enum ReportBuilder {
             """
             INSERT INTO report_findings
             SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.user_id, f.fingerprint),
-                   r.id, (r.id IS NULL OR r.first_seen_run > $1), f.kind, f.transaction_id,
-                   f.original_transaction_id, f.user_id, f.product_id, f.evidence::text,
-                   f.amount_milli, f.currency, f.purchase_date
-              FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
-              LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
-             WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
+                   f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
+                   f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date
+              FROM (SELECT f.fingerprint, r.id AS review_item_id, (r.id IS NULL OR r.first_seen_run > $1) AS is_new,
+                           f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
+                           f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date
+                      FROM diff_findings f
+                      LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
+                     WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
+                    -- The open items the diff carried over unchanged, as the run that last
+                    -- detected them found them (sql/diff/75_unchanged.sql). Their evidence is
+                    -- read once, when the report is streamed.
+                    UNION ALL
+                    SELECT r.fingerprint, r.id, r.first_seen_run > $1, r.kind, r.transaction_id,
+                           r.original_transaction_id, r.detected_user_id, r.product_id, NULL,
+                           r.amount_milli, r.currency, r.purchase_date
+                      FROM diff_unchanged u JOIN reconcile.review_items r ON r.id = u.id) f
+              JOIN diff_kinds k ON k.kind = f.kind
             """, [run.resumesAfter])
 
         var summary = RunReport.FindingSummary()
@@ -196,13 +208,17 @@ enum ReportBuilder {
         return summary
     }
 
-    /// Streams `report_findings` in report order, one row at a time.
+    /// Streams `report_findings` in report order, one row at a time; an item carried over
+    /// unchanged brings its stored evidence.
     static func streamFindings(on connection: Connection, _ body: (RunReport.Finding) throws -> Void) throws {
         try connection.stream(
             """
-            SELECT review_item_id, is_new, kind, transaction_id, original_transaction_id, user_id, product_id,
-                   evidence, amount_milli, currency, purchase_date
-              FROM report_findings ORDER BY ordinal
+            SELECT f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
+                   f.product_id, coalesce(f.evidence, r.evidence::text) AS evidence, f.amount_milli, f.currency,
+                   f.purchase_date
+              FROM report_findings f
+              LEFT JOIN reconcile.review_items r ON f.evidence IS NULL AND r.id = f.review_item_id
+             ORDER BY f.ordinal
             """
         ) { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }

@@ -2,7 +2,11 @@
 -- Reads:  reconcile.apple_transactions, reconcile.transaction_claims, reconcile.upload_verifications,
 --         reconcile.transaction_lookups, reconcile.review_items, :uploads, :deliveries
 -- Writes: diff_scope, diff_scope_uploads
--- Values: :'resumes_after' (bigint) — the last run that finished; "this run" is every run after it.
+-- Values: :'resumes_after' (bigint) — the last run that finished; "this run" is every run after it;
+--         :'judge_open_items' (boolean) — false when the run carries unchanged open items over
+--         (26_scope_changed_bindings.sql adds those whose inputs changed). A foreign_bundle item is
+--         judged by its upload every run, and its evidence shows its transaction's buyer: its
+--         transaction stays in scope.
 --
 -- Transactions Apple confirmed or changed in this run, what its uploads carried or said they
 -- reported, the ledger transactions Apple answered a lookup about, the deliveries of accounts
@@ -22,7 +26,8 @@ UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
 UNION SELECT transaction_id FROM reconcile.transaction_lookups
  WHERE run_id > :'resumes_after'::bigint
 UNION SELECT transaction_id FROM reconcile.review_items
- WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL
+ WHERE (:'judge_open_items'::boolean OR kind = 'foreign_bundle')
+   AND status IN ('open', 'in_review') AND transaction_id IS NOT NULL
 UNION SELECT d.transaction_id FROM :deliveries d
  WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
                        JOIN :uploads u ON u.id = v.upload_id
