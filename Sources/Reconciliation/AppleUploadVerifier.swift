@@ -27,9 +27,9 @@ public struct AppleUploadVerifier: UploadVerifier {
 
     public func verify(_ upload: Upload, attempt: Int) async throws -> Verdict {
         switch upload.kind {
-        case "signed_transaction":
+        case .signedTransaction:
             return await verifySignedTransaction(upload.payload)
-        case "app_receipt":
+        case .appReceipt:
             if let receiptClient {
                 return try await verifyWithApple(upload.payload, client: receiptClient)
             }
@@ -46,18 +46,18 @@ public struct AppleUploadVerifier: UploadVerifier {
     func verifySignedTransaction(_ token: String) async -> Verdict {
         switch await jwsVerifier.verifyTransaction(token) {
         case .valid(let transaction):
-            guard let record = Self.record(transaction, source: "jws") else {
+            guard let record = Self.record(transaction, source: .jws) else {
                 return .invalid(code: "jws_incomplete", reason: "the signed transaction lacks its id, product or dates",
                                 appleStatus: nil)
             }
             return .verified(VerifiedUpload(
-                method: "jws", appleStatus: nil, environment: record.environment, bundleID: record.bundleID,
+                method: .jws, appleStatus: nil, environment: record.environment, bundleID: record.bundleID,
                 transactions: [record]))
         case .invalid(.bundleIdNotAccepted(let bundle)):
             // Signature and chain verified before the bundle was looked at: a genuine transaction
             // of another app (SPEC: foreign_bundle), recorded without judging its transaction.
             return .verified(VerifiedUpload(
-                method: "jws", appleStatus: nil, environment: "", bundleID: bundle ?? "", transactions: []))
+                method: .jws, appleStatus: nil, environment: AppStoreEnvironment(rawValue: ""), bundleID: bundle ?? "", transactions: []))
         case .invalid(let failure):
             return .invalid(code: Self.code(failure), reason: failure.description, appleStatus: nil)
         }
@@ -65,14 +65,14 @@ public struct AppleUploadVerifier: UploadVerifier {
 
     /// A verified JWS transaction as a white-table row; nil when Apple's payload lacks what the
     /// diff needs (which Apple never sends, but a verified payload is still not trusted blindly).
-    public static func record(_ transaction: JWSTransaction, source: String) -> AppleTransactionRecord? {
+    public static func record(_ transaction: JWSTransaction, source: TransactionSource) -> AppleTransactionRecord? {
         guard let id = transaction.transactionId, let product = transaction.productId,
             let bundle = transaction.bundleId, let purchased = transaction.purchaseDate,
             let environment = transaction.environment
         else { return nil }
         return AppleTransactionRecord(
             transactionID: id, originalTransactionID: transaction.originalTransactionId ?? id, productID: product,
-            productType: transaction.type.map(productType), bundleID: bundle, environment: environment.rawValue,
+            productType: transaction.type.map(productType), bundleID: bundle, environment: environment,
             quantity: transaction.quantity ?? 1, purchaseDate: purchased,
             originalPurchaseDate: transaction.originalPurchaseDate, expiresDate: transaction.expiresDate,
             revocationDate: transaction.revocationDate, revocationReason: transaction.revocationReason.map(\.rawValue),
@@ -125,7 +125,7 @@ public struct AppleUploadVerifier: UploadVerifier {
         switch outcome {
         case .verified(let receipt):
             let signed = receipt.receiptCreationDate ?? receipt.requestDate ?? Date()
-            let environment = receipt.environment.rawValue
+            let environment = AppStoreEnvironment(rawValue: receipt.environment.rawValue)
             let records = receipt.transactions.map { item in
                 AppleTransactionRecord(
                     transactionID: item.transactionID, originalTransactionID: item.originalTransactionID ?? item.transactionID,
@@ -134,10 +134,10 @@ public struct AppleUploadVerifier: UploadVerifier {
                     expiresDate: item.expiresDate, revocationDate: item.cancellationDate,
                     revocationReason: item.cancellationReason.flatMap { Int($0) },
                     ownershipType: item.inAppOwnershipType, appAccountToken: item.appAccountToken.flatMap { UUID(uuidString: $0) },
-                    webOrderLineItemID: item.webOrderLineItemID, signedDate: signed, source: "verify_receipt")
+                    webOrderLineItemID: item.webOrderLineItemID, signedDate: signed, source: .verifyReceipt)
             }
             return .verified(VerifiedUpload(
-                method: "verify_receipt", appleStatus: receipt.status, environment: environment,
+                method: .verifyReceipt, appleStatus: receipt.status, environment: environment,
                 bundleID: receipt.bundleID, transactions: records))
         case .invalid(let status, let reason):
             return .invalid(code: status.map { "apple_\($0)" } ?? "not_a_receipt", reason: reason, appleStatus: status)
@@ -165,10 +165,10 @@ public struct AppleUploadVerifier: UploadVerifier {
             return .invalid(code: "receipt_signature", reason: "\(failure)", appleStatus: nil)
         }
         let info = appReceipt.payload
-        let environment: String
+        let environment: AppStoreEnvironment
         switch info.environment?.rawValue.lowercased() {
-        case "production": environment = "Production"
-        case "productionsandbox", "sandbox": environment = "Sandbox"
+        case "production": environment = .production
+        case "productionsandbox", "sandbox": environment = .sandbox
         default:
             return .invalid(code: "receipt_environment",
                             reason: "receipt environment \(info.environment?.rawValue ?? "(none)") is not real money",
@@ -186,9 +186,9 @@ public struct AppleUploadVerifier: UploadVerifier {
                 bundleID: bundle, environment: environment, quantity: item.quantity ?? 1, purchaseDate: purchased,
                 originalPurchaseDate: item.originalPurchaseDate, expiresDate: item.expiresDate,
                 revocationDate: item.cancellationDate, webOrderLineItemID: item.webOrderLineItemId.map(String.init),
-                signedDate: info.creationDate, source: "local_receipt")
+                signedDate: info.creationDate, source: .localReceipt)
         }
         return .verified(VerifiedUpload(
-            method: "local_receipt", appleStatus: nil, environment: environment, bundleID: bundle, transactions: records))
+            method: .localReceipt, appleStatus: nil, environment: environment, bundleID: bundle, transactions: records))
     }
 }

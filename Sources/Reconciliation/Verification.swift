@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// One row of the uploads relation, as the verifier needs it.
@@ -6,8 +7,8 @@ public struct Upload: Sendable, Equatable {
     public var id: Int64
     /// `user_id`: the account logged in when the client uploaded.
     public var userID: String
-    /// `kind`: `app_receipt` or `signed_transaction`.
-    public var kind: String
+    /// `kind`.
+    public var kind: UploadKind
     /// `payload`, exactly as uploaded.
     public var payload: String
     /// `application_username`.
@@ -21,7 +22,7 @@ public struct Upload: Sendable, Equatable {
 
     /// Creates an upload.
     public init(
-        id: Int64, userID: String, kind: String, payload: String, applicationUsername: String? = nil,
+        id: Int64, userID: String, kind: UploadKind, payload: String, applicationUsername: String? = nil,
         appAccountToken: UUID? = nil, claimedTransactionID: String? = nil, uploadedAt: Date = Date()
     ) {
         self.id = id
@@ -44,7 +45,7 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var productType: String?
     public var bundleID: String
     /// `Production` or `Sandbox`, as Apple spells it.
-    public var environment: String
+    public var environment: AppStoreEnvironment
     public var quantity: Int
     public var purchaseDate: Date
     public var originalPurchaseDate: Date?
@@ -66,17 +67,17 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var appTransactionID: String?
     /// Apple's `signedDate`, or the receipt's creation time: newer data wins.
     public var signedDate: Date?
-    /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`.
-    public var source: String
+    /// Which source told it.
+    public var source: TransactionSource
 
     /// Creates a record.
     public init(
         transactionID: String, originalTransactionID: String, productID: String, productType: String? = nil,
-        bundleID: String, environment: String, quantity: Int = 1, purchaseDate: Date, originalPurchaseDate: Date? = nil,
+        bundleID: String, environment: AppStoreEnvironment, quantity: Int = 1, purchaseDate: Date, originalPurchaseDate: Date? = nil,
         expiresDate: Date? = nil, revocationDate: Date? = nil, revocationReason: Int? = nil,
         ownershipType: String? = nil, appAccountToken: UUID? = nil, webOrderLineItemID: String? = nil,
         priceMilli: Int64? = nil, currency: String? = nil, storefront: String? = nil, revocationType: String? = nil,
-        revocationPercentage: Int? = nil, appTransactionID: String? = nil, signedDate: Date? = nil, source: String
+        revocationPercentage: Int? = nil, appTransactionID: String? = nil, signedDate: Date? = nil, source: TransactionSource
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -111,9 +112,9 @@ extension AppleTransactionRecord {
         let fields: [(String, String?)] = [
             ("transaction_id", transactionID), ("original_transaction_id", originalTransactionID),
             ("product_id", productID), ("product_type", productType), ("bundle_id", bundleID),
-            ("environment", environment), ("ownership_type", ownershipType),
+            ("environment", environment.rawValue), ("ownership_type", ownershipType),
             ("web_order_line_item_id", webOrderLineItemID), ("currency", currency), ("storefront", storefront),
-            ("revocation_type", revocationType), ("app_transaction_id", appTransactionID), ("source", source),
+            ("revocation_type", revocationType), ("app_transaction_id", appTransactionID), ("source", source.rawValue),
         ]
         return fields.first { $0.1?.utf8.contains(0) == true }?.0
     }
@@ -147,19 +148,19 @@ public enum Verdict: Sendable, Equatable {
 
 /// An upload Apple confirmed.
 public struct VerifiedUpload: Sendable, Equatable {
-    /// `verify_receipt`, `local_receipt`, `jws`.
-    public var method: String
+    /// How it was verified.
+    public var method: VerificationMethod
     /// Apple's status (verifyReceipt), when there is one.
     public var appleStatus: Int?
-    /// `Production` or `Sandbox`.
-    public var environment: String
+    /// `Production` or `Sandbox`; empty for a foreign bundle's transaction, which is not judged.
+    public var environment: AppStoreEnvironment
     /// The bundle the receipt or transaction belongs to.
     public var bundleID: String
     /// Every transaction it carries.
     public var transactions: [AppleTransactionRecord]
 
     /// Creates a verified upload.
-    public init(method: String, appleStatus: Int?, environment: String, bundleID: String,
+    public init(method: VerificationMethod, appleStatus: Int?, environment: AppStoreEnvironment, bundleID: String,
                 transactions: [AppleTransactionRecord]) {
         self.method = method
         self.appleStatus = appleStatus

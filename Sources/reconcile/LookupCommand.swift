@@ -186,7 +186,7 @@ enum LookupText {
 
     private static func verdict(_ transaction: CustomerPicture.Transaction) -> String {
         guard let kind = transaction.finding else {
-            return transaction.verdict == "pending"
+            return transaction.verdict == .pending
                 ? "pending: not judged yet (bought within the grace period, or its evidence is still being verified)"
                 : "ok: Apple's record and the ledger agree"
         }

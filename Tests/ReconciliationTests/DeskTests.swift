@@ -36,7 +36,7 @@ struct DeskTests {
     }
 
     static func verdicts(_ picture: CustomerPicture) -> [String: String] {
-        Dictionary(uniqueKeysWithValues: picture.transactions.map { ($0.transactionID, $0.verdict) })
+        Dictionary(uniqueKeysWithValues: picture.transactions.map { ($0.transactionID, $0.verdict.rawValue) })
     }
 
     /// An order of two purchases, one credited and one no upload ever carried: Look Up Order ID

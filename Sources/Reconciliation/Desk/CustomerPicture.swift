@@ -122,11 +122,10 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         public var deliveries: [Delivery]
         public var uploads: [Upload]
         public var reviewItems: [ReviewItemSummary]
-        /// `ok`, `pending`, or a finding kind of SPEC section 5.
-        public var verdict: String
+        public var verdict: TransactionVerdict
 
         /// The finding the verdict names, if it is one.
-        public var finding: FindingKind? { FindingKind(rawValue: verdict) }
+        public var finding: FindingKind? { verdict.finding }
 
         enum CodingKeys: String, CodingKey {
             case transactionID = "transaction_id"

@@ -46,8 +46,8 @@ public struct ReviewItem: Sendable, Equatable {
     public var fingerprint: String
     /// The finding kind as stored; `FindingKind(rawValue:)` types it.
     public var kind: String
-    /// `high`, `medium` or `low`.
-    public var severity: String
+    /// How urgent it is.
+    public var severity: Severity
     /// Where the item stands.
     public var status: ReviewStatus
     /// Apple's transaction id.
@@ -60,8 +60,8 @@ public struct ReviewItem: Sendable, Equatable {
     public var productID: String?
     /// The upload a per-upload finding (`foreign_bundle`) is about.
     public var uploadID: Int64?
-    /// `grant`, `revoke`, `move` or `investigate`.
-    public var suggestedAction: String
+    /// What support staff should probably do.
+    public var suggestedAction: SuggestedAction
     /// The run that first detected it.
     public var firstSeenRun: Int64
     /// The last run that detected it.
@@ -92,7 +92,7 @@ public struct ReviewItem: Sendable, Equatable {
         id = try row["id"]
         fingerprint = try row["fingerprint"]
         kind = try row["kind"]
-        severity = try row["severity"]
+        severity = Severity(rawValue: try row["severity"])
         let rawStatus: String = try row["status"]
         guard let status = ReviewStatus(rawValue: rawStatus) else {
             throw PostgresError(kind: .decoding, message: "review item \(id) has unknown status \(rawStatus)")
