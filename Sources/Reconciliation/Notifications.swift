@@ -21,7 +21,7 @@ extension AppleUploadVerifier {
             guard let text = notification.notificationUUID, let uuid = UUID(uuidString: text) else {
                 return .invalid(reason: "the notification has no notificationUUID")
             }
-            let transaction = notification.transaction.flatMap { Self.record($0, source: .notification) }
+            let transaction = notification.transaction.flatMap { AppleTransactionRecord($0, source: .notification) }
             if let field = transaction?.fieldHoldingNUL {
                 return .invalid(
                     reason: "Apple's data holds a NUL character in \(field); PostgreSQL text cannot store it")

@@ -159,7 +159,7 @@ public struct VerificationQueue: Sendable {
                     // (nor by its workers); the next run's enqueue makes it due at once.
                     let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
                     rows.append([upload.id, exhausted ? VerificationState.invalid : .retry, nil as String?, status,
-                                 exhausted ? "persistent_21002" : "retry", reason, nil as String?, nil as String?,
+                                 exhausted ? VerificationFailure.persistent21002 : .retry, reason, nil as String?, nil as String?,
                                  attempts, exhausted ? nil : now.addingTimeInterval(backoff)])
                 }
             }
@@ -205,21 +205,21 @@ public struct VerificationQueue: Sendable {
                 let field = record.fieldHoldingNUL
             {
                 return .invalid(
-                    code: "nul_character",
+                    code: .nulCharacter,
                     reason: "Apple's data holds a NUL character in \(field) of transaction "
                         + "\(record.transactionID.escapingNUL); PostgreSQL text cannot store it",
                     appleStatus: verified.appleStatus)
             }
             if strings.contains(where: { $0.utf8.contains(0) }) {
                 return .invalid(
-                    code: "nul_character",
+                    code: .nulCharacter,
                     reason: "Apple's data holds a NUL character in its bundle id or environment; "
                         + "PostgreSQL text cannot store it",
                     appleStatus: verified.appleStatus)
             }
             return verdict
         case .invalid(let code, let reason, let status):
-            return .invalid(code: code.escapingNUL, reason: reason.escapingNUL, appleStatus: status)
+            return .invalid(code: VerificationFailure(rawValue: code.rawValue.escapingNUL), reason: reason.escapingNUL, appleStatus: status)
         case .retry(let reason, let status):
             return .retry(reason: reason.escapingNUL, appleStatus: status)
         }

@@ -27,8 +27,8 @@ struct DeskTests {
         _ query: DeskQuery, settings: Settings, enqueue: Bool = false, on connection: Connection
     ) async throws -> CustomerPicture {
         let quiet = Logger(label: "desk", factory: { _ in SwiftLogNoOpLogHandler() })
-        return try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
                 try await DeskService(settings: settings, serverAPI: api, logger: quiet)
                     .lookup(query, enqueue: enqueue, on: connection)
             }

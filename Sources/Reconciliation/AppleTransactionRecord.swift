@@ -1,41 +1,6 @@
 import AppStore
 import Foundation
 
-/// One row of the uploads relation, as the verifier needs it.
-public struct Upload: Sendable, Equatable {
-    /// `id`.
-    public var id: Int64
-    /// `user_id`: the account logged in when the client uploaded.
-    public var userID: String
-    /// `kind`.
-    public var kind: UploadKind
-    /// `payload`, exactly as uploaded.
-    public var payload: String
-    /// `application_username`.
-    public var applicationUsername: String?
-    /// `app_account_token`.
-    public var appAccountToken: UUID?
-    /// `claimed_transaction_id`.
-    public var claimedTransactionID: String?
-    /// `uploaded_at`.
-    public var uploadedAt: Date
-
-    /// Creates an upload.
-    public init(
-        id: Int64, userID: String, kind: UploadKind, payload: String, applicationUsername: String? = nil,
-        appAccountToken: UUID? = nil, claimedTransactionID: String? = nil, uploadedAt: Date = Date()
-    ) {
-        self.id = id
-        self.userID = userID
-        self.kind = kind
-        self.payload = payload
-        self.applicationUsername = applicationUsername
-        self.appAccountToken = appAccountToken
-        self.claimedTransactionID = claimedTransactionID
-        self.uploadedAt = uploadedAt
-    }
-}
-
 /// One Apple-confirmed transaction, normalised for `reconcile.apple_transactions`.
 public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var transactionID: String
@@ -134,53 +99,4 @@ extension String {
         }
         return String(escaped)
     }
-}
-
-/// What verifying one upload with Apple established.
-public enum Verdict: Sendable, Equatable {
-    /// Apple confirmed the upload: its environment, bundle and transactions.
-    case verified(VerifiedUpload)
-    /// Apple (or local verification) rejected it for good.
-    case invalid(code: String, reason: String, appleStatus: Int?)
-    /// A passing failure: try again later; nothing is judged on it meanwhile.
-    case retry(reason: String, appleStatus: Int?)
-}
-
-/// An upload Apple confirmed.
-public struct VerifiedUpload: Sendable, Equatable {
-    /// How it was verified.
-    public var method: VerificationMethod
-    /// Apple's status (verifyReceipt), when there is one.
-    public var appleStatus: Int?
-    /// `Production` or `Sandbox`; empty for a foreign bundle's transaction, which is not judged.
-    public var environment: AppStoreEnvironment
-    /// The bundle the receipt or transaction belongs to.
-    public var bundleID: String
-    /// Every transaction it carries.
-    public var transactions: [AppleTransactionRecord]
-
-    /// Creates a verified upload.
-    public init(method: VerificationMethod, appleStatus: Int?, environment: AppStoreEnvironment, bundleID: String,
-                transactions: [AppleTransactionRecord]) {
-        self.method = method
-        self.appleStatus = appleStatus
-        self.environment = environment
-        self.bundleID = bundleID
-        self.transactions = transactions
-    }
-}
-
-/// Verifies uploads with Apple. Throws only for failures that must stop the run (a wrong
-/// shared secret, `21004`); everything about one upload is a `Verdict`.
-public protocol UploadVerifier: Sendable {
-    /// Verifies one upload; `attempt` is 1 for the first try across runs.
-    func verify(_ upload: Upload, attempt: Int) async throws -> Verdict
-}
-
-/// A failure that stops the run because the configuration is wrong (exit 64).
-public struct RunConfigurationError: Error, CustomStringConvertible {
-    /// What to fix.
-    public let description: String
-    /// Creates the error.
-    public init(_ description: String) { self.description = description }
 }
