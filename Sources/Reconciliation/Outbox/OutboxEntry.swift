@@ -19,27 +19,27 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
     /// What to do.
     public var action: OutboxAction
     /// Apple's transaction id.
-    public var transactionID: String?
+    @ExplicitNull public var transactionID: String?
     /// The product (Apple's, when Apple knows the transaction).
-    public var productID: String?
+    @ExplicitNull public var productID: String?
     /// How many units.
-    public var quantity: Int?
+    @ExplicitNull public var quantity: Int?
     /// The account to take the goods from (revoke, move).
-    public var fromUserID: String?
+    @ExplicitNull public var fromUserID: String?
     /// The account to give the goods to (grant, move).
-    public var toUserID: String?
+    @ExplicitNull public var toUserID: String?
     /// Who decided.
     public var decidedBy: String
     /// The note left with the decision.
-    public var note: String?
+    @ExplicitNull public var note: String?
     /// When it was created.
     public var createdAt: Date
     /// When the webhook delivered it (a 2xx); nil before, or without a webhook.
-    public var deliveredAt: Date?
+    @ExplicitNull public var deliveredAt: Date?
     /// When the app carried it out; nil while pending.
-    public var consumedAt: Date?
+    @ExplicitNull public var consumedAt: Date?
     /// Who acked it (`reconcile outbox ack --by`).
-    public var consumedBy: String?
+    @ExplicitNull public var consumedBy: String?
 
     static let columns = """
         id, review_item_id, review_event_id, action, transaction_id, product_id, quantity, from_user_id, to_user_id, \
@@ -62,25 +62,6 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
         case deliveredAt = "delivered_at"
         case consumedAt = "consumed_at"
         case consumedBy = "consumed_by"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        // Every field, nulls included: the JSON's shape does not depend on what is known.
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(reviewItemID, forKey: .reviewItemID)
-        try container.encode(action, forKey: .action)
-        try container.encode(transactionID, forKey: .transactionID)
-        try container.encode(productID, forKey: .productID)
-        try container.encode(quantity, forKey: .quantity)
-        try container.encode(fromUserID, forKey: .fromUserID)
-        try container.encode(toUserID, forKey: .toUserID)
-        try container.encode(decidedBy, forKey: .decidedBy)
-        try container.encode(note, forKey: .note)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(deliveredAt, forKey: .deliveredAt)
-        try container.encode(consumedAt, forKey: .consumedAt)
-        try container.encode(consumedBy, forKey: .consumedBy)
     }
 
     init(row: Row) throws {
