@@ -139,3 +139,10 @@ extension Data: PostgresNonNullDecodable {
         return high == nil ? data : nil
     }
 }
+
+extension PostgresNonNullDecodable where Self: RawRepresentable, RawValue == String {
+    /// A typed code reads any column in its text form, like `String`.
+    public static var acceptedTypes: Set<UInt32> { [] }
+    /// Nil (a decoding error) only when the type refuses the text, as a closed enum does.
+    public static func parse(_ text: String) -> Self? { Self(rawValue: text) }
+}

@@ -101,3 +101,8 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
         }.joined(separator: ",") + "}"
     }
 }
+
+extension PostgresEncodable where Self: RawRepresentable, RawValue == String {
+    /// A typed code (an extensible `RawRepresentable` struct or a `String` enum) binds as its raw text.
+    public var postgresText: String? { rawValue }
+}

@@ -117,7 +117,7 @@ public struct Catalog: Sendable {
     public func severity(_ severity: Severity) -> String { label("severity", severity.rawValue) }
     public func status(_ status: ReviewStatus) -> String { self["status.\(status.rawValue)"] }
     public func resolution(_ resolution: Resolution) -> String { self["resolution.\(resolution.rawValue)"] }
-    public func suggestedAction(_ action: String) -> String { label("action", action) }
+    public func suggestedAction(_ action: SuggestedAction) -> String { label("action", action.rawValue) }
     public func runStatus(_ status: String) -> String { label("run_status", status) }
     public func environment(_ environment: String) -> String { label("environment", environment) }
 }

@@ -125,7 +125,7 @@ public struct Differ: Sendable {
                 "kinds": FindingKind.allCases.map(\.rawValue), "judge_open_items": judgesEveryOpenItem,
                 "severities": FindingKind.allCases.map(\.severity.rawValue),
                 "severity_ranks": FindingKind.allCases.map(\.severity.rank),
-                "suggested_actions": FindingKind.allCases.map(\.suggestedAction),
+                "suggested_actions": FindingKind.allCases.map(\.suggestedAction.rawValue),
             ]
             switch scope {
             case .window(let since, let until):

@@ -23,12 +23,12 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable {
     }
 
     /// What support staff should probably do.
-    public var suggestedAction: String {
+    public var suggestedAction: SuggestedAction {
         switch self {
-        case .missedDelivery: "grant"
-        case .duplicateDelivery, .refundedDelivery: "revoke"
-        case .wrongAccount: "move"
-        default: "investigate"
+        case .missedDelivery: .grant
+        case .duplicateDelivery, .refundedDelivery: .revoke
+        case .wrongAccount: .move
+        default: .investigate
         }
     }
 }

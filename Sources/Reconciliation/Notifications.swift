@@ -21,7 +21,7 @@ extension AppleUploadVerifier {
             guard let text = notification.notificationUUID, let uuid = UUID(uuidString: text) else {
                 return .invalid(reason: "the notification has no notificationUUID")
             }
-            let transaction = notification.transaction.flatMap { Self.record($0, source: "notification") }
+            let transaction = notification.transaction.flatMap { AppleTransactionRecord($0, source: .notification) }
             if let field = transaction?.fieldHoldingNUL {
                 return .invalid(
                     reason: "Apple's data holds a NUL character in \(field); PostgreSQL text cannot store it")
@@ -174,7 +174,7 @@ enum NotificationLedger {
                 OR EXISTS (SELECT 1 FROM reconcile.notifications_seen
                             WHERE notification_uuid = $1 AND source = $2 AND source_id = $3)
             """,
-            [uuid, source, sourceID, type, subtype, transaction?.transactionID, transaction?.environment,
+            [uuid, source, sourceID, type, subtype, transaction?.transactionID, transaction?.environment.rawValue,
              transaction?.appAccountToken, signedDate, transaction?.productID])[0].decode(Bool.self, at: 0)
         guard first, let transaction else { return first }
         // Apple's decision on a refund request closes the answer given to it (a later request is a

@@ -10,7 +10,7 @@ extension Preflight {
     public static func apple(_ settings: Settings) async -> [CheckResult] {
         var results: [CheckResult] = []
         do {
-            let roots = try AppleVerification.roots(settings)
+            let roots = try AppleServices.roots(settings)
             let source = settings.rootCertificateFiles.isEmpty ? "bundled Apple roots" : "APPLE_ROOT_CERTIFICATES"
             results.append(CheckResult("roots", passed: true, "\(roots.certificates.count) trusted roots (\(source))"))
         } catch {

@@ -91,7 +91,7 @@ extension ReportFormat {
             + "\"new\": \(finding.isNew), \"kind\": \(s(finding.kind.rawValue)), "
             + "\"severity\": \(s(finding.kind.severity.rawValue)), \"transaction_id\": \(o(finding.transactionID)), "
             + "\"original_transaction_id\": \(o(finding.originalTransactionID)), \"user_id\": \(o(finding.userID)), "
-            + "\"product_id\": \(o(finding.productID)), \"suggested_action\": \(s(finding.kind.suggestedAction)), "
+            + "\"product_id\": \(o(finding.productID)), \"suggested_action\": \(s(finding.kind.suggestedAction.rawValue)), "
             + "\"evidence\": \(evidence)}"
     }
 }
@@ -204,7 +204,7 @@ extension ReportFormat {
         [
             finding.reviewItemID.map(String.init) ?? "", finding.isNew ? "true" : "false", finding.kind.rawValue,
             finding.kind.severity.rawValue, finding.transactionID ?? "", finding.originalTransactionID ?? "",
-            finding.userID ?? "", finding.productID ?? "", finding.kind.suggestedAction,
+            finding.userID ?? "", finding.productID ?? "", finding.kind.suggestedAction.rawValue,
             finding.amountMilli.map(String.init) ?? "", finding.currency ?? "",
         ].map(ReportWriter.csvField).joined(separator: ",") + "\r\n"
     }

@@ -77,13 +77,13 @@ public enum RunLedger {
             """, [run.resumesAfter])
         var summary = RunReport.Verification()
         for row in rows {
-            let state = try row.decode(String.self, at: 0)
+            let state = try row.decode(VerificationState.self, at: 0)
             let status = try row.decode(String.self, at: 1)
             let count = try row.decode(Int.self, at: 2)
             summary.uploads += count
             switch state {
-            case "verified": summary.verified += count
-            case "invalid": summary.invalid += count
+            case .verified: summary.verified += count
+            case .invalid: summary.invalid += count
             default: summary.retry += count
             }
             if !status.isEmpty { summary.byAppleStatus[status, default: 0] += count }

@@ -99,7 +99,7 @@ public struct ServerAPILookups: Sendable {
                         summary.histories += 1
                         // PostgreSQL text cannot store NUL: such a transaction is left out, never stored cut.
                         let found = history.transactions.compactMap {
-                            AppleUploadVerifier.record($0, source: "server_api")
+                            AppleTransactionRecord($0, source: .serverAPI)
                         }.filter { $0.fieldHoldingNUL == nil }
                         covered.formUnion(history.transactions.compactMap(\.transactionId))
                         summary.transactions += found.count
@@ -224,7 +224,7 @@ public struct ServerAPILookups: Sendable {
             switch outcome {
             case .found(let info):
                 result = "found"
-                if let record = AppleUploadVerifier.record(info, source: "server_api"), record.fieldHoldingNUL == nil {
+                if let record = AppleTransactionRecord(info, source: .serverAPI), record.fieldHoldingNUL == nil {
                     records.append((record, nil))
                 }
             case .notFound, .rejected:

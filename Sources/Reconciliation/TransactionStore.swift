@@ -52,7 +52,7 @@ enum TransactionStore {
             for (record, carrier) in records {
                 try writer.append([
                     record.transactionID, record.originalTransactionID, record.productID, record.productType,
-                    record.bundleID, record.environment, record.quantity, record.purchaseDate,
+                    record.bundleID, record.environment.rawValue, record.quantity, record.purchaseDate,
                     record.originalPurchaseDate, record.expiresDate, record.revocationDate, record.revocationReason,
                     record.ownershipType, record.appAccountToken, record.webOrderLineItemID, record.priceMilli,
                     record.currency, record.storefront, record.signedDate, record.source, carrier?.uploadID,

@@ -109,7 +109,7 @@ public struct VerificationQueue: Sendable {
         return try rows.map { row in
             (Upload(
                 id: try row.decode(Int64.self, "id"), userID: try row.decode(String.self, "user_id"),
-                kind: try row.decode(String.self, "kind"), payload: try row.decode(String.self, "payload"),
+                kind: try row.decode(UploadKind.self, "kind"), payload: try row.decode(String.self, "payload"),
                 applicationUsername: try row.decode(String?.self, "application_username"),
                 appAccountToken: try row.decode(UUID?.self, "app_account_token"),
                 claimedTransactionID: try row.decode(String?.self, "claimed_transaction_id"),
@@ -146,11 +146,11 @@ public struct VerificationQueue: Sendable {
                 let attempts = previousAttempts + 1
                 switch verdict {
                 case .verified(let verified):
-                    rows.append([upload.id, "verified", verified.method, verified.appleStatus, nil as String?, nil as String?,
-                                 verified.environment, verified.bundleID, attempts, nil as Date?])
+                    rows.append([upload.id, VerificationState.verified, verified.method, verified.appleStatus, nil as String?,
+                                 nil as String?, verified.environment.rawValue, verified.bundleID, attempts, nil as Date?])
                     records += verified.transactions.map { ($0, Carrier(upload: upload, record: $0)) }
                 case .invalid(let code, let reason, let status):
-                    rows.append([upload.id, "invalid", nil as String?, status, code, reason, nil as String?, nil as String?,
+                    rows.append([upload.id, VerificationState.invalid, nil as String?, status, code, reason, nil as String?, nil as String?,
                                  attempts, nil as Date?])
                 case .retry(let reason, let status):
                     // 21002 means "malformed" as well as "try later": once it persists, believe it.
@@ -158,8 +158,8 @@ public struct VerificationQueue: Sendable {
                     // The client already backed off between its attempts: not again in this run
                     // (nor by its workers); the next run's enqueue makes it due at once.
                     let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
-                    rows.append([upload.id, exhausted ? "invalid" : "retry", nil as String?, status,
-                                 exhausted ? "persistent_21002" : "retry", reason, nil as String?, nil as String?,
+                    rows.append([upload.id, exhausted ? VerificationState.invalid : .retry, nil as String?, status,
+                                 exhausted ? VerificationFailure.persistent21002 : .retry, reason, nil as String?, nil as String?,
                                  attempts, exhausted ? nil : now.addingTimeInterval(backoff)])
                 }
             }
@@ -200,26 +200,26 @@ public struct VerificationQueue: Sendable {
     static func storable(_ verdict: Verdict) -> Verdict {
         switch verdict {
         case .verified(let verified):
-            let strings = [verified.method, verified.environment, verified.bundleID]
+            let strings = [verified.method.rawValue, verified.environment.rawValue, verified.bundleID]
             if let record = verified.transactions.first(where: { $0.fieldHoldingNUL != nil }),
                 let field = record.fieldHoldingNUL
             {
                 return .invalid(
-                    code: "nul_character",
+                    code: .nulCharacter,
                     reason: "Apple's data holds a NUL character in \(field) of transaction "
                         + "\(record.transactionID.escapingNUL); PostgreSQL text cannot store it",
                     appleStatus: verified.appleStatus)
             }
             if strings.contains(where: { $0.utf8.contains(0) }) {
                 return .invalid(
-                    code: "nul_character",
+                    code: .nulCharacter,
                     reason: "Apple's data holds a NUL character in its bundle id or environment; "
                         + "PostgreSQL text cannot store it",
                     appleStatus: verified.appleStatus)
             }
             return verdict
         case .invalid(let code, let reason, let status):
-            return .invalid(code: code.escapingNUL, reason: reason.escapingNUL, appleStatus: status)
+            return .invalid(code: VerificationFailure(rawValue: code.rawValue.escapingNUL), reason: reason.escapingNUL, appleStatus: status)
         case .retry(let reason, let status):
             return .retry(reason: reason.escapingNUL, appleStatus: status)
         }

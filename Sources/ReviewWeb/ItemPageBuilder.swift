@@ -97,9 +97,9 @@ enum ItemPageBuilder {
         }
         let closedMessage = item.status == .autoResolved ? t["item.closed_auto"] : t["item.closed_final"]
         let suggested: Resolution? = switch item.suggestedAction {
-        case "grant": .granted
-        case "revoke": .revoked
-        case "move": .moved
+        case .grant: .granted
+        case .revoke: .revoked
+        case .move: .moved
         default: .noAction
         }
         return ItemPage(
@@ -107,7 +107,7 @@ enum ItemPageBuilder {
             item: .init(
                 id: item.id, kindLabel: t.kindName(item.kind),
                 userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? t["item.buyer"] : t["item.account"],
-                severity: item.severity, severityLabel: t.severity(item.severity), status: item.status.rawValue,
+                severity: item.severity.rawValue, severityLabel: t.severity(item.severity), status: item.status.rawValue,
                 statusLabel: t.status(item.status), explanation: t.explanation(item.kind),
                 suggestedAction: t.suggestedAction(item.suggestedAction), transaction: item.transactionID ?? "—",
                 originalTransaction: item.originalTransactionID ?? "—", user: item.userID ?? "—",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Reconciliation
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
@@ -25,13 +26,33 @@ enum ExitStatus {
     static let findings = ExitCode(2)
     static let locked = ExitCode(3)
     static let usage = ExitCode(64)
+
+    /// The status an error ends a command with: the one place errors map to exit codes.
+    static func code(for error: any Error) -> ExitCode {
+        switch error {
+        case let code as ExitCode: code
+        case is RunLockedError: locked
+        case is ConfigurationError, is RunConfigurationError: usage
+        case DeskError.appleUnanswered: failed
+        case is DeskError: usage
+        case ReviewError.invalidInput: usage
+        default: failed
+        }
+    }
+
+    /// Answers a person expects (a lock held, a decision refused, bad input): told in one line,
+    /// not logged as a failure.
+    static func isExpected(_ error: any Error) -> Bool {
+        error is RunLockedError || error is RunConfigurationError || error is DeskError || error is ReviewError
+    }
 }
 
-/// Prints a one-line error to standard error and returns the exit code to leave with.
+/// Prints a one-line error to standard error and returns the exit status to leave with.
 func report(_ error: any Error, logger: Logger) -> ExitCode {
+    if let code = error as? ExitCode { return code }
     FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-    logger.error("command failed", metadata: ["error": "\(error)"])
-    return error is ConfigurationError ? ExitStatus.usage : ExitStatus.failed
+    if !ExitStatus.isExpected(error) { logger.error("command failed", metadata: ["error": "\(error)"]) }
+    return ExitStatus.code(for: error)
 }
 
 /// A configuration problem the operator must fix (exit 64).

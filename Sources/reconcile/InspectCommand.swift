@@ -49,7 +49,7 @@ struct InspectCommand: AsyncParsableCommand {
                 if offline {
                     try show(await inspector(settings).inspectReceipt(receiptData), untrusted: untrusted)
                 } else {
-                    let configuration = AppleVerification.receiptConfiguration(settings)
+                    let configuration = AppleServices.receiptConfiguration(settings)
                     let outcome = try await VerifyReceiptClient.withClient(configuration: configuration) { client in
                         try await client.verify(receiptData: receiptData, logger: logger)
                     }
@@ -71,7 +71,7 @@ struct InspectCommand: AsyncParsableCommand {
     /// input's own.
     private func inspector(_ settings: Settings) throws -> SignedDataInspector {
         SignedDataInspector(
-            trustedRoots: try AppleVerification.roots(settings),
+            trustedRoots: try AppleServices.roots(settings),
             bundleIds: settings.bundleIDs.isEmpty ? nil : Set(settings.bundleIDs))
     }
 

@@ -72,19 +72,12 @@ struct LookupCommand: AsyncParsableCommand {
             let settings = try await ConfigurationLoader.settings(configFile: config)
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
-            picture = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+            picture = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
                     try await DeskService(settings: settings, serverAPI: api, logger: logger)
                         .lookup(query, enqueue: enqueue, on: connection)
                 }
             }
-        } catch let error as DeskError {
-            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-            if case .appleUnanswered = error { throw ExitStatus.failed }
-            throw ExitStatus.usage
-        } catch let error as RunConfigurationError {
-            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-            throw ExitStatus.usage
         } catch {
             throw report(error, logger: logger)
         }
@@ -186,7 +179,7 @@ enum LookupText {
 
     private static func verdict(_ transaction: CustomerPicture.Transaction) -> String {
         guard let kind = transaction.finding else {
-            return transaction.verdict == "pending"
+            return transaction.verdict == .pending
                 ? "pending: not judged yet (bought within the grace period, or its evidence is still being verified)"
                 : "ok: Apple's record and the ledger agree"
         }

@@ -11,11 +11,15 @@ struct MigrateCommand: AsyncParsableCommand {
             Applies pending migrations in order, each in its own transaction, and records them with a \
             checksum in reconcile.schema_migrations. Up to date: does nothing. An applied migration \
             that was edited since: refuses. Two at once: the second waits, then finds nothing to do. \
-            Connects with DATABASE_URL (a libpq URI or conninfo; unset: libpq's PG* variables).
+            Connects with DATABASE_URL (a libpq URI or conninfo; unset: libpq's PG* variables), read like \
+            every command's settings: the environment, then --config.
             """
     )
 
     @OptionGroup var common: CommonOptions
+
+    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
+    var config: String?
 
     @Flag(help: "List the migrations built into this program and exit.")
     var list = false
@@ -27,7 +31,8 @@ struct MigrateCommand: AsyncParsableCommand {
             return
         }
         do {
-            let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
+            let settings = try await ConfigurationLoader.settings(configFile: config, requireBundleIDs: false)
+            let connection = try Connection(url: settings.databaseURL)
             let outcome = try Schema.migrate(connection)
             if outcome.applied.isEmpty {
                 print("schema reconcile is up to date (\(outcome.alreadyApplied.count) migrations applied)")

@@ -69,7 +69,7 @@ struct RunCommand: AsyncParsableCommand {
         do {
             let settings = try await ConfigurationLoader.settings(configFile: config)
             if worker {
-                let verified = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
+                let verified = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
                     try await ShutdownSignals.cancellingOnSignal {
                         try await ReconciliationJob(settings: settings, verifier: verifier, logger: logger).work()
                     }
@@ -77,8 +77,8 @@ struct RunCommand: AsyncParsableCommand {
                 print(verified == 0 ? "no reconciliation run needs help" : "verified \(verified) uploads")
                 return
             }
-            let report = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+            let report = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
                     let job = ReconciliationJob(
                         settings: settings, verifier: verifier,
                         notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
@@ -90,7 +90,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             ProgressLine.clear()
             if let metricsFile { try MetricsFile.write(report, to: metricsFile) }
-            print(RunSummary.text(report))
+            print(report.terminalSummary)
             // The decisions waiting for the app go out with every run; a webhook that fails waits.
             if let delivery = try? await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger),
                 delivery.failed > 0
@@ -99,8 +99,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             if failOnFindings, report.newFindings > 0 { throw ExitStatus.findings }
         } catch let error as RunLockedError {
-            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-            throw ExitStatus.locked
+            throw report(error, logger: logger)
         } catch let error as ExitCode {
             throw error
         } catch is CancellationError {
@@ -119,34 +118,10 @@ struct RunCommand: AsyncParsableCommand {
             logger.error("database connection failed", metadata: ["error": "\(error)"])
             throw ExitStatus.failed
         } catch let error as RunConfigurationError {
-            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-            throw ExitStatus.usage
+            throw report(error, logger: logger)
         } catch {
             ProgressLine.clear()
             throw report(error, logger: logger)
         }
-    }
-}
-
-/// The short summary printed at the end of a run.
-enum RunSummary {
-    static func text(_ report: RunReport) -> String {
-        var lines = [
-            "run \(report.runID): \(report.status)\(report.dryRun ? " (dry run)" : "")",
-            "  window  \(report.since.map(TimeExpression.format) ?? "beginning") → \(TimeExpression.format(report.until))",
-            "  uploads \(report.verification.uploads): \(report.verification.verified) verified, "
-                + "\(report.verification.invalid) invalid, \(report.verification.retry) to retry",
-            "  findings \(report.openFindings) open (\(report.newFindings) new, "
-                + "\(report.changes.autoResolved) auto-resolved)",
-        ]
-        let counts = report.counts
-        for kind in FindingKind.allCases where counts[kind.rawValue, default: 0] > 0 {
-            lines.append("    \(kind.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)) \(counts[kind.rawValue]!)")
-        }
-        for entry in report.valueAtRisk {
-            lines.append("  at risk \(entry.kind.rawValue): \(ReportWriter.formatMilli(entry.amountMilli)) \(entry.currency)")
-        }
-        if let directory = report.reportDirectory { lines.append("  report  \(directory)/report.md") }
-        return lines.joined(separator: "\n")
     }
 }

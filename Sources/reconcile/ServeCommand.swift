@@ -65,8 +65,8 @@ struct ServeCommand: AsyncParsableCommand {
                 return try await runReviewServer(configuration: configuration)
             }
             configuration.deskSettings = settings
-            try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+            try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
                     var configuration = configuration
                     configuration.deskServerAPI = api
                     try await runReviewServer(configuration: configuration)

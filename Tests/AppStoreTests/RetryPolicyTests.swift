@@ -3,7 +3,7 @@ import Testing
 @testable import AppStore
 
 @Suite struct RetryPolicyTests {
-    static let policy = VerifyReceiptClient.RetryPolicy(
+    static let policy = RetryPolicy(
         maxAttempts: 6, initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(1_000), multiplier: 2)
 
     /// (attempt, exponential delay before jitter): 100, 200, 400, 800, then the 1 s cap.
@@ -21,6 +21,6 @@ import Testing
     }
 
     @Test func atLeastOneAttempt() {
-        #expect(VerifyReceiptClient.RetryPolicy(maxAttempts: 0).maxAttempts == 1)
+        #expect(RetryPolicy(maxAttempts: 0).maxAttempts == 1)
     }
 }

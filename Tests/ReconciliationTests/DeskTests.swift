@@ -27,8 +27,8 @@ struct DeskTests {
         _ query: DeskQuery, settings: Settings, enqueue: Bool = false, on connection: Connection
     ) async throws -> CustomerPicture {
         let quiet = Logger(label: "desk", factory: { _ in SwiftLogNoOpLogHandler() })
-        return try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
                 try await DeskService(settings: settings, serverAPI: api, logger: quiet)
                     .lookup(query, enqueue: enqueue, on: connection)
             }
@@ -36,7 +36,7 @@ struct DeskTests {
     }
 
     static func verdicts(_ picture: CustomerPicture) -> [String: String] {
-        Dictionary(uniqueKeysWithValues: picture.transactions.map { ($0.transactionID, $0.verdict) })
+        Dictionary(uniqueKeysWithValues: picture.transactions.map { ($0.transactionID, $0.verdict.rawValue) })
     }
 
     /// An order of two purchases, one credited and one no upload ever carried: Look Up Order ID

@@ -197,7 +197,7 @@ struct DifferTests {
                 return Expected(
                     kind: kind, transaction: try row.decode(String?.self, "transaction_id"),
                     user: try row.decode(String?.self, "user_id"),
-                    action: FindingKind(rawValue: kind)!.suggestedAction)
+                    action: FindingKind(rawValue: kind)!.suggestedAction.rawValue)
             })
             return (found, changes)
         }

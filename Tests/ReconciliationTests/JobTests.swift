@@ -34,10 +34,10 @@ final class ScriptedVerifier: UploadVerifier, @unchecked Sendable {
         }
         let transaction = AppleTransactionRecord(
             transactionID: upload.payload, originalTransactionID: upload.payload, productID: productID,
-            productType: "consumable", bundleID: "com.hncs.szj", environment: "Production",
+            productType: "consumable", bundleID: "com.hncs.szj", environment: .production,
             purchaseDate: Date().addingTimeInterval(-86_400), priceMilli: 6000, currency: "CNY",
             signedDate: Date(), source: "jws")
-        return .verified(VerifiedUpload(method: "jws", appleStatus: nil, environment: "Production",
+        return .verified(VerifiedUpload(method: "jws", appleStatus: nil, environment: .production,
                                         bundleID: "com.hncs.szj", transactions: [transaction]))
     }
 }

@@ -38,8 +38,8 @@ struct RefundRequestTests {
     static func sync(_ settings: Settings, since: Date? = nil, on connection: Connection) async throws
         -> NotificationHistorySync.Summary
     {
-        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
                 let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
                 return try #require(try await sync.sync(since: since, on: connection))
             }
@@ -58,8 +58,8 @@ struct RefundRequestTests {
 
     /// A job that also applies notifications, as `reconcile run` builds it.
     static func run(_ settings: Settings, since: Date) async throws -> RunReport {
-        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
                 try await ReconciliationJob(
                     settings: settings, verifier: verifier,
                     notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,

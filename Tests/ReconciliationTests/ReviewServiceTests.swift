@@ -191,7 +191,7 @@ struct ReviewServiceTests {
         filter.statuses = [.open, .inReview]
         let all = try service.list(filter, page: 1, limit: 3)
         #expect(all.total == 7 && all.items.count == 3 && all.pageCount == 3)
-        #expect(all.items.first?.severity == "high")
+        #expect(all.items.first?.severity == .high)
         let last = try service.list(filter, page: 3, limit: 3)
         #expect(last.items.count == 1)
         filter.kinds = [.missedDelivery]
@@ -207,7 +207,7 @@ struct ReviewServiceTests {
         #expect(try service.list(filter).items.map(\.transactionID) == ["t-r1"])
         filter = ReviewFilter()
         filter.severities = ["high"]
-        #expect(try service.list(filter).items.allSatisfy { $0.severity == "high" })
+        #expect(try service.list(filter).items.allSatisfy { $0.severity == .high })
         filter = ReviewFilter()
         filter.since = Date().addingTimeInterval(3600)
         #expect(try service.list(filter).total == 0)

@@ -162,7 +162,7 @@ struct ScenarioTests {
             return try await ReconciliationJob(settings: settings, verifier: verifier, logger: logger)
                 .run(.init(since: since))
         }
-        return try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
+        return try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
             try await ReconciliationJob(settings: settings, verifier: verifier, logger: logger).run(.init(since: since))
         }
     }

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func withoutAKeyThereIsNoServerAPI() throws {
-        #expect(try AppleVerification.serverAPIConfiguration(settings([:]), bundleID: "com.example.coins") == nil)
+        #expect(try AppleServices.serverAPIConfiguration(settings([:]), bundleID: "com.example.coins") == nil)
     }
 
     @Test func theKeyURLsAndRatesComeFromTheEnvironment() throws {
@@ -25,7 +25,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: file) }
         let key = ["APPSTORE_KEY_ID": "KEY123", "APPSTORE_ISSUER_ID": "issuer", "APPSTORE_PRIVATE_KEY_FILE": file]
         let defaults = try #require(
-            try AppleVerification.serverAPIConfiguration(settings(key), bundleID: "com.example.coins"))
+            try AppleServices.serverAPIConfiguration(settings(key), bundleID: "com.example.coins"))
         #expect(defaults.key.keyID == "KEY123")
         #expect(defaults.key.issuerID == "issuer")
         #expect(defaults.key.bundleID == "com.example.coins")
@@ -36,7 +36,7 @@ import Testing
         #expect(defaults.environments == [.production, .sandbox])
 
         let custom = try #require(
-            try AppleVerification.serverAPIConfiguration(
+            try AppleServices.serverAPIConfiguration(
                 settings(
                     key.merging([
                         "APPSTORE_API_URL": "http://127.0.0.1:8090",
@@ -55,7 +55,7 @@ import Testing
             "APPSTORE_PRIVATE_KEY_FILE": "/nonexistent/k.p8",
         ]
         #expect(throws: RunConfigurationError.self) {
-            try AppleVerification.serverAPIConfiguration(settings(key), bundleID: "com.example.coins")
+            try AppleServices.serverAPIConfiguration(settings(key), bundleID: "com.example.coins")
         }
     }
 }

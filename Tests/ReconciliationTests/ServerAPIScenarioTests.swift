@@ -147,8 +147,8 @@ struct ServerAPIScenarioTests {
 
     static func run(_ settings: Settings, since: Date, serverAPI: Bool = true) async throws -> RunReport {
         let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
-        return try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
                 #expect((api != nil) == serverAPI)
                 return try await ReconciliationJob(
                     settings: settings, verifier: verifier, serverAPI: api, logger: quiet

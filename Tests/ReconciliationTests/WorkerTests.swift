@@ -67,7 +67,7 @@ struct WorkerTests {
 
     /// A run, as `reconcile run` makes it: its own verifier and HTTP client.
     static func run(_ settings: Settings) async throws -> RunReport {
-        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
             try await ReconciliationJob(settings: settings, verifier: verifier, logger: quiet, batchSize: 8)
                 .run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
         }
@@ -75,7 +75,7 @@ struct WorkerTests {
 
     /// A worker, as `reconcile run --worker` makes it.
     static func work(_ settings: Settings) async throws -> Int {
-        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
+        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
             try await ReconciliationJob(settings: settings, verifier: verifier, logger: quiet, batchSize: 8).work()
         }
     }

@@ -37,7 +37,7 @@ public struct AppStoreServerAPIClient: Sendable {
         /// Deadline of one HTTP request, connection included.
         public var requestTimeout: Duration
         /// Retries of one request.
-        public var retry: VerifyReceiptClient.RetryPolicy
+        public var retry: RetryPolicy
         /// The longest `Retry-After` waited within a call; a longer one becomes `retryLater`.
         public var maxRetryAfter: Duration
         /// Pages read at most per call, against a server that says `hasMore` forever.
@@ -54,7 +54,7 @@ public struct AppStoreServerAPIClient: Sendable {
             productionRate: Double = 50,
             sandboxRate: Double = 5,
             requestTimeout: Duration = .seconds(30),
-            retry: VerifyReceiptClient.RetryPolicy = .init(),
+            retry: RetryPolicy = .init(),
             maxRetryAfter: Duration = .seconds(60),
             maxPages: Int = 10_000,
             maxConcurrentRequests: Int = 16
@@ -172,38 +172,45 @@ public struct AppStoreServerAPIClient: Sendable {
         -> ServerAPIOutcome<JWSTransaction>
     {
         let path = "/inApps/v1/transactions/\(Self.escape(transactionId))"
-        for environment in configuration.environments {
-            switch try await get(path: path, parameters: [], environment: environment, logger: logger) {
-            case .notFoundHere:
-                continue
-            case .rejected(let code, let reason):
-                return .rejected(errorCode: code, reason: reason)
-            case .retryLater(let reason, let status, let code):
-                return .retryLater(reason: reason, httpStatus: status, errorCode: code)
-            case .answered(let body):
-                guard let response = try? JSONDecoder().decode(TransactionInfoResponse.self, from: body),
-                    let token = response.signedTransactionInfo
-                else {
-                    return .retryLater(
-                        reason: "Get Transaction Info answered without signedTransactionInfo", httpStatus: 200,
-                        errorCode: nil)
-                }
-                switch await verifier.verifyTransaction(token) {
-                case .valid(let transaction): return .found(transaction)
-                case .invalid(let failure):
-                    logger.warning(
-                        "Server API returned a signed transaction that does not verify",
-                        metadata: ["reason": "\(failure)"])
-                    return .unverifiable(failure)
-                }
+        return try await askingEachEnvironment(path: path, logger: logger) { body, _ in
+            guard let response = try? JSONDecoder().decode(TransactionInfoResponse.self, from: body),
+                let token = response.signedTransactionInfo
+            else {
+                return .retryLater(
+                    reason: "Get Transaction Info answered without signedTransactionInfo", httpStatus: 200,
+                    errorCode: nil)
+            }
+            switch await verifier.verifyTransaction(token) {
+            case .valid(let transaction): return .found(transaction)
+            case .invalid(let failure):
+                logger.warning(
+                    "Server API returned a signed transaction that does not verify", metadata: ["reason": "\(failure)"])
+                return .unverifiable(failure)
             }
         }
-        return .notFound
     }
 
     /// Look Up Order ID: the transactions of the order on the customer's invoice email.
     public func lookUpOrder(_ orderId: String, logger: Logger) async throws -> ServerAPIOutcome<VerifiedTransactions> {
         let path = "/inApps/v1/lookup/\(Self.escape(orderId))"
+        return try await askingEachEnvironment(path: path, logger: logger) { body, environment in
+            guard let response = try? JSONDecoder().decode(OrderLookupResponse.self, from: body) else {
+                return .retryLater(reason: "malformed Look Up Order ID response", httpStatus: 200, errorCode: nil)
+            }
+            // status 1: not an order of this app in this environment.
+            guard response.status == 0 else { return nil }
+            return .found(
+                await verified(response.signedTransactions ?? [], environment: environment, pages: 1, logger: logger))
+        }
+    }
+
+    /// Asks each configured environment in turn, production first, until one knows `path`:
+    /// `4040010` (or `answer` returning nil) moves on to the next, a refusal or an outage ends the
+    /// question, and not found anywhere is ``ServerAPIOutcome/notFound``.
+    private func askingEachEnvironment<Value>(
+        path: String, logger: Logger,
+        answer: (Data, AppStoreEnvironment) async -> ServerAPIOutcome<Value>?
+    ) async throws -> ServerAPIOutcome<Value> {
         for environment in configuration.environments {
             switch try await get(path: path, parameters: [], environment: environment, logger: logger) {
             case .notFoundHere:
@@ -213,14 +220,7 @@ public struct AppStoreServerAPIClient: Sendable {
             case .retryLater(let reason, let status, let code):
                 return .retryLater(reason: reason, httpStatus: status, errorCode: code)
             case .answered(let body):
-                guard let response = try? JSONDecoder().decode(OrderLookupResponse.self, from: body) else {
-                    return .retryLater(reason: "malformed Look Up Order ID response", httpStatus: 200, errorCode: nil)
-                }
-                // status 1: not an order of this app in this environment.
-                guard response.status == 0 else { continue }
-                let tokens = response.signedTransactions ?? []
-                return .found(
-                    await verified(tokens, environment: environment, pages: 1, logger: logger))
+                if let outcome = await answer(body, environment) { return outcome }
             }
         }
         return .notFound

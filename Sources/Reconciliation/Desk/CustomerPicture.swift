@@ -83,7 +83,7 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     /// What was asked.
     public var query: DeskQuery
     /// What Look Up Order ID said; nil for lookups that are not by order.
-    public var order: Order?
+    @ExplicitNull public var order: Order?
     /// The transactions, oldest purchase first; ledger-only transactions last.
     public var transactions: [Transaction]
 
@@ -109,32 +109,31 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     public struct Transaction: Sendable, Codable, Equatable {
         public var transactionID: String
         /// Nil for a transaction only the ledger names.
-        public var originalTransactionID: String?
-        public var productID: String?
-        public var productType: String?
-        public var bundleID: String?
-        public var purchaseDate: Date?
-        public var quantity: Int?
-        public var environment: String?
-        public var revocationDate: Date?
-        public var revocationReason: Int?
+        @ExplicitNull public var originalTransactionID: String?
+        @ExplicitNull public var productID: String?
+        @ExplicitNull public var productType: String?
+        @ExplicitNull public var bundleID: String?
+        @ExplicitNull public var purchaseDate: Date?
+        @ExplicitNull public var quantity: Int?
+        @ExplicitNull public var environment: String?
+        @ExplicitNull public var revocationDate: Date?
+        @ExplicitNull public var revocationReason: Int?
         /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE` once the white table keeps it.
-        public var revocationType: String?
-        public var revocationPercentage: Int?
+        @ExplicitNull public var revocationType: String?
+        @ExplicitNull public var revocationPercentage: Int?
         /// Apple's price (or the catalogue's) in milliunits, and its currency.
-        public var priceMilli: Int64?
-        public var currency: String?
+        @ExplicitNull public var priceMilli: Int64?
+        @ExplicitNull public var currency: String?
         /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`, `order_lookup`.
         public var sources: [String]
         public var buyer: Buyer
         public var deliveries: [Delivery]
         public var uploads: [Upload]
         public var reviewItems: [ReviewItemSummary]
-        /// `ok`, `pending`, or a finding kind of SPEC section 5.
-        public var verdict: String
+        public var verdict: TransactionVerdict
 
         /// The finding the verdict names, if it is one.
-        public var finding: FindingKind? { FindingKind(rawValue: verdict) }
+        public var finding: FindingKind? { verdict.finding }
 
         enum CodingKeys: String, CodingKey {
             case transactionID = "transaction_id"
@@ -153,38 +152,13 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
             case reviewItems = "review_items"
             case verdict
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            // Every field, nulls included: the JSON's shape does not depend on what is known.
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(transactionID, forKey: .transactionID)
-            try container.encode(originalTransactionID, forKey: .originalTransactionID)
-            try container.encode(productID, forKey: .productID)
-            try container.encode(productType, forKey: .productType)
-            try container.encode(bundleID, forKey: .bundleID)
-            try container.encode(purchaseDate, forKey: .purchaseDate)
-            try container.encode(quantity, forKey: .quantity)
-            try container.encode(environment, forKey: .environment)
-            try container.encode(revocationDate, forKey: .revocationDate)
-            try container.encode(revocationReason, forKey: .revocationReason)
-            try container.encode(revocationType, forKey: .revocationType)
-            try container.encode(revocationPercentage, forKey: .revocationPercentage)
-            try container.encode(priceMilli, forKey: .priceMilli)
-            try container.encode(currency, forKey: .currency)
-            try container.encode(sources, forKey: .sources)
-            try container.encode(buyer, forKey: .buyer)
-            try container.encode(deliveries, forKey: .deliveries)
-            try container.encode(uploads, forKey: .uploads)
-            try container.encode(reviewItems, forKey: .reviewItems)
-            try container.encode(verdict, forKey: .verdict)
-        }
     }
 
     /// Who bought it and how that was decided (SPEC section 5).
     public struct Buyer: Sendable, Codable, Equatable {
-        public var userID: String?
+        @ExplicitNull public var userID: String?
         /// `app_account_token`, `application_username`, `uploader`, or nil (unknown).
-        public var basis: String?
+        @ExplicitNull public var basis: String?
 
         public init(userID: String?, basis: String?) {
             self.userID = userID
@@ -195,13 +169,6 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
             case userID = "user_id"
             case basis
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            // Every field, nulls included: the JSON's shape does not depend on what is known.
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(userID, forKey: .userID)
-            try container.encode(basis, forKey: .basis)
-        }
     }
 
     /// A ledger row for the transaction.
@@ -211,7 +178,7 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         public var productID: String
         public var quantity: Int
         public var deliveredAt: Date
-        public var revokedAt: Date?
+        @ExplicitNull public var revokedAt: Date?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -221,17 +188,6 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
             case deliveredAt = "delivered_at"
             case revokedAt = "revoked_at"
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            // Every field, nulls included: the JSON's shape does not depend on what is known.
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(userID, forKey: .userID)
-            try container.encode(productID, forKey: .productID)
-            try container.encode(quantity, forKey: .quantity)
-            try container.encode(deliveredAt, forKey: .deliveredAt)
-            try container.encode(revokedAt, forKey: .revokedAt)
-        }
     }
 
     /// An upload that carried the transaction or said it reported it.
@@ -240,13 +196,13 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         public var userID: String
         public var kind: String
         public var uploadedAt: Date
-        public var applicationUsername: String?
-        public var appAccountToken: String?
-        public var claimedTransactionID: String?
+        @ExplicitNull public var applicationUsername: String?
+        @ExplicitNull public var appAccountToken: String?
+        @ExplicitNull public var claimedTransactionID: String?
         /// `pending`, `verified`, `invalid`, `retry`.
-        public var verification: String?
-        public var appleStatus: Int?
-        public var error: String?
+        @ExplicitNull public var verification: String?
+        @ExplicitNull public var appleStatus: Int?
+        @ExplicitNull public var error: String?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -260,21 +216,6 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
             case appleStatus = "apple_status"
             case error
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            // Every field, nulls included: the JSON's shape does not depend on what is known.
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(userID, forKey: .userID)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(uploadedAt, forKey: .uploadedAt)
-            try container.encode(applicationUsername, forKey: .applicationUsername)
-            try container.encode(appAccountToken, forKey: .appAccountToken)
-            try container.encode(claimedTransactionID, forKey: .claimedTransactionID)
-            try container.encode(verification, forKey: .verification)
-            try container.encode(appleStatus, forKey: .appleStatus)
-            try container.encode(error, forKey: .error)
-        }
     }
 
     /// A review item about the transaction, open or decided.
@@ -284,38 +225,18 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         public var status: String
         public var severity: String
         public var suggestedAction: String
-        public var resolution: String?
-        public var assignee: String?
+        @ExplicitNull public var resolution: String?
+        @ExplicitNull public var assignee: String?
 
         enum CodingKeys: String, CodingKey {
             case id, kind, status, severity
             case suggestedAction = "suggested_action"
             case resolution, assignee
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            // Every field, nulls included: the JSON's shape does not depend on what is known.
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(status, forKey: .status)
-            try container.encode(severity, forKey: .severity)
-            try container.encode(suggestedAction, forKey: .suggestedAction)
-            try container.encode(resolution, forKey: .resolution)
-            try container.encode(assignee, forKey: .assignee)
-        }
     }
 
     enum CodingKeys: String, CodingKey {
         case query, order, transactions
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        // `order` is null, not absent, for lookups that are not by order (SPEC section 13).
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(query, forKey: .query)
-        try container.encode(order, forKey: .order)
-        try container.encode(transactions, forKey: .transactions)
     }
 
     /// Nothing found, or an order Apple calls invalid.

@@ -170,7 +170,7 @@ public struct DeskService: Sendable {
         if verified.transactions.isEmpty, let rejected = verified.rejected.first {
             throw DeskError.appleUnanswered("Look Up Order ID's transactions do not verify: \(rejected.failure)")
         }
-        let records = verified.transactions.compactMap { AppleUploadVerifier.record($0, source: "order_lookup") }
+        let records = verified.transactions.compactMap { AppleTransactionRecord($0, source: .orderLookup) }
             .filter { $0.fieldHoldingNUL == nil }
         let runID = try run.id(environment: settings.environment, on: connection)
         try connection.transaction {
@@ -223,7 +223,7 @@ public struct DeskService: Sendable {
         // A transaction id nobody delivered nor uploaded: Apple may still know it.
         if query.kind == .transaction, let asked = unknown.first(where: { $0.1 == nil })?.0 {
             if case .found(let info) = try await api.client.transactionInfo(for: asked, logger: logger),
-                let record = AppleUploadVerifier.record(info, source: "server_api"), record.fieldHoldingNUL == nil
+                let record = AppleTransactionRecord(info, source: .serverAPI), record.fieldHoldingNUL == nil
             {
                 try TransactionStore.upsert(
                     [(record, nil)], runID: try run.id(environment: settings.environment, on: connection),
@@ -262,7 +262,7 @@ public struct DeskService: Sendable {
     ) async throws -> [String] {
         switch try await api.client.transactionHistory(for: seed, logger: logger) {
         case .found(let history):
-            let records = history.transactions.compactMap { AppleUploadVerifier.record($0, source: "server_api") }
+            let records = history.transactions.compactMap { AppleTransactionRecord($0, source: .serverAPI) }
                 .filter { $0.fieldHoldingNUL == nil }
             try connection.transaction {
                 try TransactionStore.upsert(records.map { ($0, carrier) }, runID: runID, on: connection)

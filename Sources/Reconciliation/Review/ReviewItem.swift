@@ -31,13 +31,6 @@ public enum Resolution: String, Sendable, CaseIterable, Codable {
     }
 }
 
-/// An action the app must carry out, as written to `reconcile.action_outbox`.
-public enum OutboxAction: String, Sendable, CaseIterable, Codable {
-    case grant
-    case revoke
-    case move
-}
-
 /// One row of `reconcile.review_items`.
 public struct ReviewItem: Sendable, Equatable {
     /// The row id.
@@ -46,8 +39,8 @@ public struct ReviewItem: Sendable, Equatable {
     public var fingerprint: String
     /// The finding kind as stored; `FindingKind(rawValue:)` types it.
     public var kind: String
-    /// `high`, `medium` or `low`.
-    public var severity: String
+    /// How urgent it is.
+    public var severity: Severity
     /// Where the item stands.
     public var status: ReviewStatus
     /// Apple's transaction id.
@@ -60,8 +53,8 @@ public struct ReviewItem: Sendable, Equatable {
     public var productID: String?
     /// The upload a per-upload finding (`foreign_bundle`) is about.
     public var uploadID: Int64?
-    /// `grant`, `revoke`, `move` or `investigate`.
-    public var suggestedAction: String
+    /// What support staff should probably do.
+    public var suggestedAction: SuggestedAction
     /// The run that first detected it.
     public var firstSeenRun: Int64
     /// The last run that detected it.
@@ -92,7 +85,7 @@ public struct ReviewItem: Sendable, Equatable {
         id = try row["id"]
         fingerprint = try row["fingerprint"]
         kind = try row["kind"]
-        severity = try row["severity"]
+        severity = Severity(rawValue: try row["severity"])
         let rawStatus: String = try row["status"]
         guard let status = ReviewStatus(rawValue: rawStatus) else {
             throw PostgresError(kind: .decoding, message: "review item \(id) has unknown status \(rawStatus)")
@@ -147,104 +140,6 @@ public struct ReviewEvent: Sendable, Equatable {
     }
 }
 
-/// One row of `reconcile.action_outbox`: a decision the app's fulfilment system carries out.
-public struct OutboxEntry: Sendable, Equatable, Encodable {
-    /// The row id.
-    public var id: Int64
-    /// The item decided.
-    public var reviewItemID: Int64
-    /// The event that recorded the decision.
-    public var reviewEventID: Int64
-    /// What to do.
-    public var action: OutboxAction
-    /// Apple's transaction id.
-    public var transactionID: String?
-    /// The product (Apple's, when Apple knows the transaction).
-    public var productID: String?
-    /// How many units.
-    public var quantity: Int?
-    /// The account to take the goods from (revoke, move).
-    public var fromUserID: String?
-    /// The account to give the goods to (grant, move).
-    public var toUserID: String?
-    /// Who decided.
-    public var decidedBy: String
-    /// The note left with the decision.
-    public var note: String?
-    /// When it was created.
-    public var createdAt: Date
-    /// When the webhook delivered it (a 2xx); nil before, or without a webhook.
-    public var deliveredAt: Date?
-    /// When the app carried it out; nil while pending.
-    public var consumedAt: Date?
-    /// Who acked it (`reconcile outbox ack --by`).
-    public var consumedBy: String?
-
-    static let columns = """
-        id, review_item_id, review_event_id, action, transaction_id, product_id, quantity, from_user_id, to_user_id, \
-        decided_by, note, created_at, delivered_at, consumed_at, consumed_by
-        """
-
-    /// SPEC section 13's JSON field names (`outbox list --json`, the webhook's body).
-    enum CodingKeys: String, CodingKey {
-        case id
-        case reviewItemID = "review_item_id"
-        case action
-        case transactionID = "transaction_id"
-        case productID = "product_id"
-        case quantity
-        case fromUserID = "from_user_id"
-        case toUserID = "to_user_id"
-        case decidedBy = "decided_by"
-        case note
-        case createdAt = "created_at"
-        case deliveredAt = "delivered_at"
-        case consumedAt = "consumed_at"
-        case consumedBy = "consumed_by"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        // Every field, nulls included: the JSON's shape does not depend on what is known.
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(reviewItemID, forKey: .reviewItemID)
-        try container.encode(action, forKey: .action)
-        try container.encode(transactionID, forKey: .transactionID)
-        try container.encode(productID, forKey: .productID)
-        try container.encode(quantity, forKey: .quantity)
-        try container.encode(fromUserID, forKey: .fromUserID)
-        try container.encode(toUserID, forKey: .toUserID)
-        try container.encode(decidedBy, forKey: .decidedBy)
-        try container.encode(note, forKey: .note)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(deliveredAt, forKey: .deliveredAt)
-        try container.encode(consumedAt, forKey: .consumedAt)
-        try container.encode(consumedBy, forKey: .consumedBy)
-    }
-
-    init(row: Row) throws {
-        id = try row["id"]
-        reviewItemID = try row["review_item_id"]
-        reviewEventID = try row["review_event_id"]
-        let rawAction: String = try row["action"]
-        guard let action = OutboxAction(rawValue: rawAction) else {
-            throw PostgresError(kind: .decoding, message: "outbox row \(id) has unknown action \(rawAction)")
-        }
-        self.action = action
-        transactionID = try row["transaction_id"]
-        productID = try row["product_id"]
-        quantity = try row["quantity"]
-        fromUserID = try row["from_user_id"]
-        toUserID = try row["to_user_id"]
-        decidedBy = try row["decided_by"]
-        note = try row["note"]
-        createdAt = try row["created_at"]
-        deliveredAt = try row["delivered_at"]
-        consumedAt = try row["consumed_at"]
-        consumedBy = try row["consumed_by"]
-    }
-}
-
 /// An item with everything a person needs to decide it.
 public struct ReviewItemDetail: Sendable {
     /// The item.
@@ -267,55 +162,4 @@ public struct TransitionOutcome: Sendable {
     public var outbox: OutboxEntry?
     /// One line for a person: what happened.
     public var message: String
-}
-
-/// One row of `reconcile.runs`, for the runs list.
-public struct RunSummary: Sendable {
-    /// The row id.
-    public var id: Int64
-    /// `running`, `completed`, `completed_with_unresolved`, `failed` or `interrupted`.
-    public var status: String
-    /// Window start; nil from the beginning.
-    public var since: Date?
-    /// Window end.
-    public var until: Date
-    /// `production` or `sandbox`.
-    public var environment: String
-    /// A dry run writes no review items.
-    public var dryRun: Bool
-    /// When it started.
-    public var startedAt: Date
-    /// When it finished; nil while running.
-    public var finishedAt: Date?
-    /// Uploads in the window.
-    public var uploads: Int
-    /// Open findings the run detected.
-    public var findingsTotal: Int
-    /// Findings first detected by the run.
-    public var findingsNew: Int
-    /// Where the job wrote the run's report files.
-    public var reportDirectory: String?
-    /// Why it failed, if it did.
-    public var error: String?
-
-    static let columns = """
-        id, status, window_since, window_until, environment, dry_run, started_at, finished_at, uploads_total, \
-        findings_total, findings_new, report_dir, error
-        """
-
-    init(row: Row) throws {
-        id = try row["id"]
-        status = try row["status"]
-        since = try row["window_since"]
-        until = try row["window_until"]
-        environment = try row["environment"]
-        dryRun = try row["dry_run"]
-        startedAt = try row["started_at"]
-        finishedAt = try row["finished_at"]
-        uploads = try row["uploads_total"]
-        findingsTotal = try row["findings_total"]
-        findingsNew = try row["findings_new"]
-        reportDirectory = try row["report_dir"]
-        error = try row["error"]
-    }
 }

@@ -100,8 +100,8 @@ public struct ReviewService {
         ) { row in
             let item = try ReviewItem(row: row)
             let fields: [String] = [
-                String(item.id), item.status.rawValue, item.kind, item.severity, item.transactionID ?? "",
-                item.originalTransactionID ?? "", item.userID ?? "", item.productID ?? "", item.suggestedAction,
+                String(item.id), item.status.rawValue, item.kind, item.severity.rawValue, item.transactionID ?? "",
+                item.originalTransactionID ?? "", item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue,
                 item.assignee ?? "", item.resolution?.rawValue ?? "", item.resolvedBy ?? "",
                 item.resolvedAt.map(TimeExpression.format) ?? "", item.note ?? "", TimeExpression.format(item.createdAt),
                 TimeExpression.format(item.updatedAt), String(item.firstSeenRun), String(item.lastSeenRun),

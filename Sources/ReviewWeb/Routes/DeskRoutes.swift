@@ -139,7 +139,7 @@ enum DeskPageBuilder {
             facts.append(.init(key: t.label("apple_field", "revocation_date"), value: parts.joined(separator: " · ")))
         }
         let finding = transaction.finding
-        let verdictLabel = finding.map { t.kindName($0.rawValue) } ?? t.label("desk.verdict", transaction.verdict)
+        let verdictLabel = finding.map { t.kindName($0.rawValue) } ?? t.label("desk.verdict", transaction.verdict.rawValue)
         let buyer: String
         if let user = transaction.buyer.userID {
             buyer = user + " (" + (transaction.buyer.basis.map { t.label("basis", $0) } ?? t["apple.unknown_basis"]) + ")"
@@ -164,7 +164,7 @@ enum DeskPageBuilder {
                 uploaded: reader.minute(row.uploadedAt), device: "—", verification: verification)
         }
         return DeskPage.Transaction(
-            id: transaction.transactionID, verdict: transaction.verdict, verdictLabel: verdictLabel,
+            id: transaction.transactionID, verdict: transaction.verdict.rawValue, verdictLabel: verdictLabel,
             isFinding: finding != nil, explanation: finding.map { t.explanation($0.rawValue) },
             facts: facts,
             sources: transaction.sources.isEmpty

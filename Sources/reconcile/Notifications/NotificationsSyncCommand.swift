@@ -47,8 +47,8 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
             }
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
-            let summary = try await AppleVerification.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+            let summary = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
                     try await api?.notificationSync(NotificationApplier(verify: verifier.verifyNotification))
                         .sync(since: start, on: connection)
                 }
@@ -59,11 +59,6 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
             }
             print(Self.text(summary, settings: settings))
             if summary.unanswered != nil { throw ExitStatus.failed }
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as RunConfigurationError {
-            FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-            throw ExitStatus.usage
         } catch {
             throw report(error, logger: logger)
         }

@@ -52,8 +52,8 @@ struct ReviewListCommand: AsyncParsableCommand {
                 print(header, terminator: "\r\n")
                 for item in result.items {
                     let fields = [
-                        String(item.id), item.status.rawValue, item.kind, item.severity, item.transactionID ?? "",
-                        item.userID ?? "", item.productID ?? "", item.suggestedAction, item.assignee ?? "",
+                        String(item.id), item.status.rawValue, item.kind, item.severity.rawValue, item.transactionID ?? "",
+                        item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue, item.assignee ?? "",
                         TimeExpression.format(item.createdAt),
                     ]
                     print(fields.map(ReportWriter.csvField).joined(separator: ","), terminator: "\r\n")
@@ -65,9 +65,10 @@ struct ReviewListCommand: AsyncParsableCommand {
                 }
                 print(ReviewOutput.table(
                     header: ["ID", "STATUS", "SEVERITY", "KIND", "TRANSACTION", "USER", "PRODUCT", "ASSIGNEE", "DETECTED"],
-                    rows: result.items.map {
-                        [String($0.id), $0.status.rawValue, $0.severity, $0.kind, $0.transactionID ?? "—",
-                         $0.userID ?? "—", $0.productID ?? "—", $0.assignee ?? "", String(TimeExpression.format($0.createdAt).prefix(10))]
+                    rows: result.items.map { (item: ReviewItem) -> [String] in
+                        [String(item.id), item.status.rawValue, item.severity.rawValue, item.kind, item.transactionID ?? "—",
+                         item.userID ?? "—", item.productID ?? "—", item.assignee ?? "",
+                         String(TimeExpression.format(item.createdAt).prefix(10))]
                     },
                     widths: [6, 13, 8, 20, 22, 18, 16, 12, 10]))
                 print("page \(result.page) of \(result.pageCount), \(result.total) items")

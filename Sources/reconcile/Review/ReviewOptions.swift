@@ -88,16 +88,9 @@ struct ReviewFilterOptions: ParsableArguments {
     }
 }
 
-/// Turns a service failure into the exit status of SPEC section 7: a refused transition is 1 with
-/// its message; bad input is 64.
-func reviewFailure(_ error: any Error, logger: Logger) -> ExitCode {
-    if let error = error as? ReviewError {
-        FileHandle.standardError.write(Data("reconcile: \(error)\n".utf8))
-        if case .invalidInput = error { return ExitStatus.usage }
-        return ExitStatus.failed
-    }
-    return report(error, logger: logger)
-}
+/// Turns a service failure into the exit status of SPEC section 7 (``ExitStatus/code(for:)``): a
+/// refused transition is 1 with its message; bad input is 64.
+func reviewFailure(_ error: any Error, logger: Logger) -> ExitCode { report(error, logger: logger) }
 
 /// Text from clients (user and product ids) made safe to print on a terminal: control
 /// characters, which could move the cursor or rewrite the screen, become `?`.

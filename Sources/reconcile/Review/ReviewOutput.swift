@@ -7,10 +7,10 @@ enum ReviewOutput {
     static func json(_ item: ReviewItem) -> [String: Any] {
         func value(_ text: String?) -> Any { text ?? NSNull() }
         return [
-            "id": item.id, "fingerprint": item.fingerprint, "kind": item.kind, "severity": item.severity,
+            "id": item.id, "fingerprint": item.fingerprint, "kind": item.kind, "severity": item.severity.rawValue,
             "status": item.status.rawValue, "transaction_id": value(item.transactionID),
             "original_transaction_id": value(item.originalTransactionID), "user_id": value(item.userID),
-            "product_id": value(item.productID), "suggested_action": item.suggestedAction,
+            "product_id": value(item.productID), "suggested_action": item.suggestedAction.rawValue,
             "first_seen_run": item.firstSeenRun, "last_seen_run": item.lastSeenRun,
             "created_at": TimeExpression.format(item.createdAt), "updated_at": TimeExpression.format(item.updatedAt),
             "assignee": value(item.assignee), "resolution": value(item.resolution?.rawValue),

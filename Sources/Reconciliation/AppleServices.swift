@@ -2,8 +2,9 @@ import AppStore
 import Foundation
 import Logging
 
-/// Builds the Apple side of a run from the settings and keeps its HTTP client alive for the run.
-public enum AppleVerification {
+/// Apple's services as the settings configure them (trusted roots, verifyReceipt, the App Store
+/// Server API), with their HTTP clients kept alive for as long as a command needs them.
+public enum AppleServices {
     /// The trusted roots: `APPLE_ROOT_CERTIFICATES` when set (replacing the bundled ones), else
     /// Apple Root CA - G3 and Apple Inc. Root.
     public static func roots(_ settings: Settings) throws -> TrustedRoots {
@@ -34,8 +35,8 @@ public enum AppleVerification {
     /// `RECONCILE_MAX_ATTEMPTS` tries per request, with the clients' backoff and jitter between
     /// them: an Apple outage costs each upload a bounded number of requests, then it waits for
     /// the next run.
-    static func retryPolicy(_ settings: Settings) -> VerifyReceiptClient.RetryPolicy {
-        VerifyReceiptClient.RetryPolicy(maxAttempts: settings.maxAttempts)
+    static func retryPolicy(_ settings: Settings) -> RetryPolicy {
+        RetryPolicy(maxAttempts: settings.maxAttempts)
     }
 
     static func requestTimeout(_ settings: Settings) -> Duration {

@@ -1,39 +1,5 @@
+import AppStore
 import Foundation
-
-/// One row of the uploads relation, as the verifier needs it.
-public struct Upload: Sendable, Equatable {
-    /// `id`.
-    public var id: Int64
-    /// `user_id`: the account logged in when the client uploaded.
-    public var userID: String
-    /// `kind`: `app_receipt` or `signed_transaction`.
-    public var kind: String
-    /// `payload`, exactly as uploaded.
-    public var payload: String
-    /// `application_username`.
-    public var applicationUsername: String?
-    /// `app_account_token`.
-    public var appAccountToken: UUID?
-    /// `claimed_transaction_id`.
-    public var claimedTransactionID: String?
-    /// `uploaded_at`.
-    public var uploadedAt: Date
-
-    /// Creates an upload.
-    public init(
-        id: Int64, userID: String, kind: String, payload: String, applicationUsername: String? = nil,
-        appAccountToken: UUID? = nil, claimedTransactionID: String? = nil, uploadedAt: Date = Date()
-    ) {
-        self.id = id
-        self.userID = userID
-        self.kind = kind
-        self.payload = payload
-        self.applicationUsername = applicationUsername
-        self.appAccountToken = appAccountToken
-        self.claimedTransactionID = claimedTransactionID
-        self.uploadedAt = uploadedAt
-    }
-}
 
 /// One Apple-confirmed transaction, normalised for `reconcile.apple_transactions`.
 public struct AppleTransactionRecord: Sendable, Equatable, Codable {
@@ -44,7 +10,7 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var productType: String?
     public var bundleID: String
     /// `Production` or `Sandbox`, as Apple spells it.
-    public var environment: String
+    public var environment: AppStoreEnvironment
     public var quantity: Int
     public var purchaseDate: Date
     public var originalPurchaseDate: Date?
@@ -66,17 +32,17 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var appTransactionID: String?
     /// Apple's `signedDate`, or the receipt's creation time: newer data wins.
     public var signedDate: Date?
-    /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`.
-    public var source: String
+    /// Which source told it.
+    public var source: TransactionSource
 
     /// Creates a record.
     public init(
         transactionID: String, originalTransactionID: String, productID: String, productType: String? = nil,
-        bundleID: String, environment: String, quantity: Int = 1, purchaseDate: Date, originalPurchaseDate: Date? = nil,
+        bundleID: String, environment: AppStoreEnvironment, quantity: Int = 1, purchaseDate: Date, originalPurchaseDate: Date? = nil,
         expiresDate: Date? = nil, revocationDate: Date? = nil, revocationReason: Int? = nil,
         ownershipType: String? = nil, appAccountToken: UUID? = nil, webOrderLineItemID: String? = nil,
         priceMilli: Int64? = nil, currency: String? = nil, storefront: String? = nil, revocationType: String? = nil,
-        revocationPercentage: Int? = nil, appTransactionID: String? = nil, signedDate: Date? = nil, source: String
+        revocationPercentage: Int? = nil, appTransactionID: String? = nil, signedDate: Date? = nil, source: TransactionSource
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -111,9 +77,9 @@ extension AppleTransactionRecord {
         let fields: [(String, String?)] = [
             ("transaction_id", transactionID), ("original_transaction_id", originalTransactionID),
             ("product_id", productID), ("product_type", productType), ("bundle_id", bundleID),
-            ("environment", environment), ("ownership_type", ownershipType),
+            ("environment", environment.rawValue), ("ownership_type", ownershipType),
             ("web_order_line_item_id", webOrderLineItemID), ("currency", currency), ("storefront", storefront),
-            ("revocation_type", revocationType), ("app_transaction_id", appTransactionID), ("source", source),
+            ("revocation_type", revocationType), ("app_transaction_id", appTransactionID), ("source", source.rawValue),
         ]
         return fields.first { $0.1?.utf8.contains(0) == true }?.0
     }
@@ -133,53 +99,4 @@ extension String {
         }
         return String(escaped)
     }
-}
-
-/// What verifying one upload with Apple established.
-public enum Verdict: Sendable, Equatable {
-    /// Apple confirmed the upload: its environment, bundle and transactions.
-    case verified(VerifiedUpload)
-    /// Apple (or local verification) rejected it for good.
-    case invalid(code: String, reason: String, appleStatus: Int?)
-    /// A passing failure: try again later; nothing is judged on it meanwhile.
-    case retry(reason: String, appleStatus: Int?)
-}
-
-/// An upload Apple confirmed.
-public struct VerifiedUpload: Sendable, Equatable {
-    /// `verify_receipt`, `local_receipt`, `jws`.
-    public var method: String
-    /// Apple's status (verifyReceipt), when there is one.
-    public var appleStatus: Int?
-    /// `Production` or `Sandbox`.
-    public var environment: String
-    /// The bundle the receipt or transaction belongs to.
-    public var bundleID: String
-    /// Every transaction it carries.
-    public var transactions: [AppleTransactionRecord]
-
-    /// Creates a verified upload.
-    public init(method: String, appleStatus: Int?, environment: String, bundleID: String,
-                transactions: [AppleTransactionRecord]) {
-        self.method = method
-        self.appleStatus = appleStatus
-        self.environment = environment
-        self.bundleID = bundleID
-        self.transactions = transactions
-    }
-}
-
-/// Verifies uploads with Apple. Throws only for failures that must stop the run (a wrong
-/// shared secret, `21004`); everything about one upload is a `Verdict`.
-public protocol UploadVerifier: Sendable {
-    /// Verifies one upload; `attempt` is 1 for the first try across runs.
-    func verify(_ upload: Upload, attempt: Int) async throws -> Verdict
-}
-
-/// A failure that stops the run because the configuration is wrong (exit 64).
-public struct RunConfigurationError: Error, CustomStringConvertible {
-    /// What to fix.
-    public let description: String
-    /// Creates the error.
-    public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,27 @@
+import Postgres
+
+/// Which of Apple's sources told the white table about a transaction (`apple_transactions.source`,
+/// `transaction_claims.source`).
+public struct TransactionSource: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible,
+    ExpressibleByStringLiteral, PostgresEncodable, PostgresNonNullDecodable
+{
+    public var rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+
+    public var description: String { rawValue }
+
+    /// verifyReceipt's answer about an uploaded receipt.
+    public static let verifyReceipt = TransactionSource(rawValue: "verify_receipt")
+    /// An uploaded receipt verified offline.
+    public static let localReceipt = TransactionSource(rawValue: "local_receipt")
+    /// An uploaded StoreKit 2 JWS transaction.
+    public static let jws = TransactionSource(rawValue: "jws")
+    /// The App Store Server API (transaction info, history, order lookup).
+    public static let serverAPI = TransactionSource(rawValue: "server_api")
+    /// An App Store Server Notification.
+    public static let notification = TransactionSource(rawValue: "notification")
+    /// Look Up Order ID, asked by the support desk.
+    public static let orderLookup = TransactionSource(rawValue: "order_lookup")
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Postgres
+
+/// One row of `reconcile.runs`, for the runs list.
+public struct RunSummary: Sendable {
+    /// The row id.
+    public var id: Int64
+    /// `running`, `completed`, `completed_with_unresolved`, `failed` or `interrupted`.
+    public var status: String
+    /// Window start; nil from the beginning.
+    public var since: Date?
+    /// Window end.
+    public var until: Date
+    /// `production` or `sandbox`.
+    public var environment: String
+    /// A dry run writes no review items.
+    public var dryRun: Bool
+    /// When it started.
+    public var startedAt: Date
+    /// When it finished; nil while running.
+    public var finishedAt: Date?
+    /// Uploads in the window.
+    public var uploads: Int
+    /// Open findings the run detected.
+    public var findingsTotal: Int
+    /// Findings first detected by the run.
+    public var findingsNew: Int
+    /// Where the job wrote the run's report files.
+    public var reportDirectory: String?
+    /// Why it failed, if it did.
+    public var error: String?
+
+    static let columns = """
+        id, status, window_since, window_until, environment, dry_run, started_at, finished_at, uploads_total, \
+        findings_total, findings_new, report_dir, error
+        """
+
+    init(row: Row) throws {
+        id = try row["id"]
+        status = try row["status"]
+        since = try row["window_since"]
+        until = try row["window_until"]
+        environment = try row["environment"]
+        dryRun = try row["dry_run"]
+        startedAt = try row["started_at"]
+        finishedAt = try row["finished_at"]
+        uploads = try row["uploads_total"]
+        findingsTotal = try row["findings_total"]
+        findingsNew = try row["findings_new"]
+        reportDirectory = try row["report_dir"]
+        error = try row["error"]
+    }
+}
