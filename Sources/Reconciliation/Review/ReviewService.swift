@@ -68,9 +68,12 @@ public struct ReviewService {
               FROM reconcile.review_events WHERE review_item_id = $1 ORDER BY id
             """, [id]
         ).map(ReviewEvent.init(row:))
+        let item = try ReviewItem(row: row)
         return ReviewItemDetail(
-            item: try ReviewItem(row: row), evidence: try row["evidence_text"], events: events,
-            outbox: try outbox(itemID: id))
+            item: item, evidence: try row["evidence_text"], events: events, outbox: try outbox(itemID: id),
+            consumptionAnswers: try item.transactionID.map {
+                try ConsumptionAnswerRecord.find(transactionIDs: [$0], on: connection)
+            } ?? [])
     }
 
     /// The item at the top of the working queue (open or in review, most severe, oldest) other
