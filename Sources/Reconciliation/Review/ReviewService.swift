@@ -113,10 +113,14 @@ public struct ReviewService {
         }
     }
 
-    /// The latest runs, newest first.
+    /// The latest nightly and ad-hoc runs, newest first; the desk's lookups, recorded as runs of
+    /// kind `lookup` (migration 0008), are not among them.
     public func runs(limit: Int = 50) throws -> [RunSummary] {
         try connection.query(
-            "SELECT \(RunSummary.columns) FROM reconcile.runs ORDER BY id DESC LIMIT \(min(max(limit, 1), 1000))"
+            """
+            SELECT \(RunSummary.columns) FROM reconcile.runs WHERE kind = 'run'
+             ORDER BY id DESC LIMIT \(min(max(limit, 1), 1000))
+            """
         ).map(RunSummary.init(row:))
     }
 
