@@ -188,6 +188,9 @@ let package = Package(
                 "Reconciliation",
                 "Postgres",
                 "TestSupport",
+                // Refund requests answered against the simulator, for the pages that show them.
+                "AppStore",
+                "AppStoreSimulator",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]

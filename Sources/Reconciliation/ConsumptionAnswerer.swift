@@ -239,13 +239,28 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
     public var userID: String?
     /// When Apple asked (the first request's `signedDate`).
     public var requestedAt: Date
+    /// When the job answered (or recorded the request expired, or Apple refused the answer).
+    public var answeredAt: Date
     /// `answered`, `expired` or `failed`.
     public var status: String
     /// The ConsumptionRequest JSON sent, nil when nothing was sent.
     public var body: String?
+    /// Why Apple refused the answer (`failed`), in Apple's or the client's words.
+    public var appleError: String?
     /// `refunded` or `declined`, once Apple decided.
     public var outcome: String?
     public var decidedAt: Date?
+
+    /// What the body told Apple: `deliveryStatus`, `consumptionPercentage` (milliunits, 100000 =
+    /// all used) and `refundPreference`, nil when absent or nothing was sent.
+    public var sent: (deliveryStatus: String?, consumptionPercentage: Int?, refundPreference: String?) {
+        guard let body, let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+        else { return (nil, nil, nil) }
+        return (
+            object["deliveryStatus"] as? String, (object["consumptionPercentage"] as? NSNumber)?.intValue,
+            object["refundPreference"] as? String
+        )
+    }
 
     /// Every answer about these transactions, or to requests about this account's purchases,
     /// newest first.
@@ -254,7 +269,8 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
     {
         try connection.query(
             """
-            SELECT id, transaction_id, user_id, requested_at, status, body::text, outcome, decided_at
+            SELECT id, transaction_id, user_id, requested_at, created_at, status, body::text, apple_error, outcome,
+                   decided_at
               FROM reconcile.consumption_answers
              WHERE transaction_id = ANY($1::text[]) OR user_id = $2
              ORDER BY requested_at DESC, id DESC
@@ -263,8 +279,9 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
             ConsumptionAnswerRecord(
                 id: try row.decode(Int64.self, at: 0), transactionID: try row.decode(String.self, at: 1),
                 userID: try row.decode(String?.self, at: 2), requestedAt: try row.decode(Date.self, at: 3),
-                status: try row.decode(String.self, at: 4), body: try row.decode(String?.self, at: 5),
-                outcome: try row.decode(String?.self, at: 6), decidedAt: try row.decode(Date?.self, at: 7))
+                answeredAt: try row.decode(Date.self, at: 4), status: try row.decode(String.self, at: 5),
+                body: try row.decode(String?.self, at: 6), appleError: try row.decode(String?.self, at: 7),
+                outcome: try row.decode(String?.self, at: 8), decidedAt: try row.decode(Date?.self, at: 9))
         }
     }
 }

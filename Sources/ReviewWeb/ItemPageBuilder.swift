@@ -153,7 +153,9 @@ enum ItemPageBuilder {
                 return ItemPage.Outbox(
                     description: describe(entry, t),
                     line: t.text("item.outbox_line", ["id": String(entry.id), "state": state]))
-            })
+            },
+            refundRequests: RefundRequestRow.rows(detail.consumptionAnswers, reader: reader),
+            hasRefundRequests: !detail.consumptionAnswers.isEmpty)
     }
 
     /// What the app is asked to do, in the reader's words (`Grant coins_600 ×1 to player-42`).

@@ -67,6 +67,8 @@ struct ReviewSite: Sendable {
     let database: ReviewDatabase
     let library: MustacheLibrary
     let throttle: LoginThrottle
+    /// Delivers decisions to the app's webhook after each one; nil without a webhook.
+    let outboxDelivery: OutboxDelivery?
 
     init(configuration: ReviewWebConfiguration) throws {
         self.configuration = configuration
@@ -78,6 +80,9 @@ struct ReviewSite: Sendable {
             statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)))
         library = try Templates.library()
         throttle = LoginThrottle(limits: configuration.loginLimits)
+        outboxDelivery = configuration.outboxWebhook.map {
+            OutboxDelivery(webhook: $0, databaseURL: configuration.databaseURL, logger: configuration.logger)
+        }
     }
 
     func addRoutes(to router: Router<ReviewRequestContext>) {

@@ -35,6 +35,10 @@ public struct ReviewWebConfiguration: Sendable {
     /// The App Store Server API for the desk's order lookups and Apple's side of a customer;
     /// nil without credentials (order IDs then cannot be looked up).
     public var deskServerAPI: ServerAPILookups?
+    /// The app's outbox webhook (`RECONCILE_OUTBOX_WEBHOOK_URL`, `RECONCILE_OUTBOX_WEBHOOK_SECRET`):
+    /// a decision made in the browser is delivered to it at once, in the background, as the CLI's
+    /// is (SPEC section 13); nil leaves the rows to `reconcile outbox deliver` and the next run.
+    public var outboxWebhook: ActionOutbox.Webhook?
     /// Wrong-token back-off.
     var loginLimits = LoginThrottle.Limits()
     /// The first wait after a client's free wrong tokens (each further miss doubles it).

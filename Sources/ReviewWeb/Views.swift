@@ -240,6 +240,9 @@ struct ItemPage {
     let hasUploads: Bool
     let events: [Event]
     let outbox: Outbox?
+    /// What was answered to Apple about refunds of the item's transaction, and Apple's decision.
+    let refundRequests: [RefundRequestRow]
+    let hasRefundRequests: Bool
 }
 
 struct RunsPage {

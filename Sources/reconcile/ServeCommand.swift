@@ -59,6 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
             var configuration = ReviewWebConfiguration(
                 host: host, port: port, databaseURL: settings.databaseURL, token: token,
                 secureCookies: secureCookies, logger: logger)
+            // Decisions made in the browser reach the app's webhook as the CLI's do.
+            configuration.outboxWebhook = ActionOutbox.Webhook(settings: settings)
             // The desk's customer page judges with the job's rules, which need the app's bundle ids.
             guard !settings.bundleIDs.isEmpty else {
                 logger.notice("the desk's customer page is off: RECONCILE_BUNDLE_IDS is not set")

@@ -34,6 +34,9 @@ struct CatalogTests {
             keys += Set(FindingKind.allCases.map(\.severity)).map { "severity.\($0)" }
             keys += ["running", "completed", "completed_with_unresolved", "failed", "interrupted"].map { "run_status.\($0)" }
             keys += Settings.Environment.allCases.map { "environment.\($0.rawValue)" }
+            // The sources of a desk lookup (SPEC section 13) and the offline receipt check.
+            keys += ["verify_receipt", "local_receipt", "jws", "server_api", "notification", "order_lookup"]
+                .map { "apple_value.source.\($0)" }
             for key in keys { #expect(catalog.strings[key] != nil, "\(catalog.language.rawValue) lacks \(key)") }
         }
     }

@@ -175,7 +175,7 @@ struct LanguageTests {
     }
 
     @Test func everyTemplateIsEmbedded() throws {
-        #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk"])
+        #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk", "refund_requests"])
         #expect(Templates.css.contains(".chip"))
     }
 

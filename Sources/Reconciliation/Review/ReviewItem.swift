@@ -150,6 +150,9 @@ public struct ReviewItemDetail: Sendable {
     public var events: [ReviewEvent]
     /// The action its decision enqueued, if any.
     public var outbox: OutboxEntry?
+    /// What the job answered Apple about refund requests for the item's transaction, and what
+    /// Apple decided (SPEC section 14), newest first.
+    public var consumptionAnswers: [ConsumptionAnswerRecord] = []
 }
 
 /// What a claim, resolve or dismiss did.

@@ -68,9 +68,12 @@ public struct ReviewService {
               FROM reconcile.review_events WHERE review_item_id = $1 ORDER BY id
             """, [id]
         ).map(ReviewEvent.init(row:))
+        let item = try ReviewItem(row: row)
         return ReviewItemDetail(
-            item: try ReviewItem(row: row), evidence: try row["evidence_text"], events: events,
-            outbox: try outbox(itemID: id))
+            item: item, evidence: try row["evidence_text"], events: events, outbox: try outbox(itemID: id),
+            consumptionAnswers: try item.transactionID.map {
+                try ConsumptionAnswerRecord.find(transactionIDs: [$0], on: connection)
+            } ?? [])
     }
 
     /// The item at the top of the working queue (open or in review, most severe, oldest) other
@@ -110,10 +113,14 @@ public struct ReviewService {
         }
     }
 
-    /// The latest runs, newest first.
+    /// The latest nightly and ad-hoc runs, newest first; the desk's lookups, recorded as runs of
+    /// kind `lookup` (migration 0008), are not among them.
     public func runs(limit: Int = 50) throws -> [RunSummary] {
         try connection.query(
-            "SELECT \(RunSummary.columns) FROM reconcile.runs ORDER BY id DESC LIMIT \(min(max(limit, 1), 1000))"
+            """
+            SELECT \(RunSummary.columns) FROM reconcile.runs WHERE kind = 'run'
+             ORDER BY id DESC LIMIT \(min(max(limit, 1), 1000))
+            """
         ).map(RunSummary.init(row:))
     }
 

@@ -50,9 +50,14 @@ extension ReviewSite {
         }
         let desk = DeskService(settings: settings, serverAPI: configuration.deskServerAPI, logger: context.logger)
         let picture: CustomerPicture
+        let answers: [ConsumptionAnswerRecord]
         do {
-            picture = try await database.runAsync { connection in
-                try await desk.lookup(query, enqueue: enqueue, on: connection)
+            (picture, answers) = try await database.runAsync { connection in
+                let picture = try await desk.lookup(query, enqueue: enqueue, on: connection)
+                // What was answered to Apple about refunds of these purchases (SPEC section 14).
+                let answers = try ConsumptionAnswerRecord.find(
+                    transactionIDs: picture.transactions.map(\.transactionID), on: connection)
+                return (picture, answers)
             }
         } catch let error as DeskError {
             switch error {
@@ -72,7 +77,9 @@ extension ReviewSite {
         }
         let flash = await sessions.takeFlash(for: session.id).map { FlashView($0) }
         return render(
-            "desk", DeskPageBuilder.page(picture, typed: text, csrf: session.csrfToken, reader: context.reader),
+            "desk",
+            DeskPageBuilder.page(
+                picture, answers: answers, typed: text, csrf: session.csrfToken, reader: context.reader),
             title: title, context: context, flash: flash)
     }
 }
@@ -85,7 +92,9 @@ func deskHref(_ value: String) -> String {
 /// Turns a customer's picture into the customer page's view, in the reader's language, time
 /// zone and money format.
 enum DeskPageBuilder {
-    static func page(_ picture: CustomerPicture, typed: String, csrf: String, reader: Reader) -> DeskPage {
+    static func page(
+        _ picture: CustomerPicture, answers: [ConsumptionAnswerRecord], typed: String, csrf: String, reader: Reader
+    ) -> DeskPage {
         let t = reader.catalog
         let kind = t.label("desk.kind", picture.query.kind.rawValue)
         var summary: String
@@ -108,10 +117,17 @@ enum DeskPageBuilder {
         }
         return DeskPage(
             query: typed, notice: nil, csrf: csrf, summary: summary, value: picture.query.value,
-            canEnqueue: findings > 0, transactions: picture.transactions.map { transaction($0, reader: reader) })
+            canEnqueue: findings > 0,
+            transactions: picture.transactions.map { transaction in
+                Self.transaction(
+                    transaction, answers: answers.filter { $0.transactionID == transaction.transactionID },
+                    reader: reader)
+            })
     }
 
-    static func transaction(_ transaction: CustomerPicture.Transaction, reader: Reader) -> DeskPage.Transaction {
+    static func transaction(
+        _ transaction: CustomerPicture.Transaction, answers: [ConsumptionAnswerRecord], reader: Reader
+    ) -> DeskPage.Transaction {
         let t = reader.catalog
         var facts: [ItemPage.KeyValue] = []
         func fact(_ key: String, _ value: String?) {
@@ -177,7 +193,8 @@ enum DeskPageBuilder {
                     statusLabel: t.label("status", item.status), severity: item.severity,
                     severityLabel: t.severity(item.severity))
             },
-            hasItems: !transaction.reviewItems.isEmpty)
+            hasItems: !transaction.reviewItems.isEmpty,
+            refundRequests: RefundRequestRow.rows(answers, reader: reader), hasRefundRequests: !answers.isEmpty)
     }
 }
 
@@ -198,6 +215,9 @@ struct DeskPage {
         let hasUploads: Bool
         let items: [Item]
         let hasItems: Bool
+        /// What was answered to Apple about refunds of this purchase, and Apple's decision.
+        let refundRequests: [RefundRequestRow]
+        let hasRefundRequests: Bool
     }
 
     struct Item {

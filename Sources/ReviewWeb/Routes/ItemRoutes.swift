@@ -96,6 +96,8 @@ extension ReviewSite {
         let t = context.catalog
         do {
             let outcome = try await database.run { try body($0, id) }
+            // A decision reaches the app's webhook at once, as the CLI's does, without holding up the page.
+            if outcome.changed, outcome.item.status.isDecided { await outboxDelivery?.trigger() }
             await sessions.setFlash(.init(text: Self.message(outcome, by: session.name, t), isError: false), for: session.id)
             return redirect("/items/\(id)")
         } catch let error as ReviewError {

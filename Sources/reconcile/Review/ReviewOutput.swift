@@ -39,6 +39,18 @@ enum ReviewOutput {
         ]
     }
 
+    /// A row of `reconcile.consumption_answers`, with its table's column names.
+    static func json(_ answer: ConsumptionAnswerRecord) -> [String: Any] {
+        [
+            "id": answer.id, "transaction_id": answer.transactionID, "user_id": answer.userID ?? NSNull(),
+            "requested_at": TimeExpression.format(answer.requestedAt),
+            "created_at": TimeExpression.format(answer.answeredAt), "status": answer.status,
+            "body": answer.body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull(),
+            "apple_error": answer.appleError ?? NSNull(), "outcome": answer.outcome ?? NSNull(),
+            "decided_at": answer.decidedAt.map(TimeExpression.format) ?? NSNull(),
+        ]
+    }
+
     static func print(json object: Any) throws {
         let data = try JSONSerialization.data(
             withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

@@ -26,6 +26,7 @@ struct ReviewShowCommand: AsyncParsableCommand {
                 object["evidence"] = evidence
                 object["events"] = detail.events.map(ReviewOutput.json)
                 object["outbox"] = detail.outbox.map(ReviewOutput.json) ?? NSNull()
+                object["consumption_answers"] = detail.consumptionAnswers.map(ReviewOutput.json)
                 try ReviewOutput.print(json: object)
                 return
             }
@@ -49,6 +50,7 @@ struct ReviewShowCommand: AsyncParsableCommand {
                     + (entry.consumedAt.map { "carried out \(TimeExpression.format($0))" } ?? "pending"))
             }
             lines += EvidenceText.lines(evidence as? [String: Any] ?? [:])
+            lines += EvidenceText.lines(detail.consumptionAnswers)
             lines += ["", "History:"]
             for event in detail.events {
                 var line = "  \(TimeExpression.format(event.createdAt))  \(terminalSafe(event.actor)): "
@@ -110,6 +112,36 @@ enum EvidenceText {
                 + ((upload["error"] as? String).map { " (\(terminalSafe($0)))" } ?? ""))
             lines.append("     device \(text(upload["device"])); username \(text(upload["application_username"])); "
                 + "token \(text(upload["app_account_token"])); claimed \(text(upload["claimed_transaction_id"]))")
+        }
+        return lines
+    }
+}
+
+extension EvidenceText {
+    /// What was answered to Apple about refund requests and what Apple decided, as the item page
+    /// shows it (SPEC section 14).
+    static func lines(_ answers: [ConsumptionAnswerRecord]) -> [String] {
+        guard !answers.isEmpty else { return [] }
+        var lines = ["", "Refund requests (what was answered to Apple):"]
+        for answer in answers {
+            let sent = answer.sent
+            var line = "  asked \(TimeExpression.format(answer.requestedAt)): "
+            switch answer.status {
+            case "answered": line += "sent \(TimeExpression.format(answer.answeredAt))"
+            case "expired": line += "expired, not sent (past Apple's 12 hours)"
+            default:
+                line += "\(terminalSafe(answer.status)) \(TimeExpression.format(answer.answeredAt))"
+                    + (answer.appleError.map { " (\(terminalSafe($0)))" } ?? "")
+            }
+            if answer.body != nil {
+                line += "; deliveryStatus \(terminalSafe(sent.deliveryStatus)), consumptionPercentage "
+                    + "\(sent.consumptionPercentage.map(String.init) ?? "—"), refundPreference "
+                    + "\(terminalSafe(sent.refundPreference))"
+            }
+            line += "; Apple: " + (answer.outcome.map {
+                "\($0) \(answer.decidedAt.map(TimeExpression.format) ?? "")"
+            } ?? "not decided yet")
+            lines.append(line)
         }
         return lines
     }
