@@ -200,6 +200,15 @@ public struct Differ: Sendable {
         try stages.run("70_evidence.sql")
     }
 
+    /// The support desk's picture of the transactions `computeFindings` just judged (same
+    /// transaction): a JSON array of `CustomerPicture.Transaction` objects, from
+    /// `sql/diff/90_picture.sql`.
+    func picture(_ parameters: Parameters, on connection: Connection) throws -> String {
+        let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        guard let row = try stages.run("90_picture.sql").first else { return "[]" }
+        return try row.decode(String.self, at: 0)
+    }
+
     /// Upserts the review queue from `diff_findings` (SPEC section 6): one item per fingerprint
     /// ever, refreshed when seen again, auto-resolved when its condition is gone, reopened only if
     /// it was auto-resolved. Items a person resolved or dismissed keep their status. Every status
