@@ -16,6 +16,7 @@
 --
 -- Every part is one set-based join from the scope (its id indexes, then a GROUP BY), not a
 -- subquery per transaction: a customer with thousands of purchases is read in a few index scans.
+-- The JSON is `json`, not `jsonb`: built once and read once, it needs no parsed form.
 WITH tx AS (
     SELECT s.transaction_id, a.transaction_id IS NOT NULL AS known, a.original_transaction_id, a.product_id, a.product_type, a.bundle_id,
            a.purchase_date, a.quantity, a.environment, a.revocation_date, a.revocation_reason,
@@ -23,7 +24,7 @@ WITH tx AS (
       FROM diff_scope s
       LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = s.transaction_id
 ), sources AS (
-    SELECT x.transaction_id, jsonb_agg(DISTINCT x.source ORDER BY x.source) AS sources
+    SELECT x.transaction_id, json_agg(DISTINCT x.source ORDER BY x.source) AS sources
       FROM (SELECT tx.transaction_id, tx.source FROM tx
             UNION ALL
             SELECT c.transaction_id, c.source
@@ -45,7 +46,7 @@ WITH tx AS (
 ), deliveries AS (
     SELECT d.transaction_id,
            min(d.product_id) AS product_id,
-           jsonb_agg(jsonb_build_object(
+           json_agg(json_build_object(
                'id', d.id, 'user_id', d.user_id, 'product_id', d.product_id, 'quantity', d.quantity,
                'delivered_at', to_char(d.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                'revoked_at', to_char(d.revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
@@ -60,7 +61,7 @@ WITH tx AS (
       FROM diff_scope s JOIN :uploads u ON u.claimed_transaction_id = s.transaction_id
 ), uploads AS (
     SELECT carried.transaction_id,
-           jsonb_agg(jsonb_build_object(
+           json_agg(json_build_object(
                'id', u.id, 'user_id', u.user_id, 'kind', u.kind,
                'uploaded_at', to_char(u.uploaded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                'application_username', u.application_username, 'app_account_token', u.app_account_token,
@@ -73,7 +74,7 @@ WITH tx AS (
      GROUP BY carried.transaction_id
 ), items AS (
     SELECT r.transaction_id,
-           jsonb_agg(jsonb_build_object(
+           json_agg(json_build_object(
                'id', r.id, 'kind', r.kind, 'status', r.status, 'severity', r.severity,
                'suggested_action', r.suggested_action, 'resolution', r.resolution, 'assignee', r.assignee)
                ORDER BY r.id) AS review_items
@@ -99,7 +100,7 @@ WITH tx AS (
                     SELECT 1 FROM reconcile.transaction_lookups l
                      WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found')))
 )
-SELECT coalesce(jsonb_agg(jsonb_build_object(
+SELECT coalesce(json_agg(json_build_object(
            'transaction_id', tx.transaction_id,
            'original_transaction_id', tx.original_transaction_id,
            'product_id', coalesce(tx.product_id, dl.product_id),
@@ -114,18 +115,18 @@ SELECT coalesce(jsonb_agg(jsonb_build_object(
            'revocation_percentage', tx.revocation_percentage,
            'price_milli', coalesce(tx.price_milli, p.price_milli),
            'currency', coalesce(tx.currency, p.currency),
-           'sources', coalesce(sources.sources, '[]'::jsonb),
-           'buyer', jsonb_build_object('user_id', b.buyer, 'basis', b.basis),
-           'deliveries', coalesce(dl.deliveries, '[]'::jsonb),
-           'uploads', coalesce(up.uploads, '[]'::jsonb),
-           'review_items', coalesce(items.review_items, '[]'::jsonb),
+           'sources', coalesce(sources.sources, '[]'::json),
+           'buyer', json_build_object('user_id', b.buyer, 'basis', b.basis),
+           'deliveries', coalesce(dl.deliveries, '[]'::json),
+           'uploads', coalesce(up.uploads, '[]'::json),
+           'review_items', coalesce(items.review_items, '[]'::json),
            'verdict', coalesce(
                v.kind,
                CASE WHEN t.bundle_ok AND NOT t.judged THEN 'pending'
                     WHEN coalesce(t.bundle_ok, false) THEN 'ok'
                     WHEN pl.transaction_id IS NOT NULL THEN 'pending'
                     ELSE 'ok' END))
-           ORDER BY tx.purchase_date NULLS LAST, tx.transaction_id), '[]'::jsonb)::text AS transactions
+           ORDER BY tx.purchase_date NULLS LAST, tx.transaction_id), '[]'::json)::text AS transactions
   FROM tx
   LEFT JOIN :products p ON p.product_id = tx.product_id
   LEFT JOIN diff_tx t ON t.transaction_id = tx.transaction_id
