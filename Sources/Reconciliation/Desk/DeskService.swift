@@ -60,9 +60,9 @@ public struct DeskService: Sendable {
         let parameters = Differ.Parameters(
             runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
             scope: .transactions(ids), serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
-        let json = try connection.transaction {
+        let transactions = try connection.transaction {
             try queueUnseenUploads(of: query, ids: ids, on: connection)
-            try differ.computeFindings(parameters, on: connection)
+            try differ.computeFindings(parameters, evidence: enqueue, on: connection)
             if enqueue {
                 let changes = try differ.upsertQueue(runID: parameters.runID, resolvingGone: false, on: connection)
                 logger.info("lookup enqueued its findings", metadata: [
@@ -70,10 +70,8 @@ public struct DeskService: Sendable {
                     "items.refreshed": "\(changes.refreshed)",
                 ])
             }
-            // One JSON array, built by sql/diff/90_picture.sql from the diff's own tables.
             return try differ.picture(parameters, on: connection)
         }
-        let transactions = try CustomerPicture.decoder().decode([CustomerPicture.Transaction].self, from: Data(json.utf8))
         return CustomerPicture(query: query, order: order, transactions: transactions)
     }
 
