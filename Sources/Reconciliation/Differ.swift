@@ -174,7 +174,10 @@ public struct Differ: Sendable {
     /// changed. A window run collects them from indexes; a run over the whole history would put
     /// every transaction there, so it first keeps only those one pass over the white table, the
     /// ledger and the claims cannot prove clean.
-    public func computeFindings(_ parameters: Parameters, on connection: Connection) throws {
+    ///
+    /// `evidence` false leaves `diff_findings.evidence` unset: the desk's picture reads only the
+    /// findings' kinds, and only the queue and the reports read evidence.
+    public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
         let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
         try stages.run("00_session.sql")
         try stages.run("10_blocked.sql")
@@ -211,7 +214,7 @@ public struct Differ: Sendable {
         for kind in FindingKind.allCases where kind != .environmentMismatch || parameters.environment == .production {
             try stages.run(DiffSQL.rule(kind))
         }
-        try stages.run("70_evidence.sql")
+        if evidence { try stages.run("70_evidence.sql") }
         if parameters.scope.until != nil { try stages.run("75_unchanged.sql") }
     }
 
@@ -227,6 +230,16 @@ public struct Differ: Sendable {
             values: ["rules": rules, "settings": ([settings] + named).joined(separator: "\n"),
                      "deliveries_name": relations.deliveries.description])
         return try stages.run("01_judged_inputs.sql")[0].decode(String?.self, "digest")
+    }
+
+    /// The support desk's picture of the transactions `computeFindings` just judged (same
+    /// transaction), from `sql/diff/90_picture.sql`.
+    func picture(_ parameters: Parameters, on connection: Connection) throws -> [CustomerPicture.Transaction] {
+        let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        let results = try stages.results("90_picture.sql")
+        guard results.count == 4 else { throw SQLScriptError(problem: "sql/diff/90_picture.sql must have 4 statements") }
+        return try CustomerPicture.Transaction.assemble(
+            transactions: results[0], deliveries: results[1], uploads: results[2], reviewItems: results[3])
     }
 
     /// Upserts the review queue from `diff_findings` (SPEC section 6): one item per fingerprint
@@ -276,6 +289,11 @@ public struct Differ: Sendable {
                 rows = try connection.query(statement, relations: relations, values: values)
             }
             return rows
+        }
+
+        /// Runs every statement of a file; returns the rows of each.
+        func results(_ path: String) throws -> [[Row]] {
+            try script(path).statements.map { try connection.query($0, relations: relations, values: values) }
         }
 
         /// Runs a file of one statement; returns how many rows it affected.

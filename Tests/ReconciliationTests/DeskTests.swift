@@ -175,6 +175,41 @@ struct DeskTests {
         }
     }
 
+    /// A transaction with findings of two severities takes the most severe as its verdict: a
+    /// purchase bound to amy's token and credited twice to eve is a `wrong_account` (high) first,
+    /// though `duplicate_delivery` (medium) sorts before it by name.
+    @Test func theVerdictIsTheMostSevereFinding() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("desk_severity")
+        let token = UUID()
+        try connection.execute(
+            "INSERT INTO reconcile.account_tokens (app_account_token, user_id) VALUES ($1::uuid, 'amy')",
+            [token.uuidString])
+        let bought = try Self.buy(sim, customer: "amy-phone", token: token)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            VALUES ('amy', 'signed_transaction', $1, $2, now() - interval '20 hours')
+            """, [bought.signedTransaction, bought.transactionId])
+        for hours in [20, 19] {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+                VALUES ($1, 'eve', 'coin42', now() - make_interval(hours => $2::int))
+                """, [bought.transactionId, hours])
+        }
+        try await sim.withRunning { running in
+            let settings = try Self.settingsWithoutServerAPI(database: database, running: running, state: state)
+            let nightly = try await ServerAPIScenarioTests.run(
+                settings, since: Date().addingTimeInterval(-3 * 86_400), serverAPI: false)
+            #expect(Set(try nightly.findings.map(\.kind)).isSuperset(of: [.wrongAccount, .duplicateDelivery]))
+            let picture = try await Self.lookup(
+                try DeskQuery(.transaction, bought.transactionId), settings: settings, on: connection)
+            #expect(Self.verdicts(picture) == [bought.transactionId: "wrong_account"])
+            let itemKinds = Set(picture.transactions.flatMap(\.reviewItems).map(\.kind))
+            #expect(itemKinds.isSuperset(of: ["wrong_account", "duplicate_delivery"]))
+        }
+    }
+
     @Test(arguments: [
         ("MK5TTY6V5X", DeskQuery.Kind.order), ("2000000123456789", .transaction),
         ("5c5c3d1e-8d8e-4a53-9f0e-3a1c2b4d5e6f", .token), ("amy", .user), ("mk5tty6v5x", .user),

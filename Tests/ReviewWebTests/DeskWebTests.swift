@@ -103,6 +103,64 @@ struct DeskWebTests {
         }
     }
 
+    /// A customer with more purchases than a page holds is shown a page at a time, the finding
+    /// first though it is the newest; page numbers are bounded like the queue's.
+    @Test func aCustomerWithManyPurchasesIsPagedFindingsFirst() async throws {
+        let many = "desk-many"
+        try connection.execute(
+            """
+            WITH ids AS (SELECT n, (9200000000 + n)::text AS id FROM generate_series(1, 60) n),
+            uploads AS (
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                SELECT $1, 'signed_transaction', 'seeded', id, now() - interval '3 days' + n * interval '1 minute'
+                  FROM ids RETURNING id AS upload_id, claimed_transaction_id AS transaction_id
+            ), verified AS (
+                INSERT INTO reconcile.upload_verifications (upload_id, state, method, environment, bundle_id)
+                SELECT upload_id, 'verified', 'jws', 'Production', 'com.example.game' FROM uploads
+            ), claims AS (
+                INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source)
+                SELECT transaction_id, upload_id, $1, 'jws' FROM uploads
+            ), deliveries AS (
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+                SELECT id, $1, 'coin42', now() - interval '3 days' + n * interval '1 minute' FROM ids
+            )
+            INSERT INTO reconcile.apple_transactions
+                (transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment,
+                 quantity, purchase_date, price_milli, currency, source)
+            SELECT id, id, 'coin42', 'consumable', 'com.example.game', 'Production', 1,
+                   now() - interval '3 days' + n * interval '1 minute', 6000, 'CNY', 'jws'
+              FROM ids
+            """, [many])
+        // The newest: a ledger row whose transaction no verified source knows.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('9200000999', $1, 'coin42', now() - interval '2 days')
+            """, [many])
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let first = String(buffer: try await ReviewWebTests.get(client, "/desk?q=\(many)", cookie: cookie).body)
+            #expect(first.contains("Account \(many): 61 transaction(s)."))
+            #expect(first.components(separatedBy: "<section class=\"card transaction\"").count - 1
+                == DeskPageBuilder.pageSize)
+            let finding = try #require(first.range(of: "id=\"tx-9200000999\""))
+            let oldest = try #require(first.range(of: "id=\"tx-9200000001\""))
+            #expect(finding.lowerBound < oldest.lowerBound, "the finding comes first")
+            #expect(first.contains("Page 1 of 2"))
+            #expect(first.contains("href=\"/desk?q=\(many)&amp;page=2\""))
+
+            let second = String(
+                buffer: try await ReviewWebTests.get(client, "/desk?q=\(many)&page=2", cookie: cookie).body)
+            #expect(second.components(separatedBy: "<section class=\"card transaction\"").count - 1 == 11)
+            #expect(second.contains("id=\"tx-9200000060\""))
+            #expect(!second.contains("id=\"tx-9200000999\""))
+
+            let huge = try await ReviewWebTests.get(
+                client, "/desk?q=\(many)&page=9223372036854775807", cookie: cookie)
+            #expect(huge.status == .badRequest)
+        }
+    }
+
     @Test func theEnqueueButtonNeedsTheCSRFToken() async throws {
         let url = database.url
         try await withApp { client in

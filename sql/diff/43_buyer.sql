@@ -18,7 +18,9 @@ SELECT b.transaction_id, b.uploaders,
             WHEN b.uploaders = 1 THEN 'uploader'
        END AS basis
   FROM diff_bindings b
-  LEFT JOIN reconcile.account_tokens k ON k.app_account_token = b.token
+  -- A lookup per binding through the token's primary key, whatever the size of the table.
+  LEFT JOIN LATERAL (SELECT k.user_id FROM reconcile.account_tokens k
+                      WHERE k.app_account_token = b.token) k ON true
   LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
                       WHERE b.token IS NOT NULL AND lower(p.user_id) = b.token::text LIMIT 1) tp ON true
   LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// What support staff start from (SPEC section 13): an Apple order ID from the invoice e-mail, a
 /// transaction id, the app's account id, or an app account token.
@@ -270,6 +271,58 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     }
 
     static let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0)!)
+}
+
+extension CustomerPicture.Transaction {
+    /// The transactions of `sql/diff/90_picture.sql`'s four results: the transactions in order,
+    /// then their ledger rows, uploads and review items, each keyed by transaction id.
+    static func assemble(transactions: [Row], deliveries: [Row], uploads: [Row], reviewItems: [Row]) throws -> [Self] {
+        var deliveriesByID: [String: [CustomerPicture.Delivery]] = [:]
+        for row in deliveries {
+            deliveriesByID[try row.decode(String.self, "transaction_id"), default: []].append(
+                CustomerPicture.Delivery(
+                    id: try row["id"], userID: try row["user_id"], productID: try row["product_id"],
+                    quantity: try row["quantity"], deliveredAt: try row["delivered_at"],
+                    revokedAt: try row["revoked_at"]))
+        }
+        var uploadsByID: [String: [CustomerPicture.Upload]] = [:]
+        for row in uploads {
+            uploadsByID[try row.decode(String.self, "transaction_id"), default: []].append(
+                CustomerPicture.Upload(
+                    id: try row["id"], userID: try row["user_id"], kind: try row["kind"],
+                    uploadedAt: try row["uploaded_at"],
+                    applicationUsername: try row["application_username"],
+                    appAccountToken: try row["app_account_token"],
+                    claimedTransactionID: try row["claimed_transaction_id"],
+                    verification: try row["verification"], appleStatus: try row["apple_status"],
+                    error: try row["error"]))
+        }
+        var itemsByID: [String: [CustomerPicture.ReviewItemSummary]] = [:]
+        for row in reviewItems {
+            itemsByID[try row.decode(String.self, "transaction_id"), default: []].append(
+                CustomerPicture.ReviewItemSummary(
+                    id: try row["id"], kind: try row["kind"], status: try row["status"],
+                    severity: try row["severity"], suggestedAction: try row["suggested_action"],
+                    resolution: try row["resolution"], assignee: try row["assignee"]))
+        }
+        return try transactions.map { row in
+            let id = try row.decode(String.self, "transaction_id")
+            let sources = try row.decode(String.self, "sources")
+            return Self(
+                transactionID: id, originalTransactionID: try row["original_transaction_id"],
+                productID: try row["product_id"], productType: try row["product_type"],
+                bundleID: try row["bundle_id"], purchaseDate: try row["purchase_date"],
+                quantity: try row["quantity"], environment: try row["environment"],
+                revocationDate: try row["revocation_date"], revocationReason: try row["revocation_reason"],
+                revocationType: try row["revocation_type"],
+                revocationPercentage: try row["revocation_percentage"],
+                priceMilli: try row["price_milli"], currency: try row["currency"],
+                sources: sources.isEmpty ? [] : sources.split(separator: ",").map(String.init),
+                buyer: CustomerPicture.Buyer(userID: try row["buyer"], basis: try row["basis"]),
+                deliveries: deliveriesByID[id] ?? [], uploads: uploadsByID[id] ?? [], reviewItems: itemsByID[id] ?? [],
+                verdict: try row["verdict"])
+        }
+    }
 }
 
 /// Why a lookup could not be answered.

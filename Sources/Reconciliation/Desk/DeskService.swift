@@ -60,9 +60,9 @@ public struct DeskService: Sendable {
         let parameters = Differ.Parameters(
             runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
             scope: .transactions(ids), serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
-        let rows = try connection.transaction {
+        let transactions = try connection.transaction {
             try queueUnseenUploads(of: query, ids: ids, on: connection)
-            try differ.computeFindings(parameters, on: connection)
+            try differ.computeFindings(parameters, evidence: enqueue, on: connection)
             if enqueue {
                 let changes = try differ.upsertQueue(runID: parameters.runID, resolvingGone: false, on: connection)
                 logger.info("lookup enqueued its findings", metadata: [
@@ -70,13 +70,7 @@ public struct DeskService: Sendable {
                     "items.refreshed": "\(changes.refreshed)",
                 ])
             }
-            // The picture reads the ledger rows of each transaction by its id.
-            try connection.execute("CREATE INDEX ON diff_dl (transaction_id)")
-            return try connection.query(pictureSQL, [judgeBefore, settings.serverAPIKey != nil])
-        }
-        let decoder = CustomerPicture.decoder()
-        let transactions = try rows.map {
-            try decoder.decode(CustomerPicture.Transaction.self, from: Data(try $0.decode(String.self, at: 0).utf8))
+            return try differ.picture(parameters, on: connection)
         }
         return CustomerPicture(query: query, order: order, transactions: transactions)
     }
@@ -278,101 +272,6 @@ public struct DeskService: Sendable {
         return []
     }
 
-    // MARK: - The picture
-
-    /// One JSON object per transaction in the diff's scope, read from the diff's own tables: the
-    /// verdict is the most severe finding of the transaction (or of its non-consumable family);
-    /// else `pending` when the rules did not judge it (too young, or evidence still being
-    /// verified); else `ok`.
-    private var pictureSQL: String {
-        func time(_ column: String) -> String {
-            "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-        }
-        let rank = FindingKind.allCases.map {
-            "WHEN '\($0.rawValue)' THEN \(["high": 0, "medium": 1, "low": 2][$0.severity] ?? 3)"
-        }.joined(separator: " ")
-        return """
-            SELECT jsonb_build_object(
-                'transaction_id', s.transaction_id,
-                'original_transaction_id', a.original_transaction_id,
-                'product_id', coalesce(a.product_id, (SELECT min(d.product_id) FROM diff_dl d
-                                                       WHERE d.transaction_id = s.transaction_id)),
-                'product_type', coalesce(a.product_type, p.product_type),
-                'bundle_id', a.bundle_id,
-                'purchase_date', \(time("a.purchase_date")),
-                'quantity', a.quantity,
-                'environment', a.environment,
-                'revocation_date', \(time("a.revocation_date")),
-                'revocation_reason', a.revocation_reason,
-                'revocation_type', to_jsonb(a) -> 'revocation_type',
-                'revocation_percentage', to_jsonb(a) -> 'revocation_percentage',
-                'price_milli', coalesce(a.price_milli, p.price_milli),
-                'currency', coalesce(a.currency, p.currency),
-                'sources', (SELECT coalesce(jsonb_agg(src ORDER BY src), '[]'::jsonb) FROM (
-                                SELECT a.source
-                                UNION SELECT c.source FROM reconcile.transaction_claims c
-                                 WHERE c.transaction_id = s.transaction_id
-                                UNION SELECT 'server_api' FROM reconcile.transaction_lookups l
-                                 WHERE l.transaction_id = s.transaction_id AND l.result = 'found'
-                                UNION SELECT 'notification' FROM reconcile.notification_verifications n
-                                 WHERE n.transaction_id = s.transaction_id AND n.state = 'applied'
-                                UNION SELECT 'order_lookup' FROM reconcile.order_transactions o
-                                 WHERE o.transaction_id = s.transaction_id) x(src) WHERE src IS NOT NULL),
-                'buyer', jsonb_build_object('user_id', b.buyer, 'basis', b.basis),
-                'deliveries', (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                                    'id', d.id, 'user_id', d.user_id, 'product_id', d.product_id,
-                                    'quantity', d.quantity, 'delivered_at', \(time("d.delivered_at")),
-                                    'revoked_at', \(time("d.revoked_at"))) ORDER BY d.id), '[]'::jsonb)
-                                 FROM \(settings.deliveriesRelation) d WHERE d.transaction_id = s.transaction_id),
-                'uploads', (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                                'id', u.id, 'user_id', u.user_id, 'kind', u.kind,
-                                'uploaded_at', \(time("u.uploaded_at")),
-                                'application_username', u.application_username,
-                                'app_account_token', u.app_account_token,
-                                'claimed_transaction_id', u.claimed_transaction_id,
-                                'verification', v.state, 'apple_status', v.apple_status, 'error', v.last_error)
-                                ORDER BY u.id), '[]'::jsonb)
-                              FROM (SELECT c.upload_id FROM reconcile.transaction_claims c
-                                     WHERE c.transaction_id = s.transaction_id
-                                    UNION SELECT u2.id FROM \(settings.uploadsRelation) u2
-                                     WHERE u2.claimed_transaction_id = s.transaction_id) carried
-                              JOIN \(settings.uploadsRelation) u ON u.id = carried.upload_id
-                              LEFT JOIN reconcile.upload_verifications v ON v.upload_id = u.id),
-                'review_items', (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                                    'id', r.id, 'kind', r.kind, 'status', r.status, 'severity', r.severity,
-                                    'suggested_action', r.suggested_action, 'resolution', r.resolution,
-                                    'assignee', r.assignee) ORDER BY r.id), '[]'::jsonb)
-                                   FROM reconcile.review_items r WHERE r.transaction_id = s.transaction_id),
-                'verdict', coalesce(
-                    (SELECT f.kind FROM diff_findings f
-                      WHERE f.transaction_id = s.transaction_id OR f.match_key = t.match_key
-                      ORDER BY CASE f.kind \(rank) END, f.kind LIMIT 1),
-                    CASE WHEN t.bundle_ok AND NOT t.judged THEN 'pending'
-                         WHEN coalesce(t.bundle_ok, false) THEN 'ok'
-                         -- Only the ledger names it: pending while the rules could not judge its deliveries.
-                         WHEN EXISTS (SELECT 1 FROM diff_dl d WHERE d.transaction_id = s.transaction_id
-                                         AND d.revoked_at IS NULL
-                                         AND (d.delivered_at > x.judge_before
-                                              OR d.user_id IN (SELECT user_id FROM diff_pending_users)
-                                              OR d.transaction_id IN (SELECT transaction_id FROM diff_blocked)
-                                              OR (x.api_enabled AND NOT EXISTS (
-                                                      SELECT 1 FROM reconcile.transaction_lookups l
-                                                       WHERE l.transaction_id = d.transaction_id
-                                                         AND l.result = 'not_found'))))
-                         THEN 'pending'
-                         ELSE 'ok' END)
-            )::text
-              FROM diff_scope s
-             CROSS JOIN (SELECT $1::timestamptz AS judge_before, $2::boolean AS api_enabled) x
-              LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = s.transaction_id
-              LEFT JOIN \(settings.productsRelation) p ON p.product_id = a.product_id
-              LEFT JOIN diff_tx t ON t.transaction_id = s.transaction_id
-              LEFT JOIN diff_buyer b ON b.transaction_id = s.transaction_id
-             WHERE a.transaction_id IS NOT NULL
-                OR EXISTS (SELECT 1 FROM diff_dl d WHERE d.transaction_id = s.transaction_id)
-             ORDER BY a.purchase_date NULLS LAST, s.transaction_id
-            """
-    }
 }
 
 /// The desk's entry in `reconcile.runs`, made the first time the lookup writes something that

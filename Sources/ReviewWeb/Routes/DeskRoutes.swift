@@ -13,12 +13,17 @@ extension ReviewSite {
         routes.get("/desk") { request, context in
             let session = try context.requireSession()
             let text = request.uri.queryParameters.get("q") ?? ""
-            return try await deskPage(text, enqueue: false, session: session, context: context)
+            guard let page = QueryFilter(query: request.uri.query).page else {
+                throw HTTPError(
+                    .badRequest,
+                    message: context.catalog.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
+            }
+            return try await deskPage(text, page: page, enqueue: false, session: session, context: context)
         }
         routes.post("/desk/enqueue") { request, context in
             let (session, form) = try await checkedForm(request, context: context)
             let text = form["q"] ?? ""
-            return try await deskPage(text, enqueue: true, session: session, context: context)
+            return try await deskPage(text, page: 1, enqueue: true, session: session, context: context)
         }
         return routes
     }
@@ -27,7 +32,7 @@ extension ReviewSite {
     /// credentials, Apple not answering) are said on the page. After an enqueue, a redirect to
     /// the page with a message, so a reload does not post twice.
     private func deskPage(
-        _ text: String, enqueue: Bool, session: SessionStore.Session, context: ReviewRequestContext
+        _ text: String, page: Int, enqueue: Bool, session: SessionStore.Session, context: ReviewRequestContext
     ) async throws -> Response {
         let t = context.catalog
         let title = t["desk.title"]
@@ -79,7 +84,7 @@ extension ReviewSite {
         return render(
             "desk",
             DeskPageBuilder.page(
-                picture, answers: answers, typed: text, csrf: session.csrfToken, reader: context.reader),
+                picture, answers: answers, typed: text, page: page, csrf: session.csrfToken, reader: context.reader),
             title: title, context: context, flash: flash)
     }
 }
@@ -92,8 +97,13 @@ func deskHref(_ value: String) -> String {
 /// Turns a customer's picture into the customer page's view, in the reader's language, time
 /// zone and money format.
 enum DeskPageBuilder {
+    /// Transactions on one customer page: a customer with a thousand purchases is read a page at a
+    /// time (the findings come first, so the first page holds what needs a decision).
+    static let pageSize = 50
+
     static func page(
-        _ picture: CustomerPicture, answers: [ConsumptionAnswerRecord], typed: String, csrf: String, reader: Reader
+        _ picture: CustomerPicture, answers: [ConsumptionAnswerRecord], typed: String, page: Int = 1, csrf: String,
+        reader: Reader
     ) -> DeskPage {
         let t = reader.catalog
         let kind = t.label("desk.kind", picture.query.kind.rawValue)
@@ -115,14 +125,25 @@ enum DeskPageBuilder {
                     "count": reader.number(findings), "total": reader.number(picture.transactions.count),
                 ]))
         }
+        // Findings first (most severe first), then the rest in the picture's order (oldest first).
+        let ordered = picture.transactions.enumerated().sorted { a, b in
+            let (ra, rb) = (a.element.finding?.severity.rank ?? Int.max, b.element.finding?.severity.rank ?? Int.max)
+            return ra != rb ? ra < rb : a.offset < b.offset
+        }.map(\.element)
+        let pages = max(1, (ordered.count + pageSize - 1) / pageSize)
+        let current = min(page, pages)
+        let shown = ordered.dropFirst((current - 1) * pageSize).prefix(pageSize)
+        func href(_ page: Int) -> String { "/desk?" + Form.encode([("q", typed), ("page", String(page))]) }
         return DeskPage(
             query: typed, notice: nil, csrf: csrf, summary: summary, value: picture.query.value,
             canEnqueue: findings > 0,
-            transactions: picture.transactions.map { transaction in
+            transactions: shown.map { transaction in
                 Self.transaction(
                     transaction, answers: answers.filter { $0.transactionID == transaction.transactionID },
                     reader: reader)
-            })
+            },
+            pageText: pages > 1 ? t.text("queue.page", ["page": String(current), "pages": String(pages)]) : nil,
+            prevHref: current > 1 ? href(current - 1) : nil, nextHref: current < pages ? href(current + 1) : nil)
     }
 
     static func transaction(
@@ -239,4 +260,8 @@ struct DeskPage {
     var value: String = ""
     var canEnqueue = false
     var transactions: [Transaction] = []
+    /// The pager, when the customer has more transactions than one page shows.
+    var pageText: String?
+    var prevHref: String?
+    var nextHref: String?
 }
