@@ -215,7 +215,7 @@ struct DifferTests {
                 let kind = try row.decode(String.self, "kind")
                 return Expected(
                     kind: kind, transaction: try row.decode(String?.self, "transaction_id"),
-                    user: try row.decode(String?.self, "user_id"), action: FindingKind(rawValue: kind)!.suggestedAction)
+                    user: try row.decode(String?.self, "user_id"), action: FindingKind(rawValue: kind)!.suggestedAction.rawValue)
             })
         }
     }

@@ -227,7 +227,7 @@ struct QuietNightTests {
                 uuid: UUID(), type: "REFUND", subtype: nil, signedDate: Date(),
                 transaction: AppleTransactionRecord(
                     transactionID: "tx-1", originalTransactionID: "tx-1", productID: "coin42", productType: "consumable",
-                    bundleID: "com.hncs.szj", environment: "Production",
+                    bundleID: "com.hncs.szj", environment: .production,
                     purchaseDate: Date().addingTimeInterval(-86_400), revocationDate: Date().addingTimeInterval(-3600),
                     revocationReason: 0, priceMilli: 6000, currency: "CNY", signedDate: Date(), source: "notification"))
         }

@@ -133,8 +133,8 @@ struct RefundRequestPageTests {
 
     /// `reconcile notifications sync` as the command runs it.
     static func sync(_ settings: Settings, on connection: Connection) async throws {
-        try await AppleVerification.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleVerification.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
                 let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
                 _ = try await sync.sync(since: nil, on: connection)
             }
