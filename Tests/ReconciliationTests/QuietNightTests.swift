@@ -244,4 +244,45 @@ struct QuietNightTests {
         #expect(try listed(quiet) == listed(full))
         #expect(verifier.calls.count == 7)
     }
+
+    /// An open item whose binding names an account nobody knew is judged again the night that
+    /// account first uploads: tx-9's upload (user-10) says its applicationUsername is user-z, so
+    /// once user-z has uploaded, user-z is the buyer the missed delivery is owed to.
+    @Test func anAccountABindingNamesIsJudgedOnceItUploads() async throws {
+        let verifier = ScriptedVerifier()
+        _ = try await firstRun(verifier)
+        func upload(_ user: String, _ transaction: String, username: String?) throws {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads
+                    (user_id, kind, payload, claimed_transaction_id, application_username, uploaded_at)
+                VALUES ($1, 'signed_transaction', $2, $2, $3, now() - interval '10 minutes')
+                """, [user, transaction, username])
+        }
+        /// The account the missed delivery is owed to, as last detected.
+        func owedTo() throws -> String? {
+            try connection.query(
+                "SELECT detected_user_id FROM reconcile.review_items WHERE fingerprint = 'missed_delivery:tx-9'"
+            ).first?.decode(String?.self, at: 0)
+        }
+        try upload("user-10", "tx-9", username: "user-z")
+        let unknown = try await job(verifier).run(.init())
+        #expect(try newFindings(unknown) == ["missed_delivery tx-9"])
+        #expect(try owedTo() == "user-10", "nobody is named user-z yet: the uploader is the buyer")
+
+        // user-z uploads another purchase, credited to them: nothing new about tx-9 but its buyer.
+        try upload("user-z", "tx-10", username: nil)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('tx-10', 'user-z', 'coin42', now() - interval '5 minutes')
+            """)
+        let named = try await job(verifier).run(.init())
+        #expect(try owedTo() == "user-z")
+        #expect(try findings(named).contains("missed_delivery tx-9") && newFindings(named).isEmpty)
+        let carried = try queue()
+        try forgetJudgedInputs()
+        _ = try await job(verifier).run(.init())
+        #expect(try queue().items == carried.items, "a full re-judge agrees with the carrying night")
+    }
 }
