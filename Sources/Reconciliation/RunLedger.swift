@@ -117,6 +117,12 @@ public enum RunLedger {
 
     /// Records the run as finished; a finished run that wrote the queue prunes, in the same
     /// statement, the ledger changes its diff's snapshot showed as committed (it saw them all).
+    ///
+    /// The prune reads the index on changed_xact between two bounds rather than the whole table:
+    /// every change the snapshot shows is older than its xmax, and every change older than the
+    /// previous finished run's xmin was committed before that run's snapshot, which pruned it.
+    /// Without them a night read the whole table, or the index's dead entries, left by the last
+    /// bulk prune (the full-size bench's 5M deliveries: 0.3-0.9 s of a nothing-new night).
     static func finish(_ report: RunReport, on connection: Connection) throws {
         let counts = try PostgresJSON(encoding: report.counts)
         let timings = try PostgresJSON(encoding: report.timings)
@@ -130,7 +136,9 @@ public enum RunLedger {
                WHERE id = $1
              RETURNING ledger_change_snapshot, dry_run)
             DELETE FROM reconcile.ledger_changes
-             WHERE pg_visible_in_snapshot(
+             WHERE changed_xact < (SELECT pg_snapshot_xmax(ledger_change_snapshot)::text::bigint FROM finished)
+               AND changed_xact >= \(Self.previousPrunedBelow)
+               AND pg_visible_in_snapshot(
                        changed_xact::text::xid8, (SELECT ledger_change_snapshot FROM finished WHERE NOT dry_run))
             """,
             [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
@@ -140,11 +148,22 @@ public enum RunLedger {
         try connection.execute(
             """
             DELETE FROM reconcile.token_changes
-             WHERE pg_visible_in_snapshot(
+             WHERE changed_xact < (SELECT pg_snapshot_xmax(ledger_change_snapshot)::text::bigint
+                                     FROM reconcile.runs WHERE id = $1)
+               AND changed_xact >= \(Self.previousPrunedBelow)
+               AND pg_visible_in_snapshot(
                        changed_xact::text::xid8,
                        (SELECT ledger_change_snapshot FROM reconcile.runs WHERE id = $1 AND NOT dry_run))
             """, [report.runID])
     }
+
+    /// The xmin of the snapshot of the last finished run before run `$1` (0 when none): every
+    /// change noted below it was pruned by that run (see `finish`).
+    private static let previousPrunedBelow = """
+        coalesce((SELECT pg_snapshot_xmin(ledger_change_snapshot)::text::bigint FROM reconcile.runs
+                   WHERE id < $1 AND status IN ('completed', 'completed_with_unresolved') AND NOT dry_run
+                   ORDER BY id DESC LIMIT 1), 0)
+        """
 
     /// Whether a run was recorded as finished (`completed` or `completed_with_unresolved`).
     static func isFinished(runID: Int64, on connection: Connection) throws -> Bool {
