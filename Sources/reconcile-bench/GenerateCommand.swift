@@ -74,8 +74,9 @@ struct HistoryWriter {
         for (name, _) in indexes { try connection.execute("DROP INDEX reconcile.\(Identifier.quote(name))") }
         let rows: Int
         if table == .transaction_claims {
-            // The white rows were written with their claims' facts (migration 0011): the trigger
-            // that keeps them would write millions of rows a second time. Checked afterwards.
+            // The white rows were written with their claims' facts (migrations 0011, 0013): the
+            // trigger that keeps them would write millions of rows a second time. Checked
+            // afterwards against the facts' one definition, the view reconcile.claim_facts.
             try connection.execute("ALTER TABLE reconcile.transaction_claims DISABLE TRIGGER transaction_claims_note_inserts")
             rows = try copy(table)
             try connection.execute("ALTER TABLE reconcile.transaction_claims ENABLE TRIGGER transaction_claims_note_inserts")
@@ -87,20 +88,13 @@ struct HistoryWriter {
         return rows
     }
 
-    /// The facts written with the white rows are those the claims' trigger would have written.
+    /// The facts written with the white rows are those of their claims, as the view
+    /// `reconcile.claim_facts` (migration 0013) defines them and the claims' trigger writes them.
     private func checkClaimFacts() throws {
         let wrong = try connection.query(
             """
             SELECT count(*) FROM reconcile.apple_transactions a
-              LEFT JOIN (SELECT c.transaction_id,
-                                CASE WHEN count(DISTINCT c.user_id) = 1 AND count(DISTINCT c.app_account_token) <= 1
-                                     THEN min(c.user_id) END AS claimed_by,
-                                CASE WHEN count(DISTINCT c.app_account_token) = 1
-                                     THEN min(c.app_account_token::text)::uuid END AS claim_token,
-                                bool_and(c.app_account_token IS NOT NULL OR c.application_username IS NULL
-                                         OR c.username_names_uploader) AS claim_usernames_name_uploader
-                           FROM reconcile.transaction_claims c GROUP BY c.transaction_id) f
-                ON f.transaction_id = a.transaction_id
+              LEFT JOIN reconcile.claim_facts f ON f.transaction_id = a.transaction_id
              WHERE (a.claimed_by, a.claim_token, a.claim_usernames_name_uploader)
                    IS DISTINCT FROM (f.claimed_by, f.claim_token, f.claim_usernames_name_uploader)
             """)[0].decode(Int.self, at: 0)

@@ -4,9 +4,10 @@ import Reconciliation
 import TestSupport
 import Testing
 
-/// Migration 0011: who carried a transaction and what their claims bound it to, kept on the white
-/// row for the whole-history pass, backfilled and kept current by triggers on the claims.
-@Suite("Migration 0011: the claims' facts on the white table")
+/// Migrations 0011 and 0013: who carried a transaction and what their claims bound it to, kept on
+/// the white row for the whole-history pass, backfilled, kept current by triggers on the claims,
+/// and defined once by the view `reconcile.claim_facts`.
+@Suite("Migrations 0011, 0013: the claims' facts on the white table")
 struct ClaimFactsTests {
     static let tokenA = "6f0d2f4c-0f7a-4a59-9a55-2d1e2f3a4b5c"
     static let tokenB = "7f0d2f4c-0f7a-4a59-9a55-2d1e2f3a4b5c"
@@ -104,6 +105,7 @@ struct ClaimFactsTests {
         for (transaction, _, expected) in Self.cases {
             #expect(try Self.facts(transaction, on: connection) == expected, "\(transaction)")
         }
+        #expect(try Self.rowsDifferingFromTheView(on: connection) == 0)
 
         // A claim by another account, recorded later, makes a plainly carried transaction shared;
         // taking it back (an operator's fix) restores the one uploader; a claim moved to another
@@ -116,6 +118,10 @@ struct ClaimFactsTests {
             "UPDATE reconcile.transaction_claims SET transaction_id = 't-none' WHERE transaction_id = 't-shared' AND upload_id = 2")
         #expect(try Self.facts("t-shared", on: connection).claimedBy == "u1")
         #expect(try Self.facts("t-none", on: connection).claimedBy == "u2")
+        // A transaction whose last claim goes is like one never claimed (migration 0013).
+        try connection.execute("DELETE FROM reconcile.transaction_claims WHERE transaction_id = 't-named'")
+        #expect(try Self.facts("t-named", on: connection) == Facts())
+        #expect(try Self.rowsDifferingFromTheView(on: connection) == 0)
 
         try connection.execute("TRUNCATE reconcile.transaction_claims")
         let left = try connection.query(
@@ -124,6 +130,57 @@ struct ClaimFactsTests {
              WHERE claimed_by IS NOT NULL OR claim_token IS NOT NULL OR claim_usernames_name_uploader IS NOT NULL
             """)[0].decode(Int.self, at: 0)
         #expect(left == 0)
+    }
+
+    /// White rows whose facts are not the view's (a transaction without claims: all NULL).
+    static func rowsDifferingFromTheView(on connection: Connection) throws -> Int {
+        try connection.query(
+            """
+            SELECT count(*) FROM reconcile.apple_transactions a
+              LEFT JOIN reconcile.claim_facts f ON f.transaction_id = a.transaction_id
+             WHERE (a.claimed_by, a.claim_token, a.claim_usernames_name_uploader)
+                   IS DISTINCT FROM (f.claimed_by, f.claim_token, f.claim_usernames_name_uploader)
+            """)[0].decode(Int.self, at: 0)
+    }
+
+    /// The bench's generator writes the facts with the white rows and checks them against the view;
+    /// the claims' trigger, made to recompute every one of them, writes the same facts.
+    @Test func theGeneratorsFactsAreTheTriggers() async throws {
+        let database = try TestDatabase.create("claim_facts_bench")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("claim-facts-\(UUID().uuidString)")
+        let sim = work.appendingPathComponent("sim")
+        try FileManager.default.createDirectory(at: sim, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let generate = try ChildProcess(
+            try ChildProcess.executable("reconcile-bench"),
+            arguments: ["generate", "--transactions", "4000", "--sim-state", sim.path],
+            environment: ["DATABASE_URL": database.url], logDirectory: work, label: "generate")
+        let status = try await generate.waitForExit()
+        #expect(status == 0, "\(generate.standardError)")
+        try connection.execute(
+            """
+            CREATE TEMP TABLE generated AS
+            SELECT transaction_id, claimed_by, claim_token, claim_usernames_name_uploader FROM reconcile.apple_transactions
+            """)
+        let counts = try connection.query(
+            """
+            SELECT count(*), count(claimed_by), count(claim_token) FROM generated
+            """)[0]
+        #expect(try counts.decode(Int.self, at: 0) > 3000)
+        #expect(try counts.decode(Int.self, at: 1) > 0 && counts.decode(Int.self, at: 2) > 0)
+        try connection.execute(
+            "UPDATE reconcile.apple_transactions SET claimed_by = NULL, claim_token = NULL, claim_usernames_name_uploader = NULL")
+        // Every claim touched: the trigger recomputes the facts of every claimed transaction.
+        try connection.execute("UPDATE reconcile.transaction_claims SET upload_id = upload_id")
+        let differing = try connection.query(
+            """
+            SELECT count(*) FROM reconcile.apple_transactions a JOIN generated g USING (transaction_id)
+             WHERE (a.claimed_by, a.claim_token, a.claim_usernames_name_uploader)
+                   IS DISTINCT FROM (g.claimed_by, g.claim_token, g.claim_usernames_name_uploader)
+            """)[0].decode(Int.self, at: 0)
+        #expect(differing == 0)
     }
 
     /// Two uploads of one receipt by two accounts, recorded by two overlapping transactions (two
