@@ -2,6 +2,7 @@ import AppStoreSimulator
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -137,17 +138,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // SIGTERM/SIGINT cancel the server outright rather than shutting it down gracefully:
         // a graceful shutdown would wait out every injected hang (a minute by default).
-        let server = Task { try await application.run() }
-        let signalSources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { server.cancel() }
-            source.resume()
-            return source
-        }
-        defer { signalSources.forEach { $0.cancel() } }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: application, successTerminationBehavior: .gracefullyShutdownGroup)],
+                cancellationSignals: [.sigterm, .sigint],
+                logger: Logger(label: "appstore-sim")))
         do {
-            try await server.value
+            try await group.run()
         } catch is CancellationError {
             // Stopped by a signal.
         }

@@ -70,7 +70,7 @@ struct RunCommand: AsyncParsableCommand {
             let settings = try await ConfigurationLoader.settings(configFile: config)
             if worker {
                 let verified = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
-                    try await ShutdownSignals.cancellingOnSignal {
+                    try await ShutdownSignals.cancellingOnSignal(logger: logger) {
                         try await ReconciliationJob(settings: settings, verifier: verifier, logger: logger).work()
                     }
                 }
@@ -83,7 +83,7 @@ struct RunCommand: AsyncParsableCommand {
                         settings: settings, verifier: verifier,
                         notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
                         logger: logger)
-                    return try await ShutdownSignals.cancellingOnSignal {
+                    return try await ShutdownSignals.cancellingOnSignal(logger: logger) {
                         try await job.run(options, progress: ProgressLine.standardError())
                     }
                 }
