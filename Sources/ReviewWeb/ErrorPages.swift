@@ -19,6 +19,8 @@ struct ErrorPagesMiddleware: RouterMiddleware {
         do {
             try Self.refuseNUL(in: request, context.catalog)
             return try await next(request, context)
+        } catch let error as SignInRequired {
+            return error.response
         } catch let error as HTTPError {
             if error.status.code >= 500 { Self.logFailure(error, request: request, context: context) }
             return page(status: error.status, message: error.body ?? Self.message(for: error.status, context.catalog), headers: error.headers,

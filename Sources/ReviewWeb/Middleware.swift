@@ -22,8 +22,9 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     }
 }
 
-/// Finds the session of the request's cookie; without one, every page but the login page and the
-/// stylesheet redirects to the login page, remembering where the person wanted to go.
+/// Finds the session of the request's cookie. Whether a route needs one is said by where it is
+/// registered: the signed-in routes are a group of `SignedInContext`, which cannot be made without
+/// a session (see `ReviewSite.addRoutes`).
 struct SessionMiddleware: RouterMiddleware {
     typealias Context = ReviewRequestContext
 
@@ -35,16 +36,6 @@ struct SessionMiddleware: RouterMiddleware {
         var context = context
         if let id = request.cookies[ReviewSite.cookieName]?.value, !id.isEmpty {
             context.session = await sessions.session(id: id)
-        }
-        let path = request.uri.path
-        let isPublic = path == "/login" || path == "/assets/app.css" || path.hasPrefix("/login/ticket/")
-        guard context.session != nil || isPublic else {
-            var wanted = "/"
-            if request.method == .get {
-                wanted = path + (request.uri.query.map { "?" + $0 } ?? "")
-            }
-            let next = wanted.addingPercentEncoding(withAllowedCharacters: Form.unreserved.union(.init(charactersIn: "/"))) ?? "/"
-            return Response(status: .seeOther, headers: [.location: "/login?next=" + next])
         }
         return try await next(request, context)
     }
@@ -73,7 +64,7 @@ struct Form: Sendable {
     }
 
     /// Reads a form body (at most 64 KB: a note and a few fields); 400 when it holds a NUL.
-    static func read(_ request: Request, context: ReviewRequestContext) async throws -> Form {
+    static func read(_ request: Request, context: some ReviewContext) async throws -> Form {
         let buffer = try await request.body.collect(upTo: 64 * 1024)
         let form = Form(String(buffer: buffer))
         guard !form.containsNUL else { throw HTTPError(.badRequest, message: context.catalog["error.nul_in_form"]) }

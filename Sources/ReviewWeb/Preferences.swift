@@ -15,6 +15,7 @@ struct PreferencesMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
+        context.method = request.method
         context.path = request.uri.path
         context.query = request.uri.query
         let query = Form(request.uri.query ?? "")

@@ -5,16 +5,34 @@ import Mustache
 import NIOCore
 import Reconciliation
 
+/// What every page is rendered from: the reader's language and time zone, the request's path and
+/// query (for the language links and the time zone form), and the session when there is one (for
+/// the header).
+protocol ReviewContext: RequestContext {
+    var reader: Reader { get }
+    var path: String { get }
+    var query: String? { get }
+    /// The logged-in session; nil only on the public routes (login, stylesheet, login links).
+    var signedIn: SessionStore.Session? { get }
+}
+
+extension ReviewContext {
+    var catalog: Catalog { reader.catalog }
+}
+
 /// The request context of the review pages: the logged-in session, once `SessionMiddleware` found
-/// it, and the reader's language and time zone, once `PreferencesMiddleware` settled them.
-public struct ReviewRequestContext: RequestContext {
+/// it, and the reader's language and time zone, once `PreferencesMiddleware` settled them. The
+/// public routes use it; every other route is in the group of `SignedInContext`.
+public struct ReviewRequestContext: ReviewContext {
     /// Hummingbird's per-request storage.
     public var coreContext: CoreRequestContextStorage
-    /// The logged-in session; nil only on the public routes (login, stylesheet).
+    /// The session of the request's cookie, if it names a live one.
     var session: SessionStore.Session?
     /// The language and time zone the page is written for.
     var reader: Reader = .standard
-    /// The request's path and query, for the language links and the time zone form.
+    /// The request's method, path and query, for the language links, the time zone form, and the
+    /// way back after logging in.
+    var method: HTTPRequest.Method = .get
     var path = "/"
     var query: String?
     /// The peer's IP address, for the login back-off and the refusal log ("unknown" without one).
@@ -26,7 +44,49 @@ public struct ReviewRequestContext: RequestContext {
         clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
-    var catalog: Catalog { reader.catalog }
+    var signedIn: SessionStore.Session? { session }
+}
+
+/// The context of every route behind the login: `ReviewRequestContext` with the session certain.
+/// The signed-in routes are a route group of this context (hummingbird's `ChildRequestContext`),
+/// so their handlers cannot be reached without a session: the conversion fails with
+/// `SignInRequired`, which sends the browser to the login page.
+struct SignedInContext: ChildRequestContext, ReviewContext {
+    var coreContext: CoreRequestContextStorage
+    let session: SessionStore.Session
+    let reader: Reader
+    let path: String
+    let query: String?
+    let clientAddress: String
+
+    init(context: ReviewRequestContext) throws {
+        guard let session = context.session else { throw SignInRequired(context) }
+        coreContext = context.coreContext
+        self.session = session
+        reader = context.reader
+        path = context.path
+        query = context.query
+        clientAddress = context.clientAddress
+    }
+
+    var signedIn: SessionStore.Session? { session }
+}
+
+/// A signed-in route asked for without a session: a redirect to the login page, which comes back
+/// to the page asked for (a GET's path and query; the queue after a POST).
+struct SignInRequired: Error {
+    let location: String
+
+    init(_ context: ReviewRequestContext) {
+        var wanted = "/"
+        if context.method == .get {
+            wanted = context.path + (context.query.map { "?" + $0 } ?? "")
+        }
+        let next = wanted.addingPercentEncoding(withAllowedCharacters: Form.unreserved.union(.init(charactersIn: "/"))) ?? "/"
+        location = "/login?next=" + next
+    }
+
+    var response: Response { Response(status: .seeOther, headers: [.location: location]) }
 }
 
 /// Builds the review web application (SPEC section 8): the seam `reconcile serve` runs and tests call.
@@ -85,12 +145,16 @@ struct ReviewSite: Sendable {
         }
     }
 
+    /// The public routes (login, login links, the stylesheet) on the router; every other route in
+    /// the signed-in group.
     func addRoutes(to router: Router<ReviewRequestContext>) {
-        router.addRoutes(sessionRoutes())
-        router.addRoutes(queueRoutes())
-        router.addRoutes(itemRoutes())
-        router.addRoutes(runRoutes())
-        router.addRoutes(deskRoutes())
+        router.addRoutes(publicRoutes())
+        let signedIn = router.group(context: SignedInContext.self)
+        signedIn.addRoutes(accountRoutes())
+        signedIn.addRoutes(queueRoutes())
+        signedIn.addRoutes(itemRoutes())
+        signedIn.addRoutes(runRoutes())
+        signedIn.addRoutes(deskRoutes())
     }
 
     // MARK: Rendering
@@ -98,7 +162,7 @@ struct ReviewSite: Sendable {
     /// A page: the template's content inside the layout, with the header every page has (language
     /// switch, time zone, who is logged in) and the page's own view model under `page`.
     func render(
-        _ template: String, _ page: Any, title: String, context: ReviewRequestContext,
+        _ template: String, _ page: Any, title: String, context: some ReviewContext,
         status: HTTPResponse.Status = .ok, flash: FlashView? = nil, tab: PageFrame.Tab? = nil
     ) -> Response {
         let frame = PageFrame(page: page, title: title, context: context, flash: flash, tab: tab)
@@ -132,7 +196,7 @@ struct ReviewSite: Sendable {
     }
 
     func errorPage(
-        heading: String, message: String, context: ReviewRequestContext, status: HTTPResponse.Status
+        heading: String, message: String, context: some ReviewContext, status: HTTPResponse.Status
     ) -> Response {
         render("error", ErrorPage(heading: heading, message: message), title: heading, context: context, status: status)
     }
@@ -144,23 +208,20 @@ struct ReviewSite: Sendable {
     // MARK: Forms
 
     /// The form of a POST, after checking the request's origin and its CSRF token (403 otherwise).
-    func checkedForm(
-        _ request: Request, context: ReviewRequestContext
-    ) async throws -> (session: SessionStore.Session, form: Form) {
-        let session = try context.requireSession()
+    func checkedForm(_ request: Request, context: SignedInContext) async throws -> Form {
         try checkOrigin(request, context: context)
         let form = try await Form.read(request, context: context)
-        guard constantTimeEquals(form["csrf_token"] ?? "", session.csrfToken) else {
+        guard constantTimeEquals(form["csrf_token"] ?? "", context.session.csrfToken) else {
             context.logger.notice("refused a POST without a valid CSRF token")
             throw HTTPError(.forbidden, message: context.catalog["error.form_expired"])
         }
-        return (session, form)
+        return form
     }
 
     /// A browser's POST names its origin; one from another site is refused before anything else.
     /// Behind a proxy the origin is the proxy's public host, which the proxy passes on as `Host`
     /// or `X-Forwarded-Host` (a cross-site form cannot set either on the victim's request).
-    func checkOrigin(_ request: Request, context: ReviewRequestContext) throws {
+    func checkOrigin(_ request: Request, context: some ReviewContext) throws {
         guard let origin = request.headers[.origin] else { return }
         guard let url = URL(string: origin), let originHost = url.host else {
             throw HTTPError(.forbidden, message: context.catalog["error.cross_site"])
@@ -179,11 +240,4 @@ func safeNext(_ next: String?) -> String {
         !next.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
     else { return "/" }
     return next
-}
-
-extension ReviewRequestContext {
-    func requireSession() throws -> SessionStore.Session {
-        guard let session else { throw HTTPError(.unauthorized) }
-        return session
-    }
 }

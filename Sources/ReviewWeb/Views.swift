@@ -34,12 +34,12 @@ struct PageFrame {
     let timeZones: [OptionView]
     let page: Any
 
-    init(page: Any, title: String, context: ReviewRequestContext, flash: FlashView?, tab: Tab?) {
+    init(page: Any, title: String, context: some ReviewContext, flash: FlashView?, tab: Tab?) {
         let reader = context.reader
         t = CatalogNode(reader.catalog)
         lang = reader.language.rawValue
         self.title = title
-        session = context.session.map { SessionView($0, tab: tab) }
+        session = context.signedIn.map { SessionView($0, tab: tab) }
         self.flash = flash
         self.page = page
         path = context.path

@@ -8,22 +8,21 @@ import Reconciliation
 /// an app account token, recognised by `DeskQuery.recognising`), and the button that opens
 /// review items for its findings.
 extension ReviewSite {
-    func deskRoutes() -> RouteCollection<ReviewRequestContext> {
-        let routes = RouteCollection(context: ReviewRequestContext.self)
+    func deskRoutes() -> RouteCollection<SignedInContext> {
+        let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/desk") { request, context in
-            let session = try context.requireSession()
             let text = request.uri.queryParameters.get("q") ?? ""
             guard let page = QueryFilter(query: request.uri.query).page else {
                 throw HTTPError(
                     .badRequest,
                     message: context.catalog.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
             }
-            return try await deskPage(text, page: page, enqueue: false, session: session, context: context)
+            return try await deskPage(text, page: page, enqueue: false, context: context)
         }
         routes.post("/desk/enqueue") { request, context in
-            let (session, form) = try await checkedForm(request, context: context)
+            let form = try await checkedForm(request, context: context)
             let text = form["q"] ?? ""
-            return try await deskPage(text, page: 1, enqueue: true, session: session, context: context)
+            return try await deskPage(text, page: 1, enqueue: true, context: context)
         }
         return routes
     }
@@ -32,8 +31,9 @@ extension ReviewSite {
     /// credentials, Apple not answering) are said on the page. After an enqueue, a redirect to
     /// the page with a message, so a reload does not post twice.
     private func deskPage(
-        _ text: String, page: Int, enqueue: Bool, session: SessionStore.Session, context: ReviewRequestContext
+        _ text: String, page: Int, enqueue: Bool, context: SignedInContext
     ) async throws -> Response {
+        let session = context.session
         let t = context.catalog
         let title = t["desk.title"]
         func notice(_ message: String, status: HTTPResponse.Status) -> Response {

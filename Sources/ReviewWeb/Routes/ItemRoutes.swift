@@ -4,48 +4,50 @@ import Reconciliation
 
 /// One item: its evidence and history, and the decisions (claim, resolve, dismiss).
 extension ReviewSite {
-    func itemRoutes() -> RouteCollection<ReviewRequestContext> {
-        let routes = RouteCollection(context: ReviewRequestContext.self)
+    func itemRoutes() -> RouteCollection<SignedInContext> {
+        let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/items/:id") { _, context in
-            let session = try context.requireSession()
-            return try await itemPage(id: try itemID(context), session: session, context: context, status: .ok)
+            try await itemPage(id: try itemID(context), context: context, status: .ok)
         }
         routes.post("/items/:id/claim") { request, context in
-            let (session, form) = try await checkedForm(request, context: context)
+            let session = context.session
+            let form = try await checkedForm(request, context: context)
             let force = form["force"] == "1"
-            return try await transition(id: try itemID(context), session: session, context: context) { service, id in
+            return try await transition(id: try itemID(context), context: context) { service, id in
                 try service.claim(id: id, by: session.name, force: force)
             }
         }
         routes.post("/items/:id/resolve") { request, context in
-            let (session, form) = try await checkedForm(request, context: context)
+            let session = context.session
+            let form = try await checkedForm(request, context: context)
             guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
                 throw HTTPError(.badRequest, message: context.catalog["error.choose_resolution"])
             }
             let note = form["note"]
             let id = try itemID(context)
             if let problem = Self.noteProblem(note, required: false, context.catalog) {
-                return try await itemPage(id: id, session: session, context: context, status: .badRequest, error: problem)
+                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
             }
-            return try await transition(id: id, session: session, context: context) { service, id in
+            return try await transition(id: id, context: context) { service, id in
                 try service.resolve(id: id, resolution: resolution, by: session.name, note: note)
             }
         }
         routes.post("/items/:id/dismiss") { request, context in
-            let (session, form) = try await checkedForm(request, context: context)
+            let session = context.session
+            let form = try await checkedForm(request, context: context)
             let note = form["note"]
             let id = try itemID(context)
             if let problem = Self.noteProblem(note, required: true, context.catalog) {
-                return try await itemPage(id: id, session: session, context: context, status: .badRequest, error: problem)
+                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
             }
-            return try await transition(id: id, session: session, context: context) { service, id in
+            return try await transition(id: id, context: context) { service, id in
                 try service.dismiss(id: id, by: session.name, note: note)
             }
         }
         return routes
     }
 
-    private func itemID(_ context: ReviewRequestContext) throws -> Int64 {
+    private func itemID(_ context: SignedInContext) throws -> Int64 {
         guard let id = context.parameters.get("id", as: Int64.self) else {
             throw HTTPError(.notFound, message: context.catalog.text("error.item_not_found", ["id": "?"]))
         }
@@ -63,9 +65,10 @@ extension ReviewSite {
     }
 
     private func itemPage(
-        id: Int64, session: SessionStore.Session, context: ReviewRequestContext, status: HTTPResponse.Status,
+        id: Int64, context: SignedInContext, status: HTTPResponse.Status,
         error: String? = nil
     ) async throws -> Response {
+        let session = context.session
         let t = context.catalog
         let detail: ReviewItemDetail
         let next: Int64?
@@ -90,9 +93,10 @@ extension ReviewSite {
     /// Runs a transition, then shows the item again: a redirect with a message on success (so a
     /// reload does not post twice), the item page with the refusal and 409 when it was illegal.
     private func transition(
-        id: Int64, session: SessionStore.Session, context: ReviewRequestContext,
+        id: Int64, context: SignedInContext,
         _ body: @escaping @Sendable (ReviewService, Int64) throws -> TransitionOutcome
     ) async throws -> Response {
+        let session = context.session
         let t = context.catalog
         do {
             let outcome = try await database.run { try body($0, id) }
@@ -103,13 +107,13 @@ extension ReviewSite {
         } catch let error as ReviewError {
             switch error {
             case .notFound:
-                return try await itemPage(id: id, session: session, context: context, status: .notFound)
+                return try await itemPage(id: id, context: context, status: .notFound)
             case .invalidInput:
                 return try await itemPage(
-                    id: id, session: session, context: context, status: .badRequest, error: Self.message(error, t))
+                    id: id, context: context, status: .badRequest, error: Self.message(error, t))
             default:
                 return try await itemPage(
-                    id: id, session: session, context: context, status: .conflict, error: Self.message(error, t))
+                    id: id, context: context, status: .conflict, error: Self.message(error, t))
             }
         }
     }

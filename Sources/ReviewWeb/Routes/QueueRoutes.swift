@@ -4,15 +4,15 @@ import Reconciliation
 
 /// The queue: the filtered list with counts by kind, and its CSV export.
 extension ReviewSite {
-    func queueRoutes() -> RouteCollection<ReviewRequestContext> {
-        let routes = RouteCollection(context: ReviewRequestContext.self)
+    func queueRoutes() -> RouteCollection<SignedInContext> {
+        let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/") { request, context in try await queue(request, context: context) }
         routes.get("/export.csv") { request, context in try await export(request, context: context) }
         return routes
     }
 
-    private func queue(_ request: Request, context: ReviewRequestContext) async throws -> Response {
-        let session = try context.requireSession()
+    private func queue(_ request: Request, context: SignedInContext) async throws -> Response {
+        let session = context.session
         let reader = context.reader
         let t = reader.catalog
         let query = QueryFilter(query: request.uri.query)
@@ -63,20 +63,34 @@ extension ReviewSite {
     }
 
     /// The CSV is for spreadsheets and scripts: its columns and values stay as the CLI writes them.
-    private func export(_ request: Request, context: ReviewRequestContext) async throws -> Response {
-        _ = try context.requireSession()
+    /// It is streamed as the database yields rows (chunked, no Content-Length), so memory stays
+    /// bounded whatever the queue's size. One of the page connections is held while it streams
+    /// and freed when the last row is sent, or when the client goes away. The response starts
+    /// only once the first chunk (or the whole of a small export) is written: no free connection
+    /// or a failed query is still an error page, not a truncated file.
+    private func export(_ request: Request, context: SignedInContext) async throws -> Response {
         let filter = QueryFilter(query: request.uri.query).filter
-        let csv = try await database.run { service in
-            var text = ""
-            try service.exportCSV(filter) { text += $0 }
-            return text
+        let stream = ExportStream()
+        let chunks = ExportChunks(stream)
+        let database = self.database
+        Task {
+            do {
+                try await database.run { service in stream.produce { write in try service.exportCSV(filter, write: write) } }
+            } catch {
+                stream.fail(error)
+            }
         }
+        let first = try await chunks.next()
         return Response(
             status: .ok,
             headers: [
                 .contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"review-items.csv\"",
                 .cacheControl: "no-store",
             ],
-            body: .init(byteBuffer: ByteBuffer(string: csv)))
+            body: ResponseBody { writer in
+                if let first { try await writer.write(first) }
+                while let chunk = try await chunks.next() { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
     }
 }

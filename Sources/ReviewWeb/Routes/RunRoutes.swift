@@ -4,15 +4,15 @@ import Reconciliation
 
 /// The runs list and each run's `report.html`.
 extension ReviewSite {
-    func runRoutes() -> RouteCollection<ReviewRequestContext> {
-        let routes = RouteCollection(context: ReviewRequestContext.self)
+    func runRoutes() -> RouteCollection<SignedInContext> {
+        let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/runs") { _, context in try await runsPage(context: context) }
         routes.get("/runs/:id/report") { _, context in try await report(context: context) }
         return routes
     }
 
-    private func runsPage(context: ReviewRequestContext) async throws -> Response {
-        let session = try context.requireSession()
+    private func runsPage(context: SignedInContext) async throws -> Response {
+        let session = context.session
         let reader = context.reader
         let t = reader.catalog
         let runs = try await database.run { try $0.runs(limit: 100) }
@@ -31,8 +31,7 @@ extension ReviewSite {
 
     /// A run's `report.html` as the job wrote it (only that file name, inside the run's own folder).
     /// It is in the language the job was configured with (`RECONCILE_LANGUAGE`), not the page's.
-    private func report(context: ReviewRequestContext) async throws -> Response {
-        _ = try context.requireSession()
+    private func report(context: SignedInContext) async throws -> Response {
         let t = context.catalog
         guard let id = context.parameters.get("id", as: Int64.self),
             let run = try await database.run({ try $0.run(id: id) }), let directory = run.reportDirectory

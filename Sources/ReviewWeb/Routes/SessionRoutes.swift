@@ -2,10 +2,11 @@ import Foundation
 import Hummingbird
 import Reconciliation
 
-/// Logging in and out, single-use login links, and the stylesheet: the routes a browser reaches
-/// before it has a session.
+/// Logging in and out, single-use login links, and the stylesheet. `publicRoutes` are the routes a
+/// browser reaches before it has a session; `accountRoutes` (logging out, making a login link)
+/// are in the signed-in group.
 extension ReviewSite {
-    func sessionRoutes() -> RouteCollection<ReviewRequestContext> {
+    func publicRoutes() -> RouteCollection<ReviewRequestContext> {
         let routes = RouteCollection(context: ReviewRequestContext.self)
         routes.get("/assets/app.css") { _, _ in
             Response(
@@ -20,10 +21,15 @@ extension ReviewSite {
         }
         routes.post("/login") { request, context in try await login(request, context: context) }
         routes.get("/login/ticket/:ticket") { _, context in try await redeemTicket(context: context) }
+        return routes
+    }
+
+    func accountRoutes() -> RouteCollection<SignedInContext> {
+        let routes = RouteCollection(context: SignedInContext.self)
         routes.post("/login-links") { request, context in try await createTicket(request, context: context) }
         routes.post("/logout") { request, context in
-            let session = try await checkedForm(request, context: context).session
-            await sessions.remove(id: session.id)
+            _ = try await checkedForm(request, context: context)
+            await sessions.remove(id: context.session.id)
             var response = redirect("/login")
             response.setCookie(sessionCookie(value: "", maxAge: 0))
             return response
@@ -100,9 +106,9 @@ extension ReviewSite {
 
     /// A single-use link (valid 60 s) that logs another browser in as the same person, so a
     /// headless browser can be logged in without the token ever appearing in a URL or argv.
-    private func createTicket(_ request: Request, context: ReviewRequestContext) async throws -> Response {
-        let (session, form) = try await checkedForm(request, context: context)
-        let ticket = await sessions.createTicket(name: session.name, next: safeNext(form["next"]))
+    private func createTicket(_ request: Request, context: SignedInContext) async throws -> Response {
+        let form = try await checkedForm(request, context: context)
+        let ticket = await sessions.createTicket(name: context.session.name, next: safeNext(form["next"]))
         return Response(
             status: .created, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: "/login/ticket/\(ticket)\n")))

@@ -1,0 +1,134 @@
+import Foundation
+import Glibc
+import Hummingbird
+import HummingbirdTesting
+import Postgres
+import Reconciliation
+import ReviewWeb
+import TestSupport
+import Testing
+
+/// The queue's CSV export over a real server and a real database: streamed in chunks, the same
+/// bytes as `reconcile review export`, and its connection freed when the client goes away.
+@Suite("CSV export, streamed")
+struct ExportWebTests {
+    let database: TestDatabase
+    let connection: Connection
+
+    init() throws {
+        database = try TestDatabase.create("reviewexport")
+        connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        _ = try ReviewFixtures.seed(on: connection)
+    }
+
+    /// Adds `count` items with notes that need quoting, and some non-ASCII text, so chunk
+    /// boundaries fall inside rows of every shape.
+    func plant(_ count: Int) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, resolution, transaction_id, user_id, product_id,
+                 suggested_action, note, evidence, first_seen_run, last_seen_run)
+            SELECT 'bulk:' || n, 'missed_delivery', (ARRAY['high','medium','low'])[1 + n % 3],
+                   (ARRAY['open','in_review','resolved','dismissed'])[1 + n % 4],
+                   CASE WHEN n % 4 = 2 THEN 'granted' END, 't-bulk-' || n, 'player-' || (n % 97),
+                   'gems_' || (n % 5), 'grant',
+                   CASE WHEN n % 7 = 0 THEN 'a note, "quoted"' || E'\\n' || '第二行 ' || n WHEN n % 11 = 0 THEN '=1+1' END,
+                   '{}'::jsonb, (SELECT min(id) FROM reconcile.runs), (SELECT min(id) FROM reconcile.runs)
+              FROM generate_series(1, $1::int) AS n
+            """, [count])
+    }
+
+    func configuration(maximumConnections: Int = 8) -> ReviewWebConfiguration {
+        var configuration = ReviewWebConfiguration(
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+        configuration.maximumConnections = maximumConnections
+        configuration.connectionWaitTimeout = 3
+        return configuration
+    }
+
+    @Test func aLargeQueueExportsChunkedAndByteIdenticalToTheCLI() async throws {
+        try plant(6000)
+        var written = Data()
+        try ReviewService(connection: connection).exportCSV(ReviewFilter()) { written.append(contentsOf: $0.utf8) }
+        let expected = written
+        #expect(expected.count > 4 * 64 * 1024, "the export spans many chunks")
+        let application = try buildApplication(configuration: configuration())
+        try await application.test(.live) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let response = try await ReviewWebTests.get(client, "/export.csv?status=all", cookie: cookie)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentLength] == nil)
+            #expect(response.headers[.transferEncoding]?.lowercased() == "chunked")
+            #expect(response.headers[.contentType]?.hasPrefix("text/csv") == true)
+            let body = Data(response.body.readableBytesView)
+            #expect(body.count == expected.count)
+            #expect(body == expected)
+        }
+    }
+
+    /// With one database connection, a client that reads a little of a large export and hangs up
+    /// must not keep it: the next page gets the connection instead of a 503. The export (about
+    /// 20 MB) is larger than what the sockets' buffers hold, so the writer is still waiting for
+    /// the client when it hangs up.
+    @Test func aClientThatHangsUpFreesTheConnection() async throws {
+        try plant(150_000)
+        let items = try connection.query("SELECT count(*) FROM reconcile.review_items WHERE user_id = 'player-1'")[0]
+            .decode(Int.self, at: 0)
+        let application = try buildApplication(configuration: configuration(maximumConnections: 1))
+        try await application.test(.live) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let port = try #require(client.port)
+            let received = try await Task.detached {
+                try Self.readSomeAndHangUp(port: port, path: "/export.csv?status=all", cookie: cookie)
+            }.value
+            #expect(received.hasPrefix("HTTP/1.1 200"))
+            var answered = false
+            for _ in 0..<5 {
+                let page = try await ReviewWebTests.get(client, "/", cookie: cookie)
+                if page.status == .ok { answered = true; break }
+                #expect(page.status == .serviceUnavailable)
+            }
+            #expect(answered, "the export kept the only connection after its client went away")
+            // And a whole export still works on that one connection.
+            let whole = try await ReviewWebTests.get(client, "/export.csv?status=all&user=player-1", cookie: cookie)
+            #expect(whole.status == .ok)
+            #expect(String(buffer: whole.body).split(separator: "\r\n").count == items + 1)
+        }
+    }
+
+    /// Sends a GET on a socket with a small receive buffer, reads about 16 KB, stops reading for
+    /// eight seconds (long enough for the server to fill the sockets' buffers and its own four
+    /// chunks, so the database thread waits on back-pressure), then closes it.
+    static func readSomeAndHangUp(port: Int, path: String, cookie: String) throws -> String {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
+        defer { close(socket) }
+        var size: Int32 = 4096
+        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
+        _ = request.withCString { send(socket, $0, strlen($0), 0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while received.count < 16 * 1024 {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        sleep(8)
+        return String(decoding: received, as: UTF8.self)
+    }
+}
