@@ -11,7 +11,10 @@ extension ReconciliationJob {
     /// claimed as soon as the last one is all sent, and verdicts are recorded (a batch at a time,
     /// each atomically with its transactions) while the next requests are out, so Apple's latency,
     /// not the database's round trips, sets the pace. `recorded` sees each batch once it is
-    /// committed and may throw to stop.
+    /// committed. Every verdict is watched for an Apple outage as it arrives: past
+    /// `AppleOutage.threshold` unanswered uploads in a row, what has finished is recorded and the
+    /// verification stops with `AppleUnreachableError`, so an outage costs at most the threshold
+    /// plus the requests already out, however the verdicts happen to be batched.
     ///
     /// With `waitForOtherWorkers`, the run waits for workers (`run --worker`) still holding
     /// claims; their claims expire if they die, and the work comes back here.
@@ -21,6 +24,7 @@ extension ReconciliationJob {
     ) async throws {
         let verifier = self.verifier
         let limit = max(1, settings.concurrency)
+        var outage = AppleOutage(threshold: max(20, 2 * limit))
         try await withThrowingTaskGroup(of: VerifiedResult.self) { group in
             var claimed: [(upload: Upload, attempts: Int)] = []
             var sent = 0
@@ -62,6 +66,11 @@ extension ReconciliationJob {
                 Failpoint.pass("verify.verdict")
                 log(result, logger)
                 finished.append(result)
+                outage.observe(result.verdict)
+                if outage.isOngoing {
+                    try record()
+                    throw AppleUnreachableError(unanswered: outage.unanswered, lastReason: outage.lastReason, left: 0)
+                }
                 if finished.count >= batchSize { try record() }
             }
         }

@@ -198,17 +198,12 @@ public struct ReconciliationJob: Sendable {
         let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
         var done = 0
         let started = Date()
-        // A worker stops on an outage like the run does: it would otherwise spend every attempt
-        // and its timeout on each upload it claims.
-        var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
+        // A worker stops on an outage like the run does (verifyDue throws): it would otherwise
+        // spend every attempt and its timeout on each upload it claims.
         try await verifyDue(queue: queue, runID: run.id, waitForOtherWorkers: false, connection: connection,
                             logger: log) { results in
             done += results.count
             progress?(RunProgress(verified: done, total: done, elapsed: Date().timeIntervalSince(started)))
-            outage.observe(results.map(\.verdict))
-            if outage.isOngoing {
-                throw AppleUnreachableError(unanswered: outage.unanswered, lastReason: outage.lastReason, left: 0)
-            }
         }
         log.info("worker finished", metadata: ["uploads.verified": "\(done)"])
         return done
@@ -221,16 +216,15 @@ public struct ReconciliationJob: Sendable {
     ) async throws {
         var done = 0
         let started = Date()
-        var outage = AppleOutage(threshold: max(20, 2 * settings.concurrency))
-        try await verifyDue(queue: queue, runID: runID, waitForOtherWorkers: true, connection: connection,
-                            logger: logger) { results in
-            done += results.count
-            progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
-            outage.observe(results.map(\.verdict))
-            if outage.isOngoing {
-                throw AppleUnreachableError(
-                    unanswered: outage.unanswered, lastReason: outage.lastReason, left: max(0, total - done))
+        do {
+            try await verifyDue(queue: queue, runID: runID, waitForOtherWorkers: true, connection: connection,
+                                logger: logger) { results in
+                done += results.count
+                progress?(RunProgress(verified: done, total: total, elapsed: Date().timeIntervalSince(started)))
             }
+        } catch let outage as AppleUnreachableError {
+            throw AppleUnreachableError(
+                unanswered: outage.unanswered, lastReason: outage.lastReason, left: max(0, total - done))
         }
     }
 }
@@ -248,20 +242,18 @@ struct AppleOutage {
 
     var isOngoing: Bool { unanswered >= threshold }
 
-    mutating func observe(_ verdicts: [Verdict]) {
-        for verdict in verdicts {
-            switch verdict {
-            case .retry(let reason, nil):
-                unanswered += 1
-                lastReason = reason
-            case .retry(_, .some), .invalid(_, _, .some):
-                unanswered = 0
-            case .verified(let upload) where upload.appleStatus != nil:
-                unanswered = 0
-            case .verified, .invalid:
-                // Verified locally (JWS, offline receipts) or refused before asking: says nothing.
-                break
-            }
+    mutating func observe(_ verdict: Verdict) {
+        switch verdict {
+        case .retry(let reason, nil):
+            unanswered += 1
+            lastReason = reason
+        case .retry(_, .some), .invalid(_, _, .some):
+            unanswered = 0
+        case .verified(let upload) where upload.appleStatus != nil:
+            unanswered = 0
+        case .verified, .invalid:
+            // Verified locally (JWS, offline receipts) or refused before asking: says nothing.
+            break
         }
     }
 }
