@@ -133,7 +133,8 @@ struct ReviewSite: Sendable {
     init(configuration: ReviewWebConfiguration) throws {
         self.configuration = configuration
         sessions = SessionStore(
-            idleLifetime: configuration.sessionIdleLifetime, absoluteLifetime: configuration.sessionAbsoluteLifetime)
+            idleLifetime: configuration.sessionIdleLifetime, absoluteLifetime: configuration.sessionAbsoluteLifetime,
+            now: configuration.clock)
         database = ReviewDatabase(
             url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
             waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),

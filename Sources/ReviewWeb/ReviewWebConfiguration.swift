@@ -20,6 +20,8 @@ public struct ReviewWebConfiguration: Sendable {
     public var logger: Logger
     /// How long a session lives at most, however busy: a stolen cookie stops working.
     public var sessionAbsoluteLifetime: TimeInterval = 12 * 3600
+    /// What sessions and login links take as the time now; tests move it instead of waiting.
+    public var clock: @Sendable () -> Date = { Date() }
     /// Database connections the pages may hold at once.
     public var maximumConnections = 8
     /// How long a page waits for a free connection before answering 503.

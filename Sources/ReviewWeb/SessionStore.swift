@@ -40,12 +40,15 @@ actor SessionStore {
     private var tickets: [String: Ticket] = [:]
     private let idleLifetime: TimeInterval
     private let absoluteLifetime: TimeInterval
+    /// What the store takes as the time now.
+    private let now: @Sendable () -> Date
     /// Oldest sessions are dropped beyond this, so a flood of logins cannot exhaust memory.
     private let capacity = 10_000
 
-    init(idleLifetime: TimeInterval, absoluteLifetime: TimeInterval) {
+    init(idleLifetime: TimeInterval, absoluteLifetime: TimeInterval, now: @escaping @Sendable () -> Date = { Date() }) {
         self.idleLifetime = idleLifetime
         self.absoluteLifetime = absoluteLifetime
+        self.now = now
     }
 
     func create(name: String, language: Language? = nil) -> Session {
@@ -53,7 +56,7 @@ actor SessionStore {
         if sessions.count >= capacity, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
             sessions[oldest.id] = nil
         }
-        let now = Date()
+        let now = self.now()
         let ends = now.addingTimeInterval(absoluteLifetime)
         let session = Session(
             id: Self.randomToken(), name: name, csrfToken: Self.randomToken(),
@@ -65,11 +68,12 @@ actor SessionStore {
     /// The live session with this id, its lifetime extended; nil when unknown or expired.
     func session(id: String) -> Session? {
         guard var session = sessions[id] else { return nil }
-        guard session.expires > Date() else {
+        let now = self.now()
+        guard session.expires > now else {
             sessions[id] = nil
             return nil
         }
-        session.expires = min(Date().addingTimeInterval(idleLifetime), session.ends)
+        session.expires = min(now.addingTimeInterval(idleLifetime), session.ends)
         sessions[id] = session
         return session
     }
@@ -98,18 +102,18 @@ actor SessionStore {
     func createTicket(name: String, next: String) -> String {
         purge()
         let id = Self.randomToken()
-        tickets[id] = Ticket(name: name, next: next, expires: Date().addingTimeInterval(60))
+        tickets[id] = Ticket(name: name, next: next, expires: now().addingTimeInterval(60))
         return id
     }
 
     /// Redeems a ticket: a fresh session and where to go; nil when unknown, used or expired.
     func redeem(ticket id: String) -> (Session, next: String)? {
-        guard let ticket = tickets.removeValue(forKey: id), ticket.expires > Date() else { return nil }
+        guard let ticket = tickets.removeValue(forKey: id), ticket.expires > now() else { return nil }
         return (create(name: ticket.name), ticket.next)
     }
 
     private func purge() {
-        let now = Date()
+        let now = self.now()
         sessions = sessions.filter { $0.value.expires > now }
         tickets = tickets.filter { $0.value.expires > now }
     }

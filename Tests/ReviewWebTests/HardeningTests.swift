@@ -163,12 +163,36 @@ struct HardeningTests {
     /// The idle lifetime is hours; only the absolute lifetime can end this session.
     @Test func aSessionEndsAtItsAbsoluteLifetime() async throws {
         var configuration = configuration()
-        // Long enough for a loaded machine to log in and load a page inside it.
-        configuration.sessionAbsoluteLifetime = 8
+        let clock = TestClock()
+        configuration.clock = { clock.now }
+        configuration.sessionAbsoluteLifetime = 8 * 3600
+        configuration.sessionIdleLifetime = 3600
         try await withApp(configuration) { client in
             let cookie = try await ReviewWebTests.login(client)
+            // Used every 50 minutes, the session outlives its idle lifetime many times over…
+            for _ in 0..<9 {
+                clock.advance(by: 50 * 60)
+                #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
+            }
+            // …and still answers a minute before its absolute lifetime ends, 8 hours after login…
+            clock.advance(by: 29 * 60)
             #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
-            try await Task.sleep(for: .milliseconds(8500))
+            // …and not at the end, though it was used a minute ago.
+            clock.advance(by: 60)
+            #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .seeOther)
+        }
+    }
+
+    @Test func aSessionEndsAfterItsIdleLifetime() async throws {
+        var configuration = configuration()
+        let clock = TestClock()
+        configuration.clock = { clock.now }
+        configuration.sessionIdleLifetime = 3600
+        try await withApp(configuration) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            clock.advance(by: 3599)
+            #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
+            clock.advance(by: 3601)
             #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .seeOther)
         }
     }
@@ -276,6 +300,7 @@ struct HardeningTests {
         configuration.statementTimeout = 2
         let url = database.url
         let cap = configuration.maximumConnections
+        let fixture = try Self.pids([connection])
         let application = try buildApplication(configuration: configuration)
         try await application.test(.router) { client in
             let cookie = try await ReviewWebTests.login(client)
@@ -290,11 +315,16 @@ struct HardeningTests {
                 // While every connection waits on the lock, the login page still answers.
                 let login = try await client.execute(uri: "/login", method: .get)
                 #expect(login.status == .ok)
+                // The pages' own sessions: client backends of this database other than the
+                // test's (autovacuum workers, busy on a loaded machine, are not the pages').
                 let connections = try observer.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    """
+                    SELECT count(*) FROM pg_stat_activity
+                    WHERE datname = current_database() AND backend_type = 'client backend'
+                      AND pid <> ALL ($1::int[])
+                    """, [Self.array(fixture + Self.pids([locker, observer]))]
                 )[0].decode(Int.self, at: 0)
-                // The cap, plus the locking session.
-                #expect(connections <= cap + 1, "\(connections) connections")
+                #expect(connections <= cap, "\(connections) connections")
                 var statuses: [HTTPResponse.Status] = []
                 for try await status in group { statuses.append(status) }
                 return statuses
@@ -307,6 +337,16 @@ struct HardeningTests {
 }
 
 extension HardeningTests {
+    /// The backend pids of the test's own connections.
+    static func pids(_ connections: [Connection]) throws -> [Int] {
+        try connections.map { try $0.query("SELECT pg_backend_pid()")[0].decode(Int.self, at: 0) }
+    }
+
+    /// Integers as a PostgreSQL array literal.
+    static func array(_ values: [Int]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+
     /// A silent connection, and one that sends half a request head and stops, are both closed
     /// after the idle timeout (before: held open forever).
     @Test(arguments: ["", "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "])
@@ -381,5 +421,16 @@ final class LogRecords: Sendable {
             for (key, value) in event.metadata ?? [:] { merged[key] = "\(value)" }
             records.append(Record(message: "\(event.message)", metadata: merged))
         }
+    }
+}
+
+/// A clock the tests move by hand, so a lifetime is tested without waiting it out.
+final class TestClock: Sendable {
+    private let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+
+    var now: Date { time.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) {
+        time.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }
