@@ -381,6 +381,48 @@ struct DifferTests {
         #expect(found.contains(Expected(kind: "unverified_delivery", transaction: "t-n3", user: "u14", action: "investigate")))
     }
 
+    /// Olga's receipt, uploaded by Pete (verified) and by Olga (still retrying), delivered to
+    /// Olga: until Olga's upload is verified the buyer is not known (it may carry the
+    /// transaction, making two uploaders), so no wrong account is raised against Olga; once it
+    /// is, the transaction is a shared receipt. A buyer bound by a token is known whatever is
+    /// retrying.
+    @Test func aRetryingUploadOfTheCreditedAccountHoldsAWrongAccountByUploader() throws {
+        try connection.executeScript(
+            """
+            INSERT INTO reconcile.apple_transactions
+                (transaction_id, original_transaction_id, product_id, bundle_id, environment, quantity,
+                 purchase_date, source, signed_date)
+            VALUES ('t-x1', 't-x1', 'coin42', 'com.hncs.szj', 'Production', 1, now() - interval '2 days', 'jws',
+                    now() - interval '2 days');
+            INSERT INTO reconcile.receipt_uploads (id, user_id, kind, payload, device, uploaded_at) VALUES
+                (30, 'pete', 'app_receipt', 'payload', '{}', now() - interval '1 day'),
+                (31, 'olga', 'app_receipt', 'payload', '{}', now() - interval '1 day'),
+                (32, 'u5', 'app_receipt', 'payload', '{}', now() - interval '1 day');
+            INSERT INTO reconcile.upload_verifications (upload_id, state, bundle_id, environment, first_run_id, last_run_id)
+            VALUES (30, 'verified', 'com.hncs.szj', 'Production', 1, 1), (31, 'retry', NULL, NULL, 1, 1),
+                   (32, 'retry', NULL, NULL, 1, 1);
+            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source, run_id)
+            VALUES ('t-x1', 30, 'pete', 'verify_receipt', 1);
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+            VALUES ('t-x1', 'olga', 'coin42', 1, now() - interval '1 day');
+            """)
+        let (held, _) = try diff()
+        #expect(!held.contains { $0.transaction == "t-x1" }, "\(held.filter { $0.transaction == "t-x1" })")
+        // t-w1's buyer is bound by its token to u4: u5's retrying upload changes nothing.
+        #expect(held.contains(Expected(kind: "wrong_account", transaction: "t-w1", user: "u4", action: "move")))
+
+        try connection.executeScript(
+            """
+            UPDATE reconcile.upload_verifications SET state = 'verified', bundle_id = 'com.hncs.szj',
+                   environment = 'Production' WHERE upload_id = 31;
+            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source, run_id)
+            VALUES ('t-x1', 31, 'olga', 'verify_receipt', 1);
+            """)
+        let (found, _) = try diff()
+        #expect(found.filter { $0.transaction == "t-x1" }
+                == [Expected(kind: "shared_receipt", transaction: "t-x1", user: nil, action: "investigate")])
+    }
+
     @Test func aDryRunWritesNoReviewItems() throws {
         let (found, _) = try diff(upsert: false)
         #expect(found == Self.expected)

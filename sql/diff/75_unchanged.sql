@@ -12,4 +12,5 @@ SELECT r.id FROM reconcile.review_items r
    AND NOT EXISTS (SELECT 1 FROM diff_scope s WHERE s.transaction_id = r.transaction_id)
    AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = r.transaction_id)
    AND NOT (r.kind = 'unverified_delivery' AND r.user_id IN (SELECT user_id FROM diff_pending_users))
+   AND NOT (r.kind = 'wrong_account' AND r.revoke_from_user_id IN (SELECT user_id FROM diff_pending_users))
    AND NOT EXISTS (SELECT 1 FROM diff_findings f WHERE f.fingerprint = r.fingerprint);

@@ -1,6 +1,6 @@
 -- Stage: queue, step 3 — open items this diff judged and no longer detects are auto-resolved.
--- Items whose transaction (or account, for unverified deliveries) still waits on a
--- verification were not judged and stay as they are.
+-- Items whose transaction (or account: the delivery's for unverified deliveries, the credited
+-- one for wrong accounts) still waits on a verification were not judged and stay as they are.
 -- Reads:  diff_findings, diff_scope, diff_blocked, diff_pending_users
 -- Writes: reconcile.review_items (status, updated_at), reconcile.review_events
 -- Values: :'run_id' (bigint).
@@ -13,7 +13,9 @@ WITH gone AS (
             OR (r.transaction_id IN (SELECT transaction_id FROM diff_scope)
                 AND r.transaction_id NOT IN (SELECT transaction_id FROM diff_blocked)
                 AND NOT (r.kind = 'unverified_delivery'
-                         AND r.user_id IN (SELECT user_id FROM diff_pending_users))))
+                         AND r.user_id IN (SELECT user_id FROM diff_pending_users))
+                AND NOT (r.kind = 'wrong_account'
+                         AND r.revoke_from_user_id IN (SELECT user_id FROM diff_pending_users))))
      FOR UPDATE
 ), resolved AS (
     UPDATE reconcile.review_items r SET status = 'auto_resolved', updated_at = now()
