@@ -121,8 +121,9 @@ extension AppStoreSimulator {
         payload.subtype = subtype
         payload.notificationUUID = UUID().uuidString.lowercased()
         payload.version = "2.0"
+        let madeAt = signedDate ?? Date()
         let signed = signedDate.map { Date(millisecondsSince1970: $0.millisecondsSince1970) }
-            ?? transactions.nextSignedDate()
+            ?? transactions.nextSignedDate(now: madeAt)
         payload.signedDate = signed
         payload.data = data
         state.countNotificationCreated()
@@ -131,7 +132,7 @@ extension AppStoreSimulator {
         let results = delivered ? [SendAttempt.success] : ["TIMED_OUT", "NO_RESPONSE"]
         notifications.record(
             SimulatorNotificationLog.Sent(
-                signedPayload: body.signedPayload, signedDate: signed, notificationType: type,
+                signedPayload: body.signedPayload, signedDate: signed, madeAt: madeAt, notificationType: type,
                 transactionId: transactionId, environment: entry.transaction.environment ?? .production,
                 bundleId: entry.transaction.bundleId ?? Self.defaultBundleID,
                 sendAttempts: results.enumerated().map { index, result in

@@ -10,6 +10,11 @@ public final class SimulatorNotificationLog: Sendable {
         /// The body's `signedPayload`, byte for byte the same on every page that returns it.
         public var signedPayload: String
         public var signedDate: Date
+        /// When it was made, by the clock (or the backdated date): the span of a history request
+        /// selects on this. Its `signedDate` is unique per millisecond, so it can run a few
+        /// milliseconds ahead of the clock, and a sync that asked right after it was made would
+        /// miss it.
+        public var madeAt: Date
         public var notificationType: NotificationType
         public var transactionId: String?
         public var environment: AppStoreEnvironment
@@ -47,8 +52,12 @@ public final class SimulatorNotificationLog: Sendable {
     func history(_ request: NotificationHistoryRequest, environment: AppStoreEnvironment, bundleId: String) -> [Sent] {
         inner.withLock { inner in
             inner.sent.filter { sent in
+                // Requests carry milliseconds: both ends are taken whole, so a notification made in
+                // the millisecond a sync asks up to is in (Apple does not say whether the ends are
+                // inclusive: developer.apple.com/documentation/appstoreserverapi/notificationhistoryrequest).
                 sent.environment == environment && sent.bundleId == bundleId
-                    && sent.signedDate >= request.startDate && sent.signedDate < request.endDate
+                    && sent.madeAt.millisecondsSince1970 >= request.startDate.millisecondsSince1970
+                    && sent.madeAt.millisecondsSince1970 <= request.endDate.millisecondsSince1970
                     && (request.notificationType.map { $0 == sent.notificationType } ?? true)
                     && (request.transactionId.map { $0 == sent.transactionId } ?? true)
                     && (request.onlyFailures != true || sent.sendAttempts.last?.sendAttemptResult != SendAttempt.success)

@@ -81,7 +81,7 @@ struct RefundRequestTests {
             _ = try sim.refundTransaction(pack.transactionId)
             let missed = try sim.signNotification(type: .refund, transactionId: pack.transactionId, delivered: false)
             let synced = try await Self.sync(settings, on: connection)
-            #expect(synced.stored == 1 && synced.undelivered == 1 && synced.invalid == 0)
+            #expect(synced.stored == 1 && synced.undelivered == 1 && synced.invalid == 0, "\(synced)")
 
             // The next run looks at the last hour only: no upload, no history asked; the refund
             // comes from Notification History alone.
