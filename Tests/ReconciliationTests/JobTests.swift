@@ -11,6 +11,10 @@ final class ScriptedVerifier: UploadVerifier, @unchecked Sendable {
     private let lock = NSLock()
     private var failing: Set<String>
     private(set) var calls: [Int64] = []
+    /// Verifications begun (before any delay or hold).
+    private var begun = 0
+    /// While held, every verification waits at its start.
+    private var held = false
     let delay: Duration
     let productID: String
 
@@ -22,7 +26,19 @@ final class ScriptedVerifier: UploadVerifier, @unchecked Sendable {
 
     func heal() { lock.withLock { failing = [] } }
 
+    /// Holds every verification at its start until ``release()``.
+    func hold() { lock.withLock { held = true } }
+
+    func release() { lock.withLock { held = false } }
+
+    /// Waits until a verification has begun: the job verifying it holds the run lock.
+    func waitUntilVerifying() async throws {
+        while lock.withLock({ begun == 0 }) { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
     func verify(_ upload: Upload, attempt: Int) async throws -> Verdict {
+        lock.withLock { begun += 1 }
+        while lock.withLock({ held }) { try await Task.sleep(for: .milliseconds(10)) }
         if delay > .zero { try await Task.sleep(for: delay) }
         let fails = lock.withLock {
             calls.append(upload.id)
@@ -138,12 +154,15 @@ struct JobTests {
     }
 
     @Test func aSecondConcurrentRunIsRefusedWithTheHolder() async throws {
-        let slow = ScriptedVerifier(delay: .milliseconds(300))
-        let first = Task { try await job(slow).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
-        try await Task.sleep(for: .milliseconds(200))
+        let held = ScriptedVerifier()
+        held.hold()
+        let first = Task { try await job(held).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
+        // The first run is verifying (it holds the lock) and stays so until released.
+        try await held.waitUntilVerifying()
         let error = await #expect(throws: RunLockedError.self) {
             try await job(ScriptedVerifier()).run(.init())
         }
+        held.release()
         #expect(error?.description.contains("holds the lock") == true)
         #expect(try await first.value.status == "completed")
     }
@@ -157,24 +176,31 @@ struct JobTests {
                 VALUES ($1, 'signed_transaction', $2, $2, now() - interval '1 day')
                 """, ["user-\(index)", "tx-\(index)"])
         }
-        let verifier = ScriptedVerifier(delay: .milliseconds(40))
-        let coordinator = Task { try await job(verifier).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
-        try await Task.sleep(for: .milliseconds(150))
+        // The run is held at its first verifications, so the workers' share does not depend on
+        // how fast the machine is: they verify what the run has not claimed.
+        let runs = ScriptedVerifier()
+        runs.hold()
+        let coordinator = Task { try await job(runs).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
+        try await runs.waitUntilVerifying()
+        let workers = ScriptedVerifier(delay: .milliseconds(5))
         let helped = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<3 { group.addTask { try await job(verifier).work() } }
+            for _ in 0..<3 { group.addTask { try await job(workers).work() } }
             return try await group.reduce(0, +)
         }
+        runs.release()
         let report = try await coordinator.value
-        #expect(verifier.calls.count == 46, "every upload verified exactly once")
-        #expect(Set(verifier.calls).count == 46)
+        let calls = runs.calls + workers.calls
+        #expect(calls.count == 46, "every upload verified exactly once")
+        #expect(Set(calls).count == 46)
         #expect(helped > 0, "the workers took part")
         #expect(try report.verification.uploads == 46 && report.findings.count == 44)
     }
 
     @Test func aCancelledRunIsRecordedAsInterruptedAndTheNextOneResumes() async throws {
-        let slow = ScriptedVerifier(delay: .milliseconds(500))
-        let run = Task { try await job(slow).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
-        try await Task.sleep(for: .milliseconds(300))
+        let held = ScriptedVerifier()
+        held.hold()
+        let run = Task { try await job(held).run(.init(since: Date().addingTimeInterval(-7 * 86_400))) }
+        try await held.waitUntilVerifying()
         run.cancel()
         await #expect(throws: CancellationError.self) { try await run.value }
         let connection = try database.connect()
