@@ -22,8 +22,29 @@ struct ReceiptsCommand: ParsableCommand {
     @Option(help: "Write the receipts here (base64), one per line.")
     var output: String
 
+    @Flag(help: "Parse the receipts already in --output instead of issuing new ones.")
+    var reuse = false
+
     func run() throws {
         let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let receipts = reuse
+            ? try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map(String.init)
+            : try issue(simulator)
+        let started = ContinuousClock.now
+        let cpu = Bench.cpuSeconds()
+        var parsed = 0
+        for receipt in receipts {
+            parsed += try AppReceipt(base64Encoded: receipt).inAppPurchases.count
+        }
+        let cpuSeconds = Bench.cpuSeconds() - cpu
+        let wall = (ContinuousClock.now - started).seconds
+        guard parsed == count * purchases else { throw ValidationError("a bench receipt lost purchases") }
+        Bench.emit("receipt_parses_per_second_wall", String(format: "%.0f", Double(count) / wall))
+        Bench.emit("receipt_parses_per_cpu_second", String(format: "%.0f", Double(count) / cpuSeconds))
+    }
+
+    /// `count` receipts of `purchases` purchases each, issued by the simulator and written to --output.
+    func issue(_ simulator: AppStoreSimulator) throws -> [String] {
         let receipts = try (0..<count).map { index in
             let purchased = Date().addingTimeInterval(-86400 * 30)
             let items = (0..<purchases).map { offset in
@@ -37,17 +58,6 @@ struct ReceiptsCommand: ParsableCommand {
             ).receiptData
         }
         try (receipts.joined(separator: "\n") + "\n").write(toFile: output, atomically: true, encoding: .utf8)
-
-        let started = ContinuousClock.now
-        let cpu = Bench.cpuSeconds()
-        var parsed = 0
-        for receipt in receipts {
-            parsed += try AppReceipt(base64Encoded: receipt).inAppPurchases.count
-        }
-        let cpuSeconds = Bench.cpuSeconds() - cpu
-        let wall = (ContinuousClock.now - started).seconds
-        guard parsed == count * purchases else { throw ValidationError("a bench receipt lost purchases") }
-        Bench.emit("receipt_parses_per_second_wall", String(format: "%.0f", Double(count) / wall))
-        Bench.emit("receipt_parses_per_cpu_second", String(format: "%.0f", Double(count) / cpuSeconds))
+        return receipts
     }
 }
