@@ -172,6 +172,7 @@ let package = Package(
             dependencies: [
                 "AppStore", "AppStoreSimulator", "AppStoreTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             resources: [.copy("Vectors")]
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import Testing
 
 @testable import AppStore
@@ -263,5 +264,85 @@ struct ReceiptEncodingTests {
         #expect(byType[1701] == [0x02, 0x01, 0x02])
         #expect(byType[1702] == [0x0C, 0x01, UInt8(ascii: "p")])
         #expect(byType[1704] == [0x16, 0x14] + Array("1970-01-01T00:00:00Z".utf8))
+    }
+}
+
+/// The payload's DER fast path (`AttributeCoding.decodeDERSet`) reads exactly what swift-asn1
+/// reads, and leaves every other encoding to it.
+@Suite("Receipt payload: the DER fast path")
+struct ReceiptDERFastPathTests {
+    /// The payload's bytes inside the receipt's signed content, as `AppReceipt` reads them.
+    static func payloadBytes(_ receipt: AppReceipt) throws -> [UInt8] {
+        let content = receipt.signedContent
+        guard content.first == 0x04 || content.first == 0x24 else { return content }
+        return Array(try ASN1OctetString(berEncoded: BER.parse(content)).bytes)
+    }
+
+    @Test("Apple's real payloads and every purchase in them take the fast path and read the same", arguments: ReceiptFacts.all)
+    func realPayloadsReadTheSame(facts: ReceiptFacts) throws {
+        let bytes = try Self.payloadBytes(ReceiptParsingTests.receipt(facts.file))[...]
+        let fast = try #require(AttributeCoding.decodeDERSet(bytes), "a real payload left the fast path")
+        #expect(fast == (try AttributeCoding.decodeSetWithASN1(bytes, context: "test")))
+        let purchases = fast.filter { $0.type == 17 }
+        #expect(purchases.count == facts.purchaseCount)
+        for purchase in purchases {
+            let value = purchase.value[...]
+            #expect(AttributeCoding.decodeDERSet(value) == (try AttributeCoding.decodeSetWithASN1(value, context: "test")))
+        }
+    }
+
+    /// The same purchase's SET with an indefinite length, with a long length where a short one
+    /// fits, and with a length byte of zero padding: BER that is not DER.
+    @Test("BER that is not DER leaves the fast path and still reads the same", arguments: [0, 1, 2])
+    func berThatIsNotDERFallsBack(variant: Int) throws {
+        let purchase = AppReceipt.InAppPurchase(
+            quantity: 2, productId: "coins.100", transactionId: "1000000000000001",
+            purchaseDate: Date(timeIntervalSince1970: 1_790_000_000))
+        let der = try purchase.derEncoded()
+        let content: [UInt8]
+        if der[1] < 0x80 { content = Array(der[2...]) } else { content = Array(der[(2 + Int(der[1] & 0x7F))...]) }
+        let ber: [UInt8] = switch variant {
+        case 0: [0x31, 0x80] + content + [0x00, 0x00]
+        case 1: [0x31, 0x82, UInt8(content.count >> 8), UInt8(content.count & 0xFF)] + content
+        default: [0x31, 0x83, 0x00, UInt8(content.count >> 8), UInt8(content.count & 0xFF)] + content
+        }
+        #expect(AttributeCoding.decodeDERSet(ber[...]) == nil)
+        #expect(try AppReceipt.InAppPurchase(berEncoded: ber[...]) == purchase)
+    }
+
+    /// A value that is not a short primitive of the expected type, or an INTEGER not in its
+    /// shortest form, is judged by swift-asn1 as before: the same value or the same refusal.
+    @Test("attribute values outside the fast path are read as swift-asn1 reads them", arguments: [
+        [0x02, 0x02, 0x00, 0x05], [0x02, 0x02, 0xFF, 0x85], [0x02, 0x00], [0x02, 0x09, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        [0x02, 0x01, 0x05, 0x00], [0x0C, 0x01, 0x41], [0x02, 0x81, 0x01, 0x07],
+    ] as [[UInt8]])
+    func valuesOutsideTheFastPath(quantity: [UInt8]) throws {
+        let attributes = [
+            AppReceipt.Attribute(type: 1701, value: quantity),
+            AppReceipt.Attribute(type: 1702, value: [0x0C, 0x01, UInt8(ascii: "p")]),
+        ]
+        let set = try AttributeCoding.encodeSet(attributes)
+        let library: Int64?? = {
+            guard let node = try? BER.parse(quantity) else { return .some(nil) }
+            return .some(try? Int64(berEncoded: node))
+        }()
+        let decoded = try? AppReceipt.InAppPurchase(berEncoded: set[...])
+        switch library {
+        case .some(.some(let value)): #expect(decoded?.quantity == Int(value))
+        default: #expect(decoded == nil, "swift-asn1 refuses \(quantity); so must the receipt")
+        }
+    }
+}
+
+extension ReceiptDERFastPathTests {
+    @Test("integers at the edges of their byte lengths read back through the fast path", arguments: [
+        0, 1, -1, 127, 128, -128, -129, 255, 256, 32_767, -32_769, Int64.max, Int64.min,
+    ] as [Int64])
+    func integersReadBack(value: Int64) throws {
+        let purchase = AppReceipt.InAppPurchase(
+            quantity: 1, productId: "p", purchaseDate: Date(timeIntervalSince1970: 0), webOrderLineItemId: value)
+        let encoded = try purchase.derEncoded()
+        #expect(AttributeCoding.decodeDERSet(encoded[...]) != nil)
+        #expect(try AppReceipt.InAppPurchase(berEncoded: encoded[...]).webOrderLineItemId == value)
     }
 }

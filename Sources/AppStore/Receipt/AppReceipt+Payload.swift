@@ -218,6 +218,15 @@ enum AttributeCoding {
     static func decodeSet(_ bytes: ArraySlice<UInt8>, context: String) throws(ReceiptParsingError)
         -> [AppReceipt.Attribute]
     {
+        if let attributes = decodeDERSet(bytes) { return attributes }
+        return try decodeSetWithASN1(bytes, context: context)
+    }
+
+    /// The attributes of a SET in any BER swift-asn1 reads (indefinite or long lengths), with
+    /// its precise errors.
+    static func decodeSetWithASN1(_ bytes: ArraySlice<UInt8>, context: String) throws(ReceiptParsingError)
+        -> [AppReceipt.Attribute]
+    {
         let root: ASN1Node
         do {
             root = try BER.parse(bytes)
@@ -249,6 +258,75 @@ enum AttributeCoding {
         }
         return attributes
     }
+
+    /// The attributes of a SET in DER (definite, minimal lengths: every receipt Apple signs),
+    /// read in one pass over the bytes without building a tree of reference-counted nodes; nil
+    /// sends anything else to swift-asn1's parser above, which judges it.
+    static func decodeDERSet(_ bytes: ArraySlice<UInt8>) -> [AppReceipt.Attribute]? {
+        var outer = DERReader(bytes)
+        guard let set = outer.element(tag: 0x31), outer.isAtEnd else { return nil }
+        var reader = DERReader(set)
+        var attributes: [AppReceipt.Attribute] = []
+        while !reader.isAtEnd {
+            guard let sequence = reader.element(tag: 0x30) else { return nil }
+            var fields = DERReader(sequence)
+            guard let type = fields.element(tag: 0x02).flatMap(DERReader.integer),
+                let version = fields.element(tag: 0x02).flatMap(DERReader.integer),
+                let value = fields.element(tag: 0x04), fields.isAtEnd
+            else { return nil }
+            attributes.append(.init(type: Int(type), version: Int(version), value: Array(value)))
+        }
+        return attributes
+    }
+}
+
+/// Reads DER elements one after the other from a slice: the receipt payload's fast path. Only
+/// what DER allows is read (a one-byte tag, a definite length in its shortest form); anything
+/// else answers nil and the caller falls back to swift-asn1.
+struct DERReader {
+    private var bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    var isAtEnd: Bool { bytes.isEmpty }
+
+    /// The content of the next element when its tag is `tag`; nil otherwise.
+    mutating func element(tag: UInt8) -> ArraySlice<UInt8>? {
+        var index = bytes.startIndex
+        guard bytes.count >= 2, bytes[index] == tag else { return nil }
+        index += 1
+        let lengthByte = bytes[index]
+        index += 1
+        var length = Int(lengthByte)
+        if lengthByte >= 0x80 {
+            let count = Int(lengthByte & 0x7F)
+            guard (1...3).contains(count), bytes.endIndex - index >= count, bytes[index] != 0 else { return nil }
+            length = 0
+            for _ in 0..<count {
+                length = length << 8 | Int(bytes[index])
+                index += 1
+            }
+            guard length >= 0x80 else { return nil }
+        }
+        guard bytes.endIndex - index >= length else { return nil }
+        let content = bytes[index..<(index + length)]
+        bytes = bytes[(index + length)...]
+        return content
+    }
+
+    /// An INTEGER's content in its shortest two's complement form, at most eight bytes; nil
+    /// otherwise.
+    static func integer(_ content: ArraySlice<UInt8>) -> Int64? {
+        guard let first = content.first, content.count <= 8 else { return nil }
+        if let second = content.dropFirst().first,
+            (first == 0x00 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0)
+        {
+            return nil
+        }
+        var value = Int64(Int8(bitPattern: first))
+        for byte in content.dropFirst() { value = value << 8 | Int64(byte) }
+        return value
+    }
 }
 
 /// The value of one attribute, read as the type its number calls for.
@@ -259,6 +337,12 @@ private struct AttributeValue {
     /// A UTF8String or IA5String; `nil` when the attribute is empty (Apple writes `0C 00`).
     func string() throws(ReceiptParsingError) -> String? {
         guard !bytes.isEmpty else { return nil }
+        if let content = shortPrimitive(of: [0x0C, 0x16, 0x13, 0x1A]) {
+            guard let string = String(bytes: content, encoding: .utf8) else {
+                throw .malformedAttribute(type: type, reason: "string is not valid UTF-8")
+            }
+            return string.isEmpty ? nil : string
+        }
         let node = try parse()
         let stringTypes: [ASN1Identifier] = [.utf8String, .ia5String, .printableString, .visibleString]
         guard stringTypes.contains(node.identifier), case .primitive(let content) = node.content else {
@@ -272,6 +356,7 @@ private struct AttributeValue {
 
     func integer() throws(ReceiptParsingError) -> Int64? {
         guard !bytes.isEmpty else { return nil }
+        if let value = shortPrimitive(of: [0x02]).flatMap(DERReader.integer) { return value }
         let node = try parse()
         do {
             return try Int64(berEncoded: node)
@@ -286,6 +371,17 @@ private struct AttributeValue {
             throw .malformedAttribute(type: type, reason: "\"\(text)\" is not an RFC 3339 date")
         }
         return date
+    }
+
+    /// The content of a value that is one primitive TLV with one of `tags` and a short-form
+    /// length spanning exactly the value, read without building a tree: what nearly every
+    /// string and integer of a receipt is. nil sends anything else to swift-asn1's parser,
+    /// which judges it.
+    private func shortPrimitive(of tags: [UInt8]) -> ArraySlice<UInt8>? {
+        guard bytes.count >= 2, tags.contains(bytes[0]), bytes[1] < 0x80, Int(bytes[1]) == bytes.count - 2 else {
+            return nil
+        }
+        return bytes[2...]
     }
 
     private func parse() throws(ReceiptParsingError) -> ASN1Node {
