@@ -15,9 +15,9 @@ enum FlatJSONObject {
         case null
     }
 
-    /// Calls `member` for each key and value in order; false when the reader gave up or `member`
-    /// refused a value.
-    static func read(_ json: UnsafeBufferPointer<UInt8>, member: (String, Value) -> Bool) -> Bool {
+    /// Calls `member` for each key (its bytes: printable ASCII without escapes, valid while the
+    /// call lasts) and value in order; false when the reader gave up or `member` refused a value.
+    static func read(_ json: UnsafeBufferPointer<UInt8>, member: (UnsafeBufferPointer<UInt8>, Value) -> Bool) -> Bool {
         var reader = Reader(bytes: json)
         reader.skipWhitespace()
         guard reader.take(UInt8(ascii: "{")) else { return false }
@@ -25,7 +25,7 @@ enum FlatJSONObject {
         if reader.take(UInt8(ascii: "}")) { return reader.isAtEndAfterWhitespace }
         while true {
             reader.skipWhitespace()
-            guard let key = reader.string() else { return false }
+            guard let key = reader.text() else { return false }
             reader.skipWhitespace()
             guard reader.take(UInt8(ascii: ":")) else { return false }
             reader.skipWhitespace()
@@ -60,13 +60,13 @@ enum FlatJSONObject {
             }
         }
 
-        /// Printable ASCII without escapes, else nil.
-        mutating func string() -> String? {
+        /// The bytes of a string of printable ASCII without escapes, else nil.
+        mutating func text() -> UnsafeBufferPointer<UInt8>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
             while let byte = current {
                 if byte == UInt8(ascii: "\"") {
-                    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
                     index += 1
                     return text
                 }
@@ -74,6 +74,11 @@ enum FlatJSONObject {
                 index += 1
             }
             return nil
+        }
+
+        /// Printable ASCII without escapes, else nil.
+        mutating func string() -> String? {
+            text().map { String(decoding: $0, as: UTF8.self) }
         }
 
         mutating func scalar() -> Value? {

@@ -34,14 +34,27 @@ extension JWSTransaction {
         "offerDiscountType": .offerDiscountType, "appTransactionId": .appTransactionId, "offerPeriod": .offerPeriod,
     ]
 
+    /// `fields` by the bytes of their names: a member's key is matched without making a String
+    /// of it.
+    private static let fieldNames: [(name: [UInt8], field: Field)] = fields.map { (Array($0.key.utf8), $0.value) }
+
+    private static func field(named key: UnsafeBufferPointer<UInt8>) -> Field? {
+        guard let base = key.baseAddress else { return nil }
+        for entry in fieldNames where entry.name.count == key.count {
+            if entry.name.withUnsafeBytes({ memcmp($0.baseAddress!, base, key.count) }) == 0 { return entry.field }
+        }
+        return nil
+    }
+
     /// The payload when it is a flat object the direct reader takes whole, with every known field
     /// of the JSON type the synthesized Decodable expects; nil sends it to `JSONDecoder`.
     init?(flatJSON json: UnsafeBufferPointer<UInt8>) {
         self.init()
         var seen: UInt64 = 0
         var unknownKeys: [String] = []
-        let complete = FlatJSONObject.read(json) { key, value in
-            guard let field = Self.fields[key] else {
+        let complete = FlatJSONObject.read(json) { name, value in
+            guard let field = Self.field(named: name) else {
+                let key = String(decoding: name, as: UTF8.self)
                 // Ignored, as JSONDecoder ignores them; a repeated key is left to JSONDecoder.
                 guard !unknownKeys.contains(key) else { return false }
                 unknownKeys.append(key)
