@@ -102,23 +102,8 @@ struct ExportWebTests {
     /// eight seconds (long enough for the server to fill the sockets' buffers and its own four
     /// chunks, so the database thread waits on back-pressure), then closes it.
     static func readSomeAndHangUp(port: Int, path: String, cookie: String) throws -> String {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw POSIXError(.EIO) }
+        let socket = try LoopbackSocket.connect(port: port, timeout: 10, receiveBuffer: 4096)
         defer { close(socket) }
-        var size: Int32 = 4096
-        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
         _ = request.withCString { send(socket, $0, strlen($0), 0) }
         var received: [UInt8] = []
