@@ -6,8 +6,12 @@ import Foundation
 extension KeyedDecodingContainer {
     /// The value as text, whether Apple sent a string, a number or a boolean.
     func lenientString(_ key: Key) throws -> String? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        if let string = try? decode(String.self, forKey: key) { return string }
+        // One lookup for the usual case (a string, or absent, or null); the other JSON types only
+        // when it is not a string.
+        do {
+            return try decodeIfPresent(String.self, forKey: key)
+        } catch DecodingError.typeMismatch {
+        }
         if let integer = try? decode(Int64.self, forKey: key) { return String(integer) }
         if let number = try? decode(Double.self, forKey: key) { return String(number) }
         if let flag = try? decode(Bool.self, forKey: key) { return flag ? "true" : "false" }
