@@ -30,12 +30,27 @@ public struct VerificationQueue: Sendable {
         self.maxAttempts = maxAttempts
     }
 
-    /// Marks the run's work: every upload of the window not yet verified, and every earlier upload
-    /// still pending or retrying, due at once (SPEC section 3: the next run tries it again first;
+    /// Marks the run's work: every upload stored since the last run took the arrivals (whatever its
+    /// `uploaded_at`), every upload of the window not yet verified, and every earlier upload still
+    /// pending or retrying, due at once (SPEC section 3: the next run tries it again first;
     /// backoff waits are for within a run); those over ``maximumPayloadBytes`` are made `invalid`
     /// at once. Returns how many uploads the run has to verify.
     @discardableResult
     public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
+        // SPEC section 5: an upload is read by the first run after it is stored, whatever its
+        // uploaded_at (an app that queues uploads and stores them with the client's time, a
+        // replica lagging past the window's overlap). The triggers of migration 0014 note each
+        // upload as it is stored; one statement takes the notes this snapshot shows committed and
+        // enqueues their uploads, so a note committed meanwhile stays for the next run. An
+        // operator's uploads relation without the triggers is read by uploaded_at alone.
+        try connection.execute(
+            """
+            WITH arrived AS (DELETE FROM reconcile.upload_arrivals RETURNING upload_id)
+            INSERT INTO reconcile.upload_verifications (upload_id, state, first_run_id, last_run_id)
+            SELECT DISTINCT a.upload_id, 'pending', $1::bigint, $1::bigint FROM arrived a
+             WHERE EXISTS (SELECT 1 FROM \(uploads) u WHERE u.id = a.upload_id)
+            ON CONFLICT (upload_id) DO NOTHING
+            """, [runID])
         // New uploads only, by an anti-join: over a whole history of verified uploads it costs a
         // fifth of an upsert, which probes the primary key once per upload. The window's
         // uploads still pending or retrying are made due by the next statement.
