@@ -107,7 +107,7 @@ public struct Differ: Sendable {
         }
 
         /// A run's parameters: its window (the whole history without `since`), what it resumes,
-        /// and the ledger changes it judges (`RunLedger.markLedgerChanges`).
+        /// and the ledger changes it judges (`RunLedger.ledgerChangesAfter`).
         public init(run: RunContext, settings: Settings, ledgerChangesAfter: String? = nil) {
             self.init(
                 runID: run.id, bundleIDs: settings.bundleIDs, environment: settings.environment,
@@ -186,8 +186,12 @@ public struct Differ: Sendable {
         case .window:
             try stages.run("21_scope_touched_by_run.sql")
             try stages.run("22_scope_window.sql")
-            if parameters.ledgerChangesAfter != nil { try stages.run("25_scope_ledger_changes.sql") }
-            if !parameters.judgesEveryOpenItem { try stages.run("26_scope_changed_bindings.sql") }
+            if parameters.ledgerChangesAfter != nil {
+                try stages.run("25_scope_ledger_changes.sql")
+                // Every window run, whether or not it carries items over: a transaction with no
+                // item can become a finding when an account its binding names appears.
+                try stages.run("26_scope_changed_bindings.sql")
+            }
         case .wholeHistory:
             try stages.run("21_scope_touched_by_run.sql")
             try stages.run("23_scope_whole_history.sql")

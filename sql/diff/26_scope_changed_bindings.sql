@@ -1,26 +1,33 @@
--- Stage: scope of a window run that carries unchanged open items over — what else can change a
--- finding that the other scope stages do not see.
--- Reads:  reconcile.token_changes, reconcile.apple_transactions, reconcile.transaction_claims,
---         reconcile.review_items, reconcile.upload_verifications, :uploads
--- Writes: diff_scope
+-- Stage: scope of a window run — the transactions whose buyer a change of the night can change.
+-- Reads:  reconcile.token_changes, reconcile.ledger_changes, reconcile.apple_transactions,
+--         reconcile.transaction_claims, reconcile.upload_verifications, :uploads
+-- Writes: diff_scope; diff_named (user_id, lowered, hash) — the accounts the night's changes touch
 -- Values: :'ledger_changes_after' (pg_snapshot: the last finished run's), :'resumes_after' (bigint).
 --
--- Why carrying an open item over is safe. Its finding was detected by the last diff that judged
--- its transaction, and a finding reads only:
--- - Apple's transactions (last_seen_run), the uploads' claims (run_id), their verifications
---   (last_run_id, stamped again every run while pending or retrying) and Get Transaction Info's
---   answers (run_id): 21_scope_touched_by_run.sql judges whatever the runs since the last finished
---   one wrote;
+-- SPEC section 5: a binding (appAccountToken or applicationUsername) resolves against every
+-- account the job knows. So the buyer of a transaction changes, with no change to any of its own
+-- rows, when
+-- - a token it is bound by is written, remapped or removed (reconcile.token_changes); or
+-- - an account its token or username names becomes known (its first upload, ledger row or token
+--   row) or unknown (its last one deleted): the night's verified uploads, the ledger's changes and
+--   the tokens' changes name those accounts, old and new (migration 0014).
+-- This stage judges every such transaction, whether or not it has a review item: one credited to
+-- the uploader while its username named an account the job met only later is a wrong_account
+-- the night that account appears, as a run over the whole history finds it.
+--
+-- The rest of what a finding reads says itself when it changed, and other stages judge it:
+-- - Apple's transactions (last_seen_run: uploads, stored and synced notifications, Server API
+--   answers), the uploads' claims (run_id), their verifications (last_run_id, stamped again every
+--   run while pending or retrying) and Get Transaction Info's answers (run_id):
+--   21_scope_touched_by_run.sql judges whatever the runs since the last finished one wrote;
+-- - uploads, by arrival whatever their uploaded_at (migration 0014; VerificationQueue.enqueue);
 -- - the ledger: 25_scope_ledger_changes.sql judges every change the last finished run's snapshot
 --   did not show;
--- - account tokens: the triggers of migration 0012 note every change; this stage judges every
---   transaction bound (by Apple or by an upload) to a changed token;
--- - an account that a username or a token names only once it has uploaded: this stage judges the
---   open items whose binding names an account with an upload the run verified;
 -- - the product catalogue, the settings that decide findings and the diff's own SQL: a digest of
---   them (reconcile.runs.judged_inputs) that differs from the last finished run's judges every item.
--- A non-consumable's family comes in whole (29_scope_families.sql). Everything else an item's
--- evidence shows is one of these rows.
+--   them (reconcile.runs.judged_inputs) that differs from the last finished run's judges every
+--   open item; a transaction without an item is clean under the old inputs and stays clean only
+--   if nothing of the above changed (docs/architecture.md, "What a nightly run judges again").
+-- A non-consumable's family comes in whole (29_scope_families.sql).
 WITH changed AS (
     SELECT app_account_token FROM reconcile.token_changes
      WHERE changed_xact >= pg_snapshot_xmin(:'ledger_changes_after'::pg_snapshot)::text::bigint
@@ -34,26 +41,35 @@ UNION SELECT c.transaction_id FROM reconcile.transaction_claims c
 ON CONFLICT DO NOTHING;
 
 CREATE TEMP TABLE diff_named ON COMMIT DROP AS
-SELECT DISTINCT u.user_id, lower(u.user_id) AS lowered, reconcile.account_hash(u.user_id) AS hash
-  FROM reconcile.upload_verifications v JOIN :uploads u ON u.id = v.upload_id
- WHERE v.last_run_id > :'resumes_after'::bigint;
+SELECT user_id, lower(user_id) AS lowered, reconcile.account_hash(user_id) AS hash
+  FROM (SELECT u.user_id FROM reconcile.upload_verifications v JOIN :uploads u ON u.id = v.upload_id
+         WHERE v.last_run_id > :'resumes_after'::bigint
+        UNION
+        SELECT user_id FROM reconcile.ledger_changes
+         WHERE changed_xact >= pg_snapshot_xmin(:'ledger_changes_after'::pg_snapshot)::text::bigint
+           AND NOT pg_visible_in_snapshot(changed_xact::text::xid8, :'ledger_changes_after'::pg_snapshot)
+           AND user_id IS NOT NULL
+        UNION
+        SELECT user_id FROM reconcile.token_changes
+         WHERE changed_xact >= pg_snapshot_xmin(:'ledger_changes_after'::pg_snapshot)::text::bigint
+           AND NOT pg_visible_in_snapshot(changed_xact::text::xid8, :'ledger_changes_after'::pg_snapshot)
+           AND user_id IS NOT NULL) AS touched;
 
--- The open items' bindings, each compared with the named accounts by equality (hashed): a join
--- with an OR per item and account would compare every pair (26.8 s for 6,589 items and the
+ANALYZE diff_named;
+
+-- Every binding naming one of those accounts, compared by equality through indexes (hashed): a
+-- username equal to the account or to its SHA-256 (the claims' index on the lowercased username;
+-- the exact rule in 43_buyer.sql decides), a token equal to the account id (Apple's or the
+-- upload's). A join with an OR per binding and account would compare every pair (26.8 s for the
 -- 50,000 accounts of a night's uploads in the full-size bench of 2026-11-23).
 INSERT INTO diff_scope (transaction_id)
-SELECT b.transaction_id
-  FROM (SELECT c.transaction_id, c.application_username AS username, c.app_account_token::text AS token
-          FROM reconcile.review_items r
-          JOIN reconcile.transaction_claims c ON c.transaction_id = r.transaction_id
-         WHERE r.status IN ('open', 'in_review')
-        UNION ALL
-        SELECT a.transaction_id, NULL, a.app_account_token::text
-          FROM reconcile.review_items r
-          JOIN reconcile.apple_transactions a ON a.transaction_id = r.transaction_id
-         WHERE r.status IN ('open', 'in_review') AND a.app_account_token IS NOT NULL) AS b
- WHERE EXISTS (SELECT 1 FROM diff_named)
-   AND (b.username IN (SELECT user_id FROM diff_named)
-        OR lower(b.username) IN (SELECT hash FROM diff_named)
-        OR b.token IN (SELECT lowered FROM diff_named))
+SELECT c.transaction_id FROM reconcile.transaction_claims c
+ WHERE c.application_username IS NOT NULL
+   AND lower(c.application_username) IN (SELECT hash FROM diff_named UNION SELECT lowered FROM diff_named)
+UNION SELECT c.transaction_id FROM reconcile.transaction_claims c
+ WHERE c.app_account_token IN (SELECT lowered::uuid FROM diff_named
+                                WHERE lowered ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
+UNION SELECT a.transaction_id FROM reconcile.apple_transactions a
+ WHERE a.app_account_token IN (SELECT lowered::uuid FROM diff_named
+                                WHERE lowered ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
 ON CONFLICT DO NOTHING;

@@ -1,11 +1,14 @@
 -- Stage: buyer, step 2 — the accounts a binding can name, with their SHA-256.
--- Reads:  diff_claims, diff_dl, diff_bindings, reconcile.account_tokens, :uploads
--- Writes: diff_people (accounts in scope, those the tokens map to, uploaders a binding names
---         verbatim); diff_names (name), diff_hashes (hash) — usernames that look like a SHA-256
---         no account in diff_people has.
+-- Reads:  diff_claims, diff_dl, diff_bindings, reconcile.account_tokens, :uploads, :deliveries
+-- Writes: diff_people (accounts in scope, those the tokens map to, every known account a binding
+--         names verbatim); diff_names (name), diff_hashes (hash) — usernames that look like a
+--         SHA-256 no account in diff_people has.
 -- Values: none.
 --
--- Each step reads indexes, so the answer does not depend on how much history the run looks at.
+-- SPEC section 5: a binding resolves against every account the job knows — those with an
+-- upload, a ledger row or a token — not only the accounts of the night's scope; otherwise a
+-- nightly run and a run over the whole history would name different buyers. Each step reads
+-- indexes, so the answer does not depend on how much history the run looks at.
 INSERT INTO diff_people (user_id, hash)
 SELECT user_id, reconcile.account_hash(user_id)
   FROM (SELECT user_id FROM diff_claims UNION SELECT user_id FROM diff_dl
@@ -22,7 +25,9 @@ ANALYZE diff_names;
 
 INSERT INTO diff_people (user_id, hash)
 SELECT user_id, reconcile.account_hash(user_id)
-  FROM (SELECT DISTINCT u.user_id FROM :uploads u WHERE u.user_id IN (SELECT name FROM diff_names)) named
+  FROM (SELECT u.user_id FROM :uploads u WHERE u.user_id IN (SELECT name FROM diff_names)
+        UNION SELECT d.user_id FROM :deliveries d WHERE d.user_id IN (SELECT name FROM diff_names)
+        UNION SELECT k.user_id FROM reconcile.account_tokens k WHERE k.user_id IN (SELECT name FROM diff_names)) named
 ON CONFLICT DO NOTHING;
 
 CREATE TEMP TABLE diff_hashes ON COMMIT DROP AS
