@@ -2,19 +2,24 @@
 -- Reads:  diff_tx, diff_claims
 -- Writes: diff_bindings (transaction_id, token: Apple's appAccountToken or else the first
 --         upload's (by upload id), username: the first upload's applicationUsername,
---         uploaders: distinct accounts that uploaded it, uploader: the least of them);
+--         uploaders: distinct accounts that uploaded it, uploader: the least of them;
+--         listers: distinct accounts whose Server API history listed it, lister: the least of
+--         them);
 --         diff_people (user_id, hash), empty, for the next steps.
 -- Values: none.
 CREATE TEMP TABLE diff_bindings ON COMMIT DROP AS
 SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token, c.username,
-       coalesce(c.uploaders, 0) AS uploaders, c.uploader
+       coalesce(c.uploaders, 0) AS uploaders, c.uploader, coalesce(c.listers, 0) AS listers, c.lister
   FROM diff_tx t
   LEFT JOIN (SELECT transaction_id,
                     (array_agg(app_account_token ORDER BY upload_id)
-                        FILTER (WHERE app_account_token IS NOT NULL))[1] AS token,
+                        FILTER (WHERE uploaded AND app_account_token IS NOT NULL))[1] AS token,
                     (array_agg(application_username ORDER BY upload_id)
-                        FILTER (WHERE application_username IS NOT NULL))[1] AS username,
-                    count(DISTINCT user_id) AS uploaders, min(user_id) AS uploader
+                        FILTER (WHERE uploaded AND application_username IS NOT NULL))[1] AS username,
+                    count(DISTINCT user_id) FILTER (WHERE uploaded) AS uploaders,
+                    min(user_id) FILTER (WHERE uploaded) AS uploader,
+                    count(DISTINCT user_id) FILTER (WHERE NOT uploaded) AS listers,
+                    min(user_id) FILTER (WHERE NOT uploaded) AS lister
                FROM diff_claims GROUP BY transaction_id) c ON c.transaction_id = t.transaction_id;
 
 ANALYZE diff_bindings;

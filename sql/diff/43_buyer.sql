@@ -6,16 +6,21 @@
 --
 -- The appAccountToken (through reconcile.account_tokens, or equal to an account id), else the
 -- applicationUsername (an account id or the lowercase hex SHA-256 of one), else the one
--- uploader; several uploaders and no binding leave the buyer unknown.
+-- uploader; several uploaders and no binding leave the buyer unknown. A transaction no upload
+-- carried (a Server API history or a notification brought it) has no uploader: the one account
+-- whose history listed it stands in (basis uploader, as the account that will be granted), and
+-- histories fetched for several accounts (two app accounts on one Apple ID) leave it unknown.
 ANALYZE diff_people;
 
 CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
 SELECT b.transaction_id, b.uploaders,
-       coalesce(k.user_id, tp.user_id, up.user_id, CASE WHEN b.uploaders = 1 THEN b.uploader END) AS buyer,
+       coalesce(k.user_id, tp.user_id, up.user_id,
+                CASE WHEN b.uploaders = 1 THEN b.uploader
+                     WHEN b.uploaders = 0 AND b.listers = 1 THEN b.lister END) AS buyer,
        CASE WHEN k.user_id IS NOT NULL THEN 'app_account_token'
             WHEN tp.user_id IS NOT NULL THEN 'app_account_token'
             WHEN up.user_id IS NOT NULL THEN 'application_username'
-            WHEN b.uploaders = 1 THEN 'uploader'
+            WHEN b.uploaders = 1 OR (b.uploaders = 0 AND b.listers = 1) THEN 'uploader'
        END AS basis
   FROM diff_bindings b
   -- A lookup per binding through the token's primary key, whatever the size of the table.

@@ -27,6 +27,7 @@ UPDATE diff_findings f SET evidence = jsonb_build_object(
                           LEFT JOIN reconcile.upload_verifications v ON v.upload_id = u.id
                          WHERE u.id IN (SELECT c.upload_id FROM reconcile.transaction_claims c
                                          WHERE c.transaction_id = f.transaction_id
+                                           AND c.source <> 'server_api'
                                         UNION SELECT u2.id FROM :uploads u2
                                          WHERE u2.claimed_transaction_id = f.transaction_id
                                         UNION SELECT f.upload_id)), '[]'),

@@ -100,6 +100,7 @@ SELECT carried.transaction_id, u.id, u.user_id, u.kind, u.uploaded_at, u.applica
        v.state AS verification, v.apple_status, v.last_error AS error
   FROM (SELECT c.transaction_id, c.upload_id
           FROM diff_scope s JOIN reconcile.transaction_claims c ON c.transaction_id = s.transaction_id
+         WHERE c.source <> 'server_api'
         UNION
         SELECT u2.claimed_transaction_id, u2.id
           FROM diff_scope s JOIN :uploads u2 ON u2.claimed_transaction_id = s.transaction_id) AS carried
