@@ -112,6 +112,9 @@ public struct ReconciliationJob: Sendable {
     ) async throws -> RunReport {
         let connection = run.connection
         var stages = StageRunner(logger: run.logger)
+        // The ledger's, tokens' and accounts' changes this run judges are those the last finished
+        // run's snapshot did not show; this run's is taken before any lookup of Apple's.
+        try RunLedger.markLedgerChanges(run)
         // Notifications the app's endpoint missed, and answers to refund requests (SPEC section 14).
         if let serverAPI, let notifications {
             _ = try await stages.run("notification_sync") {
@@ -142,15 +145,23 @@ public struct ReconciliationJob: Sendable {
         let (summary, changes) = try await stages.run("diff_and_queue") {
             let differ = Differ(relations: try Differ.Relations(settings))
             return try connection.transaction {
-                // The snapshot is taken first, in its own statement: every ledger change it shows
-                // as committed is then visible to the scope's statements.
-                let ledgerChangesAfter = try RunLedger.markLedgerChanges(run)
+                let ledgerChangesAfter = try RunLedger.ledgerChangesAfter(run)
                 var parameters = Differ.Parameters(run: run, settings: settings, ledgerChangesAfter: ledgerChangesAfter)
                 // Open items none of whose inputs changed since the last finished run are carried
                 // over unjudged, unless what every finding depends on changed (a dry run judges all).
-                let sameInputs = try RunLedger.markJudgedInputs(
-                    run, try differ.judgedInputs(settings: settings.findingsKey, on: connection))
+                let digest = try differ.judgedInputs(settings: settings.findingsKey, on: connection)
+                let sameInputs = try RunLedger.markJudgedInputs(run, digest)
                 parameters.carriesUnchangedItems = sameInputs && !run.dryRun
+                // What every finding depends on changed (the catalogue, a setting that decides
+                // findings, the rules themselves after an upgrade): a transaction with no item can
+                // be a finding now, so the run judges the whole history, once, as a run without a
+                // watermark would (SPEC section 5: a chain of nightly runs equals one run over the
+                // whole history). Without the ledger's triggers there is no digest to compare, and
+                // the window is judged as before (docs/operations.md).
+                if digest != nil, !sameInputs, case .window(_, let until) = parameters.scope {
+                    run.logger.notice("the catalogue, the settings or the rules changed: judging the whole history")
+                    parameters.scope = .wholeHistory(until: until)
+                }
                 try differ.computeFindings(parameters, on: connection)
                 Failpoint.pass("diff.computed")
                 let changes = run.dryRun ? Differ.QueueChanges() : try differ.upsertQueue(runID: run.id, on: connection)

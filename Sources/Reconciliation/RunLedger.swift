@@ -91,15 +91,22 @@ public enum RunLedger {
         return summary
     }
 
-    /// Records the snapshot the run's diff starts from — every ledger change it shows as
-    /// committed is visible to the diff's next statements — and returns the last finished run's
-    /// (`'1:1:'`, nothing committed, when there is none): the diff judges the changes that one
-    /// did not show (`sql/diff/25_scope_ledger_changes.sql`). A run that does not finish leaves
-    /// them to the next run, which starts from the same finished run's snapshot.
-    static func markLedgerChanges(_ run: RunContext) throws -> String {
+    /// Records the snapshot the run starts judging from — every ledger, token and account change
+    /// it shows as committed is visible to the Server API's lookups and the diff that follow — and
+    /// returns it. Taken before the Server API stage, so that a ledger change is asked of Apple
+    /// (Get Transaction Info) by the run that first judges it, or by the next one when it committed
+    /// after this snapshot (SPEC section 5: a ledger change is judged with every source the run
+    /// has). A run that does not finish leaves its changes to the next run, which starts from the
+    /// same finished run's snapshot.
+    static func markLedgerChanges(_ run: RunContext) throws {
         try run.connection.execute(
             "UPDATE reconcile.runs SET ledger_change_snapshot = pg_current_snapshot() WHERE id = $1", [run.id])
-        return try run.connection.query(
+    }
+
+    /// The snapshot of the last finished run (`'1:1:'`, nothing committed, when there is none): the
+    /// run judges the changes that one did not show (`sql/diff/25_scope_ledger_changes.sql`).
+    static func ledgerChangesAfter(_ run: RunContext) throws -> String {
+        try run.connection.query(
             "SELECT coalesce((SELECT ledger_change_snapshot::text FROM reconcile.runs WHERE id = $1), '1:1:')",
             [run.resumesAfter]
         )[0].decode(String.self, at: 0)

@@ -39,8 +39,8 @@ public struct ServerAPILookups: Sendable {
         try await histories(
             runID: run.id, resumesAfter: run.resumesAfter, on: run.connection, into: &summary, outage: &outage)
         try await transactionInfo(
-            runID: run.id, since: run.since, judgeBefore: run.judgeBefore, on: run.connection, into: &summary,
-            outage: &outage)
+            runID: run.id, since: run.since, ledgerChangesAfter: try RunLedger.ledgerChangesAfter(run),
+            judgeBefore: run.judgeBefore, on: run.connection, into: &summary, outage: &outage)
         return summary
     }
 
@@ -170,15 +170,19 @@ public struct ServerAPILookups: Sendable {
         )?.decode(String.self, at: 0)
     }
 
-    /// Get Transaction Info for every delivered transaction of the window (or of an open
-    /// unverified_delivery item) that no verified source contains and Apple has not yet answered.
+    /// Get Transaction Info for every delivered transaction of the window, of the ledger's changes
+    /// since the last finished run (whatever their `delivered_at`), or of an open
+    /// unverified_delivery item, that no verified source contains and Apple has not yet answered.
     func transactionInfo(
-        runID: Int64, since: Date?, judgeBefore: Date, on connection: Connection, into summary: inout Summary,
-        outage: inout ServerAPIOutage
+        runID: Int64, since: Date?, ledgerChangesAfter: String, judgeBefore: Date, on connection: Connection,
+        into summary: inout Summary, outage: inout ServerAPIOutage
     ) async throws {
-        // Deliveries of the window, of open unverified items, and every lookup an earlier run
-        // could not finish (Apple put it off, or the purchase was too young): those are asked
-        // again whatever the window. Paged by transaction id, so memory stays flat.
+        // Deliveries of the window, of the ledger's changes (SPEC section 5: a backdated credit of
+        // a transaction Apple never issued is asked about the night it is written, as the diff
+        // judges it, or its unverified_delivery would wait for an answer nobody asks), of open
+        // unverified items, and every lookup an earlier run could not finish (Apple put it off,
+        // or the purchase was too young): those are asked again whatever the window. Paged by
+        // transaction id, so memory stays flat.
         var after = ""
         while true {
             let candidates = try connection.query(
@@ -190,7 +194,11 @@ public struct ServerAPILookups: Sendable {
                         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
                                                  WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review'))
                         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
-                                                 WHERE result = 'retry'))
+                                                 WHERE result = 'retry')
+                        OR d.transaction_id IN (
+                               SELECT transaction_id FROM reconcile.ledger_changes
+                                WHERE changed_xact >= pg_snapshot_xmin($4::pg_snapshot)::text::bigint
+                                  AND NOT pg_visible_in_snapshot(changed_xact::text::xid8, $4::pg_snapshot)))
                    AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
                                     WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
                    AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
@@ -198,7 +206,7 @@ public struct ServerAPILookups: Sendable {
                  GROUP BY d.transaction_id
                  ORDER BY d.transaction_id
                  LIMIT 500
-                """, [since ?? Date.distantPast, settings.bundleIDs, after]
+                """, [since ?? Date.distantPast, settings.bundleIDs, after, ledgerChangesAfter]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
             guard let last = candidates.last else { return }
             after = last.0
