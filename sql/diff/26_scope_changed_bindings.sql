@@ -62,14 +62,15 @@ ANALYZE diff_named;
 -- the exact rule in 43_buyer.sql decides), a token equal to the account id (Apple's or the
 -- upload's). A join with an OR per binding and account would compare every pair (26.8 s for the
 -- 50,000 accounts of a night's uploads in the full-size bench of 2026-11-23).
+-- EXISTS first: a one-time filter, so a night that touched no account reads no index at all.
 INSERT INTO diff_scope (transaction_id)
 SELECT c.transaction_id FROM reconcile.transaction_claims c
- WHERE c.application_username IS NOT NULL
+ WHERE EXISTS (SELECT 1 FROM diff_named) AND c.application_username IS NOT NULL
    AND lower(c.application_username) IN (SELECT hash FROM diff_named UNION SELECT lowered FROM diff_named)
 UNION SELECT c.transaction_id FROM reconcile.transaction_claims c
- WHERE c.app_account_token IN (SELECT lowered::uuid FROM diff_named
+ WHERE EXISTS (SELECT 1 FROM diff_named) AND c.app_account_token IN (SELECT lowered::uuid FROM diff_named
                                 WHERE lowered ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
 UNION SELECT a.transaction_id FROM reconcile.apple_transactions a
- WHERE a.app_account_token IN (SELECT lowered::uuid FROM diff_named
+ WHERE EXISTS (SELECT 1 FROM diff_named) AND a.app_account_token IN (SELECT lowered::uuid FROM diff_named
                                 WHERE lowered ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
 ON CONFLICT DO NOTHING;
