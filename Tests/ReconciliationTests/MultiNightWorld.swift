@@ -602,8 +602,8 @@ final class MultiNightWorld {
                         SELECT id FROM reconcile.deliveries
                          WHERE transaction_id = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY id DESC LIMIT 1)
                     UPDATE reconcile.deliveries d
-                       SET quantity = CASE WHEN d.quantity > $3 THEN d.quantity - $3 ELSE d.quantity END,
-                           revoked_at = CASE WHEN d.quantity > $3 THEN NULL ELSE $4 END
+                       SET quantity = CASE WHEN d.quantity > $3::int THEN d.quantity - $3::int ELSE d.quantity END,
+                           revoked_at = CASE WHEN d.quantity > $3::int THEN NULL ELSE $4::timestamptz END
                       FROM one WHERE d.id = one.id
                     """, [transaction, entry.fromUserID ?? "-", quantity, moment()])
             case .move:
