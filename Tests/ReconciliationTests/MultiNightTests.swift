@@ -98,7 +98,11 @@ extension MultiNightWorld {
         let differences = try compare(whole, openOn: openOn)
         problems += differences.count
         lines += differences
-        lines.append("\(problems) problem(s)")
+        let classes = Dictionary(grouping: differences.compactMap { line in
+            line.hasPrefix("[") ? String(line.dropFirst().prefix { $0 != "]" }) : nil
+        }) { $0 }.map { "\($0.key) ×\($0.value.count)" }.sorted()
+        lines.append("\(problems) problem(s); SOAK-SUMMARY seed=\(configuration.seed) nights=\(configuration.nights) "
+            + "server_api=\(configuration.serverAPI) differences: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))")
         return Outcome(problems: problems, text: lines.joined(separator: "\n"))
     }
 
@@ -190,10 +194,13 @@ extension MultiNightWorld {
         for key in missing.sorted() {
             let history = openOn[key].map { "open on nights \($0.map(String.init).joined(separator: ",")), then not" }
                 ?? "never open"
-            lines.append(try describe(key, missing: true, chain: history, evidence: evidence(whole, key)))
+            let twin = extra.contains { $0.kind == key.kind && $0.transaction == key.transaction }
+            lines.append(try describe(key, missing: true, chain: history, evidence: evidence(whole, key), twin: twin))
         }
         for key in extra.sorted() {
-            lines.append(try describe(key, missing: false, chain: "open at the end", evidence: evidence(connection, key)))
+            let twin = missing.contains { $0.kind == key.kind && $0.transaction == key.transaction }
+            lines.append(try describe(
+                key, missing: false, chain: "open at the end", evidence: evidence(connection, key), twin: twin))
         }
         return lines
     }
@@ -207,7 +214,7 @@ extension MultiNightWorld {
         ).first?.decode(String.self, at: 0) ?? "-"
     }
 
-    func describe(_ key: Key, missing: Bool, chain: String, evidence: String) throws -> String {
+    func describe(_ key: Key, missing: Bool, chain: String, evidence: String, twin: Bool) throws -> String {
         let verifications = try connection.query(
             """
             SELECT concat_ws(' ', u.id, u.user_id, 'uploaded_at', u.uploaded_at, coalesce(v.state, 'NEVER READ'))
@@ -217,7 +224,7 @@ extension MultiNightWorld {
         ).map { try $0.decode(String.self, at: 0) }
         let what = missing ? "MISSING from the chain (whole-history run has it open)" : "EXTRA in the chain"
         return """
-            [\(classify(key, missing: missing))] \(what): \(key)
+            [\(twin ? "the item's account is not the finding's" : classify(key, missing: missing))] \(what): \(key)
                 chain: \(chain)
                 uploads in the chain's database: \(verifications.isEmpty ? "none" : verifications.joined(separator: "; "))
                 timeline: \((timeline[key.transaction] ?? ["-"]).joined(separator: "; "))
@@ -229,11 +236,9 @@ extension MultiNightWorld {
     /// not a proof.
     func classify(_ key: Key, missing: Bool) -> String {
         let purchase = purchases.first { $0.id == key.transaction }
-        if !missing {
-            if key.kind == "shared_receipt" && configuration.serverAPI { return "history counted as an upload" }
-            return "unclassified false alarm"
-        }
         if lateOldUploads.contains(key.transaction) { return "late upload with old uploaded_at" }
+        if key.kind == "shared_receipt" && configuration.serverAPI { return "history counted as an upload" }
+        if !missing { return "unclassified false alarm" }
         if key.kind == "unverified_delivery" && configuration.serverAPI && backdatedGrants.contains(key.transaction) {
             return "backdated ledger change, Server API"
         }

@@ -298,6 +298,7 @@ final class MultiNightWorld {
             appAccountToken: purchase.token, price: price, currency: "CNY")
         request.transactionId = id
         purchase.signed = try simulator.createTransaction(request).signedTransaction
+        try notifyCharge(id, storedShare: 0.25)
         note(id, "\(jws ? "JWS" : "receipt") purchase of \(quantity) \(product) by \(buyer) (\(purchase.customer)), "
              + "\(binding), uploader \(purchase.uploader)")
 
@@ -386,27 +387,48 @@ final class MultiNightWorld {
         try tell(purchases[index], prorated: false, cancelled: nil, what: "reversal")
     }
 
-    /// How the news of Apple's change reaches the job: a new upload, a stored notification, or
-    /// nothing (only a Server API history, when there is one, shows it).
+    /// How the news of Apple's change reaches the job. Apple signs its notification at once; the
+    /// app's endpoint stores it (maybe nights later) or misses it (then only Notification History,
+    /// with the Server API, has it); the device may upload the changed purchase. Without the
+    /// Server API and with neither, nobody tells the job: both runs are equally blind to it.
     func tell(_ purchase: Purchase, prorated: Bool, cancelled: Date?, what: String) throws {
-        let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
         let id = purchase.id
-        switch Int.random(in: 0..<100, using: &random) {
-        case 0..<40 where purchase.jws || !prorated:
+        let type: NotificationType = cancelled == nil ? .refundReversed : .refund
+        let stored = chance(0.5)
+        let body = try simulator.signNotification(type: type, transactionId: id, delivered: stored)
+        let uploaded = (purchase.jws || !prorated) && chance(0.4)
+        if stored {
+            let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
+            defer_(wait, "\(what) notified") { world in
+                try world.store(body)
+                world.notifiedNews.insert(id)
+                world.note(id, "\(type.rawValue) notification stored")
+            }
+        } else if configuration.serverAPI {
+            notifiedNews.insert(id)
+            note(id, "the app's endpoint misses the \(type.rawValue) notification")
+        }
+        if uploaded {
+            let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
             defer_(wait, "\(what) uploaded") { world in
                 try world.uploadPurchase(purchase, at: world.moment(), cancelled: cancelled)
                 world.note(id, "the \(what) uploaded by \(purchase.uploader)")
             }
-        case 0..<80:
-            defer_(wait, "\(what) notified") { world in
-                let type: NotificationType = cancelled == nil ? .refundReversed : .refund
-                try world.store(try world.simulator.signNotification(type: type, transactionId: id))
-                world.notifiedNews.insert(id)
-                world.note(id, "\(type.rawValue) notification stored")
-            }
-        default:
+        }
+        if !stored && !uploaded && !configuration.serverAPI {
             appleOnlyNews.insert(id)
             note(id, "nobody tells the job of the \(what)")
+        }
+    }
+
+    /// Apple's ONE_TIME_CHARGE for a purchase: the app's endpoint stores it or misses it.
+    func notifyCharge(_ id: String, storedShare: Double) throws {
+        let stored = chance(storedShare)
+        guard stored || configuration.serverAPI else { return }
+        let body = try simulator.signNotification(type: .oneTimeCharge, transactionId: id, delivered: stored)
+        if stored {
+            try store(body)
+            note(id, "ONE_TIME_CHARGE notification stored")
         }
     }
 
@@ -546,6 +568,7 @@ final class MultiNightWorld {
             type: .consumable, quantity: 1, purchaseDate: at, price: 6000, currency: "CNY")
         request.transactionId = id
         _ = try simulator.createTransaction(request)
+        try notifyCharge(id, storedShare: 0.5)
         let credited = chance(0.5)
         if credited { try deliver(id, known.uploader, "coin42", quantity: 1, at: at.addingTimeInterval(60)) }
         note(id, "bought on \(customer), never uploaded\(credited ? ", credited to \(known.uploader)" : "")")
