@@ -108,12 +108,12 @@ extension MultiNightWorld {
 
     // MARK: Every night's checks
 
-    func keys(_ connection: Connection, _ condition: String) throws -> Set<Key> {
+    func keys(_ connection: Connection, _ condition: String, _ values: [any PostgresEncodable] = []) throws -> Set<Key> {
         Set(try connection.query(
             """
             SELECT kind, coalesce(transaction_id, '-'), coalesce(user_id, '-')
               FROM reconcile.review_items WHERE \(condition)
-            """
+            """, values
         ).map { Key(kind: try $0.decode(String.self, at: 0), transaction: try $0.decode(String.self, at: 1),
                     user: try $0.decode(String.self, at: 2)) })
     }
@@ -187,8 +187,14 @@ extension MultiNightWorld {
     func compare(_ whole: Connection, openOn: [Key: [Int]]) throws -> [String] {
         let wholeOpen = try keys(whole, "status IN ('open', 'in_review')")
         let chainOpen = try keys(connection, "status IN ('open', 'in_review')")
-        let chainDecided = try keys(connection, "status IN ('resolved', 'dismissed', 'awaiting_approval')")
-        let missing = wholeOpen.subtracting(chainOpen).subtracting(chainDecided)
+        // A decided item is one per fingerprint: its condition still holds when the whole-history
+        // run has the fingerprint open, whichever account the finding names now.
+        let decidedFingerprints = Set(try connection.query(
+            "SELECT fingerprint FROM reconcile.review_items WHERE status IN ('resolved', 'dismissed', 'awaiting_approval')"
+        ).map { try $0.decode(String.self, at: 0) })
+        let stillHolding = try keys(whole, "status IN ('open', 'in_review') AND fingerprint = ANY($1::text[])",
+                                    [Array(decidedFingerprints)])
+        let missing = wholeOpen.subtracting(chainOpen).subtracting(stillHolding)
         let extra = chainOpen.subtracting(wholeOpen)
         var lines: [String] = []
         for key in missing.sorted() {
@@ -224,7 +230,8 @@ extension MultiNightWorld {
         ).map { try $0.decode(String.self, at: 0) }
         let what = missing ? "MISSING from the chain (whole-history run has it open)" : "EXTRA in the chain"
         return """
-            [\(twin ? "the item's account is not the finding's" : classify(key, missing: missing))] \(what): \(key)
+            [\(twin ? "the item's account is not the finding's"
+                : classify(key, missing: missing, uploaded: !verifications.isEmpty))] \(what): \(key)
                 chain: \(chain)
                 uploads in the chain's database: \(verifications.isEmpty ? "none" : verifications.joined(separator: "; "))
                 timeline: \((timeline[key.transaction] ?? ["-"]).joined(separator: "; "))
@@ -234,10 +241,12 @@ extension MultiNightWorld {
 
     /// The class of issue 23 a difference looks like, from what the generator did: a reading aid,
     /// not a proof.
-    func classify(_ key: Key, missing: Bool) -> String {
+    func classify(_ key: Key, missing: Bool, uploaded: Bool) -> String {
         let purchase = purchases.first { $0.id == key.transaction }
         if lateOldUploads.contains(key.transaction) { return "late upload with old uploaded_at" }
-        if key.kind == "shared_receipt" && configuration.serverAPI { return "history counted as an upload" }
+        if configuration.serverAPI && (key.kind == "shared_receipt" || (!uploaded && key.user != "-")) {
+            return "history counted as an upload"
+        }
         if !missing { return "unclassified false alarm" }
         if key.kind == "unverified_delivery" && configuration.serverAPI && backdatedGrants.contains(key.transaction) {
             return "backdated ledger change, Server API"
