@@ -79,6 +79,7 @@ extension MultiNightWorld {
         var problems = 0
         var decided: [Int64: String] = [:]
         var openOn: [Key: [Int]] = [:]
+        var reported: Set<String> = []
         for n in 1...configuration.nights {
             try generate(night: n)
             if let faultNight, n == faultNight {
@@ -89,16 +90,29 @@ extension MultiNightWorld {
             simulator.state.faults = .none
             for problem in try checkNight(report, decided: &decided) {
                 problems += 1
-                lines.append("night \(n): \(problem)")
+                lines.append(problem.replacingOccurrences(of: "] ", with: "] night \(n): ", options: .anchored))
             }
             for key in try keys(connection, "status IN ('open', 'in_review')") { openOn[key, default: []].append(n) }
+            // SOAK_EVERY_NIGHT: the whole-history run after every night too, so that a finding the
+            // chain flags only nights late shows, each difference once, on the first night it is seen.
+            if configuration.everyNight && n < configuration.nights && n != faultNight {
+                let (whole, _) = try await wholeHistory(running, until: until(n))
+                for difference in try compare(whole, openOn: openOn, night: n) {
+                    // Once per item and side: the head line without the night.
+                    let head = String(difference.prefix { $0 != "\n" })
+                        .replacingOccurrences(of: " after night \(n)", with: "")
+                    guard reported.insert(head).inserted else { continue }
+                    problems += 1
+                    lines.append(difference)
+                }
+            }
         }
-        let (whole, wholeReport) = try await wholeHistory(running)
+        let (whole, wholeReport) = try await wholeHistory(running, until: until(configuration.nights))
         lines.append("whole-history run: \(wholeReport.status.rawValue), \(wholeReport.summary.open) open")
-        let differences = try compare(whole, openOn: openOn)
+        let differences = try compare(whole, openOn: openOn, night: nil)
         problems += differences.count
         lines += differences
-        let classes = Dictionary(grouping: differences.compactMap { line in
+        let classes = Dictionary(grouping: lines.compactMap { line in
             line.hasPrefix("[") ? String(line.dropFirst().prefix { $0 != "]" }) : nil
         }) { $0 }.map { "\($0.key) ×\($0.value.count)" }.sorted()
         lines.append("\(problems) problem(s); SOAK-SUMMARY seed=\(configuration.seed) nights=\(configuration.nights) "
@@ -123,12 +137,12 @@ extension MultiNightWorld {
     func checkNight(_ report: RunReport, decided: inout [Int64: String]) throws -> [String] {
         var problems: [String] = []
         if !["completed", "completed_with_unresolved"].contains(report.status.rawValue) {
-            problems.append("the nightly run ended \(report.status.rawValue)")
+            problems.append("[nightly run failed] the nightly run ended \(report.status.rawValue)")
         }
         let doubled = try connection.query(
             "SELECT fingerprint FROM reconcile.review_items GROUP BY fingerprint HAVING count(*) > 1"
         ).map { try $0.decode(String.self, at: 0) }
-        if !doubled.isEmpty { problems.append("two items for one fingerprint: \(doubled)") }
+        if !doubled.isEmpty { problems.append("[two items for one fingerprint] \(doubled)") }
 
         let directory = URL(fileURLWithPath: report.reportDirectory ?? "")
         let data = try Data(contentsOf: directory.appendingPathComponent("report.json"))
@@ -140,7 +154,7 @@ extension MultiNightWorld {
         let open = try keys(connection, "status IN ('open', 'in_review')")
         if listed != open {
             problems.append(
-                "report.json lists \(listed.subtracting(open).sorted()) that are not open items, "
+                "[report.json is not the open items] report.json lists \(listed.subtracting(open).sorted()) that are not open items, "
                     + "and not \(open.subtracting(listed).sorted()) that are")
         }
 
@@ -153,7 +167,7 @@ extension MultiNightWorld {
         var seen: [Int64: String] = [:]
         for row in now { seen[try row.decode(Int64.self, at: 0)] = try row.decode(String.self, at: 1) }
         for (id, before) in decided where seen[id] != before {
-            problems.append("decided item \(id) changed: was \(before), is \(seen[id] ?? "gone")")
+            problems.append("[a decided item changed] decided item \(id) changed: was \(before), is \(seen[id] ?? "gone")")
         }
         decided = seen
         return problems
@@ -162,7 +176,7 @@ extension MultiNightWorld {
     // MARK: The whole-history run
 
     /// The chain's inputs, ids and timestamps kept, in a fresh database, judged by one run.
-    func wholeHistory(_ running: RunningSimulator) async throws -> (Connection, RunReport) {
+    func wholeHistory(_ running: RunningSimulator, until: Date) async throws -> (Connection, RunReport) {
         let fresh = try TestDatabase.create("multi_night_whole")
         let target = try fresh.connect()
         _ = try Schema.migrate(target)
@@ -178,13 +192,13 @@ extension MultiNightWorld {
                 SELECT * FROM json_populate_recordset(NULL::reconcile.\(table), $1::json)
                 """, [rows])
         }
-        let report = try await run(try settings(fresh, running), until: until(configuration.nights))
+        let report = try await run(try settings(fresh, running), until: until)
         return (target, report)
     }
 
     /// The whole-history run's open findings against the chain's open ones plus its decided
     /// ones (a decided item the whole-history run finds open is one whose condition still holds).
-    func compare(_ whole: Connection, openOn: [Key: [Int]]) throws -> [String] {
+    func compare(_ whole: Connection, openOn: [Key: [Int]], night: Int?) throws -> [String] {
         let wholeOpen = try keys(whole, "status IN ('open', 'in_review')")
         let chainOpen = try keys(connection, "status IN ('open', 'in_review')")
         // A decided item is one per fingerprint: its condition still holds when the whole-history
@@ -201,12 +215,13 @@ extension MultiNightWorld {
             let history = openOn[key].map { "open on nights \($0.map(String.init).joined(separator: ",")), then not" }
                 ?? "never open"
             let twin = extra.contains { $0.kind == key.kind && $0.transaction == key.transaction }
-            lines.append(try describe(key, missing: true, chain: history, evidence: evidence(whole, key), twin: twin))
+            lines.append(try describe(
+                key, missing: true, chain: history, evidence: evidence(whole, key), twin: twin, night: night))
         }
         for key in extra.sorted() {
             let twin = missing.contains { $0.kind == key.kind && $0.transaction == key.transaction }
             lines.append(try describe(
-                key, missing: false, chain: "open at the end", evidence: evidence(connection, key), twin: twin))
+                key, missing: false, chain: "open", evidence: evidence(connection, key), twin: twin, night: night))
         }
         return lines
     }
@@ -220,7 +235,9 @@ extension MultiNightWorld {
         ).first?.decode(String.self, at: 0) ?? "-"
     }
 
-    func describe(_ key: Key, missing: Bool, chain: String, evidence: String, twin: Bool) throws -> String {
+    func describe(
+        _ key: Key, missing: Bool, chain: String, evidence: String, twin: Bool, night: Int?
+    ) throws -> String {
         let verifications = try connection.query(
             """
             SELECT concat_ws(' ', u.id, u.user_id, 'uploaded_at', u.uploaded_at, coalesce(v.state, 'NEVER READ'))
@@ -228,7 +245,9 @@ extension MultiNightWorld {
              WHERE u.claimed_transaction_id = $1 ORDER BY u.id
             """, [key.transaction]
         ).map { try $0.decode(String.self, at: 0) }
-        let what = missing ? "MISSING from the chain (whole-history run has it open)" : "EXTRA in the chain"
+        let when = night.map { "after night \($0)" } ?? "at the end"
+        let what = missing ? "MISSING from the chain \(when) (whole-history run has it open)"
+            : "EXTRA in the chain \(when)"
         return """
             [\(twin ? "the item's account is not the finding's"
                 : classify(key, missing: missing, uploaded: !verifications.isEmpty))] \(what): \(key)
@@ -244,18 +263,20 @@ extension MultiNightWorld {
     func classify(_ key: Key, missing: Bool, uploaded: Bool) -> String {
         let purchase = purchases.first { $0.id == key.transaction }
         if lateOldUploads.contains(key.transaction) { return "late upload with old uploaded_at" }
-        if configuration.serverAPI && (key.kind == "shared_receipt" || (!uploaded && key.user != "-")) {
-            return "history counted as an upload"
-        }
-        if !missing { return "unclassified false alarm" }
         if key.kind == "unverified_delivery" && configuration.serverAPI && backdatedGrants.contains(key.transaction) {
             return "backdated ledger change, Server API"
         }
-        if let purchase, key.kind == "wrong_account" || key.kind == "missed_delivery",
-           firstKnown[purchase.buyer].map({ $0 > purchase.night }) ?? true,
-           purchase.buyer != purchase.uploader
+        if configuration.serverAPI
+            && (key.kind == "shared_receipt" || (!uploaded && key.user != "-" && key.kind != "unverified_delivery"))
         {
-            return "binding to an account first known later"
+            return "history counted as an upload"
+        }
+        if !missing { return "unclassified false alarm" }
+        if let purchase, key.kind == "wrong_account" || key.kind == "missed_delivery",
+           purchase.token != nil || purchase.username != nil, purchase.buyer != purchase.uploader
+        {
+            let later = firstKnown[purchase.buyer].map { $0 > purchase.night } ?? true
+            return "binding to an account \(later ? "first known later" : "outside the night's scope")"
         }
         if appleOnlyNews.contains(key.transaction) || notifiedNews.contains(key.transaction) {
             return "Apple's change told by a notification or history only"

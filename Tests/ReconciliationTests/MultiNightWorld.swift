@@ -24,14 +24,21 @@ final class MultiNightWorld {
         var seed: UInt64
         var nights: Int
         var serverAPI: Bool
-        var description: String { "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")" }
+        /// Compare with a whole-history run after every night, not only the last.
+        var everyNight = false
+        var description: String {
+            "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")\(everyNight ? ", every night" : "")"
+        }
 
         /// `SOAK_SEED` and `SOAK_NIGHTS` (from `scripts/soak`) override the fixed CI values.
-        static func fromEnvironment(seed: UInt64, nights: Int, serverAPI: Bool) -> Configuration {
+        static func fromEnvironment(seed: UInt64, nights: Int, serverAPI: Bool, everyNight: Bool = false)
+            -> Configuration
+        {
             let environment = ProcessInfo.processInfo.environment
             return Configuration(
                 seed: environment["SOAK_SEED"].flatMap(UInt64.init) ?? seed,
-                nights: environment["SOAK_NIGHTS"].flatMap(Int.init) ?? nights, serverAPI: serverAPI)
+                nights: environment["SOAK_NIGHTS"].flatMap(Int.init) ?? nights, serverAPI: serverAPI,
+                everyNight: environment["SOAK_EVERY_NIGHT"].map { $0 == "1" } ?? everyNight)
         }
     }
 
@@ -73,7 +80,15 @@ final class MultiNightWorld {
     let forger: AppStoreSimulator
     let quiet = Logger(label: "multi-night", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    let users = (1...10).map { String(format: "u%02d", $0) }
+    let users = (1...14).map { String(format: "u%02d", $0) }
+
+    /// The accounts that use the app by night `night`: four from the start, then one more every
+    /// few nights. A purchase may be bound to an account that joins later (a family member's
+    /// device bought it); its first upload, ledger row or token makes it known.
+    var active: [String] {
+        let every = max(1, configuration.nights / 12)
+        return users.enumerated().filter { index, _ in index < 4 || night >= 1 + (index - 3) * every }.map(\.element)
+    }
     var purchases: [Purchase] = []
     /// Per transaction, what happened to it night by night: printed with a difference.
     var timeline: [String: [String]] = [:]
@@ -136,7 +151,7 @@ final class MultiNightWorld {
 
     func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &random) < p }
     func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &random)] }
-    func other(than user: String) -> String { pick(users.filter { $0 != user }) }
+    func other(than user: String) -> String { pick(active.filter { $0 != user }) }
 
     func note(_ transaction: String, _ text: String) {
         timeline[transaction, default: []].append("night \(night): \(text)")
@@ -265,7 +280,8 @@ final class MultiNightWorld {
         let jws = chance(0.5)
         let at = moment()
         var purchase = Purchase(
-            id: id, buyer: buyer, uploader: chance(0.25) ? other(than: buyer) : buyer, product: product,
+            id: id, buyer: buyer, uploader: !active.contains(buyer) || chance(0.25) ? other(than: buyer) : buyer,
+            product: product,
             quantity: quantity, jws: jws, customer: "apple-\(buyer)\(chance(0.2) ? "-2" : "")", purchasedAt: at,
             night: night)
         var binding = "unbound"
@@ -434,7 +450,7 @@ final class MultiNightWorld {
 
     func handGrant() throws {
         let id = "9\(newTransactionID())"
-        let user = pick(users)
+        let user = pick(active)
         let backdated = chance(0.5)
         let at = backdated ? moment().addingTimeInterval(-Double(Int.random(in: 2...4, using: &random)) * Self.day)
             : moment()
@@ -505,7 +521,7 @@ final class MultiNightWorld {
     }
 
     func forgedOrForeign() throws {
-        let user = pick(users)
+        let user = pick(active)
         let at = moment()
         let id = newTransactionID()
         let fake = Purchase(id: id, buyer: user, uploader: user, product: "coin4886", quantity: 1, jws: chance(0.5),
