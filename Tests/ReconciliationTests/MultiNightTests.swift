@@ -1,0 +1,289 @@
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+import TestSupport
+import Testing
+
+/// Issue 23 item 3 (SPEC section 5, "a chain of nightly runs equals one run over the whole
+/// history"): random nights from a seed, a nightly run after each, checks every night, and at the
+/// end one whole-history run over the same inputs in a fresh database. CI runs the fixed seeds
+/// below; `scripts/soak --nights N --seed S` runs others (`SOAK_NIGHTS`, `SOAK_SEED`).
+@Suite("Multi-night: a chain of nightly runs equals one whole-history run", .serialized)
+struct MultiNightTests {
+    @Test func withoutTheServerAPI() async throws {
+        try await Self.soak(.fromEnvironment(seed: 23, nights: 10, serverAPI: false))
+    }
+
+    @Test func withTheServerAPI() async throws {
+        try await Self.soak(.fromEnvironment(seed: 23, nights: 8, serverAPI: true))
+    }
+
+    static func soak(_ configuration: MultiNightWorld.Configuration) async throws {
+        let world = try MultiNightWorld(configuration)
+        let started = Date()
+        let outcome = try await world.simulator.withRunning { running in try await world.play(running) }
+        let text = "multi-night \(configuration) (SOAK_SEED=\(configuration.seed) SOAK_NIGHTS=\(configuration.nights)), "
+            + "\(Int(Date().timeIntervalSince(started))) s:\n\(outcome.text)"
+        print(text)
+        #expect(outcome.problems == 0, "\(text)")
+    }
+}
+
+extension MultiNightWorld {
+    struct Outcome: Sendable {
+        var problems: Int
+        var text: String
+    }
+
+    // MARK: Running
+
+    func settings(_ database: TestDatabase, _ running: RunningSimulator) throws -> Settings {
+        var values = [
+            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": Self.bundle,
+            "APPLE_VERIFY_RECEIPT_URL": running.productionURL, "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
+            "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
+            "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports-\(database.name)").path,
+            "RECONCILE_CONCURRENCY": "4",
+        ]
+        if configuration.serverAPI {
+            values["APPSTORE_API_URL"] = running.serverAPIURL
+            values["APPSTORE_API_SANDBOX_URL"] = running.serverAPISandboxURL
+            values["APPSTORE_KEY_ID"] = simulator.configuration.apiKeyID
+            values["APPSTORE_ISSUER_ID"] = simulator.configuration.issuerID
+            values["APPSTORE_PRIVATE_KEY_FILE"] = state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path
+        }
+        return try Settings(lookup: values.lookup)
+    }
+
+    /// One run as `reconcile run` wires it (verifier, stored notifications, Server API).
+    func run(_ settings: Settings, until: Date) async throws -> RunReport {
+        let quiet = self.quiet
+        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
+                try await ReconciliationJob(
+                    settings: settings, verifier: verifier,
+                    notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
+                    logger: quiet
+                ).run(.init(until: until))
+            }
+        }
+    }
+
+    /// Plays every night, then the whole-history run; returns the problems found, described.
+    func play(_ running: RunningSimulator) async throws -> Outcome {
+        let settings = try settings(chain, running)
+        var lines: [String] = []
+        var problems = 0
+        var decided: [Int64: String] = [:]
+        var openOn: [Key: [Int]] = [:]
+        var reported: Set<String> = []
+        for n in 1...configuration.nights {
+            try generate(night: n)
+            if let faultNight, n == faultNight {
+                simulator.state.faults = SimulatorFaults(apiErrorCode: 5_000_001)
+                lines.append("night \(n): the Server API answers 5000001 to everything")
+            }
+            let report = try await run(settings, until: until(n))
+            simulator.state.faults = .none
+            for problem in try checkNight(report, decided: &decided) {
+                problems += 1
+                lines.append(problem.replacingOccurrences(of: "] ", with: "] night \(n): ", options: .anchored))
+            }
+            for key in try keys(connection, "status IN ('open', 'in_review')") { openOn[key, default: []].append(n) }
+            // SOAK_EVERY_NIGHT: the whole-history run after every night too, so that a finding the
+            // chain flags only nights late shows, each difference once, on the first night it is seen.
+            if configuration.everyNight && n < configuration.nights && n != faultNight {
+                let (whole, _) = try await wholeHistory(running, until: until(n))
+                for difference in try compare(whole, openOn: openOn, night: n) {
+                    // Once per item and side: the head line without the night.
+                    let head = String(difference.prefix { $0 != "\n" })
+                        .replacingOccurrences(of: " after night \(n)", with: "")
+                    guard reported.insert(head).inserted else { continue }
+                    problems += 1
+                    lines.append(difference)
+                }
+            }
+        }
+        let (whole, wholeReport) = try await wholeHistory(running, until: until(configuration.nights))
+        lines.append("whole-history run: \(wholeReport.status.rawValue), \(wholeReport.summary.open) open")
+        let differences = try compare(whole, openOn: openOn, night: nil)
+        problems += differences.count
+        lines += differences
+        let classes = Dictionary(grouping: lines.compactMap { line in
+            line.hasPrefix("[") ? String(line.dropFirst().prefix { $0 != "]" }) : nil
+        }) { $0 }.map { "\($0.key) ×\($0.value.count)" }.sorted()
+        lines.append("\(problems) problem(s); SOAK-SUMMARY seed=\(configuration.seed) nights=\(configuration.nights) "
+            + "server_api=\(configuration.serverAPI) differences: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))")
+        return Outcome(problems: problems, text: lines.joined(separator: "\n"))
+    }
+
+    // MARK: Every night's checks
+
+    func keys(_ connection: Connection, _ condition: String, _ values: [any PostgresEncodable] = []) throws -> Set<Key> {
+        Set(try connection.query(
+            """
+            SELECT kind, coalesce(transaction_id, '-'), coalesce(user_id, '-')
+              FROM reconcile.review_items WHERE \(condition)
+            """, values
+        ).map { Key(kind: try $0.decode(String.self, at: 0), transaction: try $0.decode(String.self, at: 1),
+                    user: try $0.decode(String.self, at: 2)) })
+    }
+
+    /// One item per fingerprint; report.json's findings are the open items; a decided item
+    /// never changes.
+    func checkNight(_ report: RunReport, decided: inout [Int64: String]) throws -> [String] {
+        var problems: [String] = []
+        if !["completed", "completed_with_unresolved"].contains(report.status.rawValue) {
+            problems.append("[nightly run failed] the nightly run ended \(report.status.rawValue)")
+        }
+        let doubled = try connection.query(
+            "SELECT fingerprint FROM reconcile.review_items GROUP BY fingerprint HAVING count(*) > 1"
+        ).map { try $0.decode(String.self, at: 0) }
+        if !doubled.isEmpty { problems.append("[two items for one fingerprint] \(doubled)") }
+
+        let directory = URL(fileURLWithPath: report.reportDirectory ?? "")
+        let data = try Data(contentsOf: directory.appendingPathComponent("report.json"))
+        let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        let listed = Set(((json?["findings"] as? [[String: Any]]) ?? []).map {
+            Key(kind: $0["kind"] as? String ?? "?", transaction: $0["transaction_id"] as? String ?? "-",
+                user: $0["user_id"] as? String ?? "-")
+        })
+        let open = try keys(connection, "status IN ('open', 'in_review')")
+        if listed != open {
+            problems.append(
+                "[report.json is not the open items] report.json lists \(listed.subtracting(open).sorted()) that are not open items, "
+                    + "and not \(open.subtracting(listed).sorted()) that are")
+        }
+
+        let now = try connection.query(
+            """
+            SELECT id, concat_ws(' | ', fingerprint, kind, status, transaction_id, user_id, resolution, resolved_by,
+                                 resolved_at, note, evidence::text)
+              FROM reconcile.review_items WHERE status IN ('resolved', 'dismissed')
+            """)
+        var seen: [Int64: String] = [:]
+        for row in now { seen[try row.decode(Int64.self, at: 0)] = try row.decode(String.self, at: 1) }
+        for (id, before) in decided where seen[id] != before {
+            problems.append("[a decided item changed] decided item \(id) changed: was \(before), is \(seen[id] ?? "gone")")
+        }
+        decided = seen
+        return problems
+    }
+
+    // MARK: The whole-history run
+
+    /// The chain's inputs, ids and timestamps kept, in a fresh database, judged by one run.
+    func wholeHistory(_ running: RunningSimulator, until: Date) async throws -> (Connection, RunReport) {
+        let fresh = try TestDatabase.create("multi_night_whole")
+        let target = try fresh.connect()
+        _ = try Schema.migrate(target)
+        for (table, overriding) in [
+            ("products", ""), ("account_tokens", ""), ("receipt_uploads", "OVERRIDING SYSTEM VALUE"),
+            ("deliveries", "OVERRIDING SYSTEM VALUE"), ("notifications", "OVERRIDING SYSTEM VALUE"),
+        ] {
+            let rows = try connection.query("SELECT coalesce(json_agg(t), '[]')::text FROM reconcile.\(table) t")[0]
+                .decode(String.self, at: 0)
+            try target.execute(
+                """
+                INSERT INTO reconcile.\(table) \(overriding)
+                SELECT * FROM json_populate_recordset(NULL::reconcile.\(table), $1::json)
+                """, [rows])
+        }
+        let report = try await run(try settings(fresh, running), until: until)
+        return (target, report)
+    }
+
+    /// The whole-history run's open findings against the chain's open ones plus its decided
+    /// ones (a decided item the whole-history run finds open is one whose condition still holds).
+    func compare(_ whole: Connection, openOn: [Key: [Int]], night: Int?) throws -> [String] {
+        let wholeOpen = try keys(whole, "status IN ('open', 'in_review')")
+        let chainOpen = try keys(connection, "status IN ('open', 'in_review')")
+        // A decided item is one per fingerprint: its condition still holds when the whole-history
+        // run has the fingerprint open, whichever account the finding names now.
+        let decidedFingerprints = Set(try connection.query(
+            "SELECT fingerprint FROM reconcile.review_items WHERE status IN ('resolved', 'dismissed', 'awaiting_approval')"
+        ).map { try $0.decode(String.self, at: 0) })
+        let stillHolding = try keys(whole, "status IN ('open', 'in_review') AND fingerprint = ANY($1::text[])",
+                                    [Array(decidedFingerprints)])
+        let missing = wholeOpen.subtracting(chainOpen).subtracting(stillHolding)
+        let extra = chainOpen.subtracting(wholeOpen)
+        var lines: [String] = []
+        for key in missing.sorted() {
+            let history = openOn[key].map { "open on nights \($0.map(String.init).joined(separator: ",")), then not" }
+                ?? "never open"
+            let twin = extra.contains { $0.kind == key.kind && $0.transaction == key.transaction }
+            lines.append(try describe(
+                key, missing: true, chain: history, evidence: evidence(whole, key), twin: twin, night: night))
+        }
+        for key in extra.sorted() {
+            let twin = missing.contains { $0.kind == key.kind && $0.transaction == key.transaction }
+            lines.append(try describe(
+                key, missing: false, chain: "open", evidence: evidence(connection, key), twin: twin, night: night))
+        }
+        return lines
+    }
+
+    func evidence(_ connection: Connection, _ key: Key) throws -> String {
+        try connection.query(
+            """
+            SELECT evidence::text FROM reconcile.review_items
+             WHERE kind = $1 AND coalesce(transaction_id, '-') = $2 AND coalesce(user_id, '-') = $3 LIMIT 1
+            """, [key.kind, key.transaction, key.user]
+        ).first?.decode(String.self, at: 0) ?? "-"
+    }
+
+    func describe(
+        _ key: Key, missing: Bool, chain: String, evidence: String, twin: Bool, night: Int?
+    ) throws -> String {
+        let verifications = try connection.query(
+            """
+            SELECT concat_ws(' ', u.id, u.user_id, 'uploaded_at', u.uploaded_at, coalesce(v.state, 'NEVER READ'))
+              FROM reconcile.receipt_uploads u LEFT JOIN reconcile.upload_verifications v ON v.upload_id = u.id
+             WHERE u.claimed_transaction_id = $1 ORDER BY u.id
+            """, [key.transaction]
+        ).map { try $0.decode(String.self, at: 0) }
+        let when = night.map { "after night \($0)" } ?? "at the end"
+        let what = missing ? "MISSING from the chain \(when) (whole-history run has it open)"
+            : "EXTRA in the chain \(when)"
+        return """
+            [\(twin ? "the item's account is not the finding's"
+                : classify(key, missing: missing, uploaded: !verifications.isEmpty))] \(what): \(key)
+                chain: \(chain)
+                uploads in the chain's database: \(verifications.isEmpty ? "none" : verifications.joined(separator: "; "))
+                timeline: \((timeline[key.transaction] ?? ["-"]).joined(separator: "; "))
+                evidence: \(evidence.prefix(1500))
+            """
+    }
+
+    /// The class of issue 23 a difference looks like, from what the generator did: a reading aid,
+    /// not a proof.
+    func classify(_ key: Key, missing: Bool, uploaded: Bool) -> String {
+        let purchase = purchases.first { $0.id == key.transaction }
+        if lateOldUploads.contains(key.transaction) { return "late upload with old uploaded_at" }
+        if key.kind == "unverified_delivery" && configuration.serverAPI && backdatedGrants.contains(key.transaction) {
+            return "backdated ledger change, Server API"
+        }
+        if configuration.serverAPI
+            && (key.kind == "shared_receipt" || (!uploaded && key.user != "-" && key.kind != "unverified_delivery"))
+        {
+            return "history counted as an upload"
+        }
+        if !missing { return "unclassified false alarm" }
+        if let purchase, key.kind == "wrong_account" || key.kind == "missed_delivery",
+           purchase.token != nil || purchase.username != nil, purchase.buyer != purchase.uploader
+        {
+            let later = firstKnown[purchase.buyer].map { $0 > purchase.night } ?? true
+            return "binding to an account \(later ? "first known later" : "outside the night's scope")"
+        }
+        if appleOnlyNews.contains(key.transaction) || notifiedNews.contains(key.transaction) {
+            return "Apple's change told by a notification or history only"
+        }
+        if purchase != nil && configuration.serverAPI && purchase?.customer.hasSuffix("-2") == true {
+            return "second Apple account"
+        }
+        return "unclassified"
+    }
+}

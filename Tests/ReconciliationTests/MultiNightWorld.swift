@@ -1,0 +1,663 @@
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+import TestSupport
+
+/// Issue 23 item 3: a world of nights drawn from a seeded PRNG. Each night the app's backend
+/// writes what a night brings (uploads, credits, refunds Apple tells of, hand-made grants, ledger
+/// edits, token changes, forged and foreign data, staff decisions acted on), then one nightly run
+/// judges it. After the last night the same inputs, copied into a fresh database, are judged by
+/// one whole-history run, and the two queues are compared.
+///
+/// Time: night n covers [base + (n − 1) days, base + n days) and its run has `until` = base + n
+/// days. `base` lies `nights + 2` days in the past, so every purchase is far older than the grace
+/// period when judged, whatever the real clock, and a night is the same for a seed whatever the
+/// day it runs.
+final class MultiNightWorld {
+    static let bundle = "com.hncs.szj"
+    static let day: TimeInterval = 86_400
+
+    struct Configuration: CustomStringConvertible {
+        var seed: UInt64
+        var nights: Int
+        var serverAPI: Bool
+        /// Compare with a whole-history run after every night, not only the last.
+        var everyNight = false
+        var description: String {
+            "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")\(everyNight ? ", every night" : "")"
+        }
+
+        /// `SOAK_SEED` and `SOAK_NIGHTS` (from `scripts/soak`) override the fixed CI values.
+        static func fromEnvironment(seed: UInt64, nights: Int, serverAPI: Bool, everyNight: Bool = false)
+            -> Configuration
+        {
+            let environment = ProcessInfo.processInfo.environment
+            return Configuration(
+                seed: environment["SOAK_SEED"].flatMap(UInt64.init) ?? seed,
+                nights: environment["SOAK_NIGHTS"].flatMap(Int.init) ?? nights, serverAPI: serverAPI,
+                everyNight: environment["SOAK_EVERY_NIGHT"].map { $0 == "1" } ?? everyNight)
+        }
+    }
+
+    /// The key findings are compared by (issue 23: kind, transaction, accounts).
+    struct Key: Hashable, Comparable, CustomStringConvertible {
+        var kind: String
+        var transaction: String
+        var user: String
+        var description: String { "\(kind) \(transaction) \(user)" }
+        static func < (a: Key, b: Key) -> Bool { a.description < b.description }
+    }
+
+    /// What the generator knows of a purchase it made.
+    struct Purchase {
+        var id: String
+        var buyer: String
+        var uploader: String
+        var product: String
+        var quantity: Int
+        var jws: Bool
+        var customer: String
+        var token: UUID?
+        var username: String?
+        var purchasedAt: Date
+        var night: Int
+        /// The JWS as Apple signs it now (after a refund or its reversal).
+        var signed = ""
+        var refunded = false
+        var uploaded = false
+    }
+
+    let configuration: Configuration
+    var random: SplitMix64
+    let base: Date
+    let chain: TestDatabase
+    let connection: Connection
+    let state: URL
+    let simulator: AppStoreSimulator
+    let forger: AppStoreSimulator
+    let quiet = Logger(label: "multi-night", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    let users = (1...14).map { String(format: "u%02d", $0) }
+
+    /// The accounts that use the app by night `night`: four from the start, then one more every
+    /// few nights. A purchase may be bound to an account that joins later (a family member's
+    /// device bought it); its first upload, ledger row or token makes it known.
+    var active: [String] {
+        let every = max(1, configuration.nights / 12)
+        return users.enumerated().filter { index, _ in index < 4 || night >= 1 + (index - 3) * every }.map(\.element)
+    }
+    var purchases: [Purchase] = []
+    /// Per transaction, what happened to it night by night: printed with a difference.
+    var timeline: [String: [String]] = [:]
+    /// Facts a difference's class is read from.
+    var lateOldUploads: Set<String> = []
+    var backdatedGrants: Set<String> = []
+    var appleOnlyNews: Set<String> = []
+    var notifiedNews: Set<String> = []
+    /// The night each account was first known to the job (an upload, a ledger row, a token row).
+    var firstKnown: [String: Int] = [:]
+    /// Tokens of purchases whose account_tokens row is not (yet) written, by token.
+    var unmappedTokens: [UUID: String] = [:]
+    var mappedTokens: [UUID: String] = [:]
+    /// Work a night put off to a later one (a late upload, a late credit, the news of a refund).
+    var later: [(night: Int, what: String, action: (MultiNightWorld) throws -> Void)] = []
+    var nextTransaction = 0
+    var night = 0
+    /// The night the Server API fails (and the next clears), when it is on.
+    let faultNight: Int?
+
+    init(_ configuration: Configuration) throws {
+        self.configuration = configuration
+        random = SplitMix64(seed: configuration.seed)
+        base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 3600).rounded(.down) * 3600)
+            .addingTimeInterval(-Double(configuration.nights + 2) * Self.day)
+        chain = try TestDatabase.create("multi_night")
+        connection = try chain.connect()
+        _ = try Schema.migrate(connection)
+        state = FileManager.default.temporaryDirectory.appendingPathComponent("multi-night-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        simulator = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        forger = try AppStoreSimulator(configuration: .init(logger: logger))
+        var draw = SplitMix64(seed: configuration.seed ^ 0x5eed)
+        faultNight = configuration.serverAPI && configuration.nights > 3
+            ? Int.random(in: 2...(configuration.nights - 1), using: &draw) : nil
+        try Self.plantCatalogue(on: connection)
+    }
+
+    static func plantCatalogue(on connection: Connection) throws {
+        try connection.executeScript(
+            """
+            INSERT INTO reconcile.products (product_id, product_type, price_milli, currency) VALUES
+                ('coin42', 'consumable', 6000, 'CNY'), ('coins3', 'consumable', 30000, 'CNY'),
+                ('coin4886', 'consumable', 648000, 'CNY'), ('unlock', 'non_consumable', 30000, 'CNY');
+            """)
+    }
+
+    // MARK: Time
+
+    /// When night `n`'s run ends its window.
+    func until(_ n: Int) -> Date { base.addingTimeInterval(Double(n) * Self.day) }
+
+    /// A random moment of the current night, at least two hours before its run's `until`.
+    func moment() -> Date {
+        until(night - 1).addingTimeInterval(Double(Int.random(in: 60...(20 * 60), using: &random)) * 60)
+    }
+
+    // MARK: Drawing
+
+    func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &random) < p }
+    func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &random)] }
+    func other(than user: String) -> String { pick(active.filter { $0 != user }) }
+
+    func note(_ transaction: String, _ text: String) {
+        timeline[transaction, default: []].append("night \(night): \(text)")
+    }
+
+    func known(_ user: String) {
+        if firstKnown[user] == nil { firstKnown[user] = night }
+    }
+
+    func newTransactionID() -> String {
+        nextTransaction += 1
+        return String(2_000_000_000 + Int(configuration.seed % 1000) * 100_000 + nextTransaction)
+    }
+
+    func sha256(_ text: String) throws -> String {
+        try connection.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", [text])[0].decode(String.self, at: 0)
+    }
+
+    func uuid() -> UUID {
+        let a = random.next(), b = random.next()
+        let hex = String(format: "%016llx%016llx", a, b)
+        let chars = Array(hex)
+        let text = "\(String(chars[0..<8]))-\(String(chars[8..<12]))-4\(String(chars[13..<16]))-8\(String(chars[17..<20]))-\(String(chars[20..<32]))"
+        return UUID(uuidString: text)!
+    }
+
+    // MARK: Writing the app's tables
+
+    func upload(
+        _ user: String, kind: String, payload: String, username: String? = nil, token: UUID? = nil,
+        claimed: String?, at uploadedAt: Date
+    ) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads
+                (user_id, kind, payload, application_username, app_account_token, claimed_transaction_id, device,
+                 uploaded_at)
+            VALUES ($1, $2, $3, $4, $5::uuid, $6, '{"model": "iPhone15,2", "os": "17.5", "app": "4.2.0"}', $7)
+            """, [user, kind, payload, username, token?.uuidString.lowercased(), claimed, uploadedAt])
+        known(user)
+    }
+
+    func deliver(_ transaction: String, _ user: String, _ product: String, quantity: Int, at deliveredAt: Date) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+            VALUES ($1, $2, $3, $4, $5)
+            """, [transaction, user, product, quantity, deliveredAt])
+        known(user)
+    }
+
+    func mapToken(_ token: UUID, to user: String) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.account_tokens (app_account_token, user_id) VALUES ($1::uuid, $2)
+            ON CONFLICT (app_account_token) DO UPDATE SET user_id = EXCLUDED.user_id
+            """, [token.uuidString.lowercased(), user])
+        unmappedTokens[token] = nil
+        mappedTokens[token] = user
+        known(user)
+    }
+
+    func store(_ notification: SignedNotificationBody) throws {
+        let body = String(decoding: try JSONEncoder().encode(notification), as: UTF8.self)
+        try connection.execute(
+            "INSERT INTO reconcile.notifications (signed_payload, received_at) VALUES ($1, $2)", [body, moment()])
+    }
+
+    func receipt(_ purchase: Purchase, cancelled: Date? = nil, by issuer: AppStoreSimulator? = nil,
+                 bundle: String = MultiNightWorld.bundle) throws -> String {
+        try (issuer ?? simulator).issueReceipt(SimulatedReceipt(
+            bundleID: bundle, environment: .production,
+            purchases: [.init(productID: purchase.product, transactionID: purchase.id,
+                              originalTransactionID: purchase.id, purchaseDate: purchase.purchasedAt,
+                              quantity: purchase.quantity, cancellationDate: cancelled)])).receiptData
+    }
+
+    /// Uploads what the purchase's device holds now (a receipt or the JWS as Apple signs it today).
+    func uploadPurchase(_ purchase: Purchase, at uploadedAt: Date, cancelled: Date? = nil) throws {
+        if purchase.jws {
+            try upload(purchase.uploader, kind: "signed_transaction", payload: purchase.signed, token: purchase.token,
+                       claimed: purchase.id, at: uploadedAt)
+        } else {
+            try upload(purchase.uploader, kind: "app_receipt", payload: try receipt(purchase, cancelled: cancelled),
+                       username: purchase.username, claimed: purchase.id, at: uploadedAt)
+        }
+    }
+
+    func defer_(_ nights: Int, _ what: String, _ action: @escaping (MultiNightWorld) throws -> Void) {
+        later.append((night + nights, what, action))
+    }
+
+    // MARK: One night's events
+
+    /// Writes night `n`'s events. Returns what happened, one line an event.
+    func generate(night n: Int) throws {
+        night = n
+        let due = later.filter { $0.night == n }
+        later.removeAll { $0.night == n }
+        for work in due { try work.action(self) }
+        let events = Int.random(in: 3...6, using: &random)
+        for _ in 0..<events {
+            let roll = Int.random(in: 0..<100, using: &random)
+            switch roll {
+            case 0..<38: try purchase()
+            case 38..<48: try refund()
+            case 48..<52: try reverseRefund()
+            case 52..<58: try handGrant()
+            case 58..<68: try editLedger()
+            case 68..<75: try changeToken()
+            case 75..<81: try forgedOrForeign()
+            case 81..<90 where configuration.serverAPI: try historyOnlyPurchase()
+            default: try decide()
+            }
+        }
+    }
+
+    func purchase() throws {
+        let buyer = pick(users)
+        let id = newTransactionID()
+        let (product, quantity, price): (String, Int, Int64) = switch Int.random(in: 0..<10, using: &random) {
+        case 0..<6: ("coin42", 1, 6000)
+        case 6..<8: ("coins3", 3, 90000)
+        default: ("unlock", 1, 30000)
+        }
+        let jws = chance(0.5)
+        let at = moment()
+        var purchase = Purchase(
+            id: id, buyer: buyer, uploader: !active.contains(buyer) || chance(0.25) ? other(than: buyer) : buyer,
+            product: product,
+            quantity: quantity, jws: jws, customer: "apple-\(buyer)\(chance(0.2) ? "-2" : "")", purchasedAt: at,
+            night: night)
+        var binding = "unbound"
+        if jws, chance(0.6) {
+            let token = uuid()
+            purchase.token = token
+            binding = "token → \(buyer)"
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<6: try mapToken(token, to: buyer)
+            case 6..<9:
+                unmappedTokens[token] = buyer
+                let wait = Int.random(in: 1...4, using: &random)
+                binding += " (mapped on night \(night + wait))"
+                defer_(wait, "map token") { world in
+                    if world.unmappedTokens[token] != nil { try world.mapToken(token, to: buyer) }
+                }
+            default:
+                unmappedTokens[token] = buyer
+                binding += " (never mapped)"
+            }
+        } else if !jws, chance(0.6) {
+            let hashed = chance(0.6)
+            purchase.username = hashed ? try sha256(buyer) : buyer
+            binding = hashed ? "username sha256(\(buyer))" : "username \(buyer)"
+        }
+        // Created with the id the generator chose so that a seed's ids do not depend on the simulator.
+        var request = SimulatedTransaction(
+            productId: product, customer: purchase.customer, bundleId: Self.bundle, environment: .production,
+            type: product == "unlock" ? .nonConsumable : .consumable, quantity: quantity, purchaseDate: at,
+            appAccountToken: purchase.token, price: price, currency: "CNY")
+        request.transactionId = id
+        purchase.signed = try simulator.createTransaction(request).signedTransaction
+        try notifyCharge(id, storedShare: 0.25)
+        note(id, "\(jws ? "JWS" : "receipt") purchase of \(quantity) \(product) by \(buyer) (\(purchase.customer)), "
+             + "\(binding), uploader \(purchase.uploader)")
+
+        // The upload: tonight, days late, or stored late with the client's old timestamp.
+        purchase.uploaded = true
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<70:
+            try uploadPurchase(purchase, at: at.addingTimeInterval(60))
+        case 70..<85:
+            let wait = Int.random(in: 1...3, using: &random)
+            note(id, "upload arrives on night \(night + wait)")
+            defer_(wait, "late upload") { world in
+                try world.uploadPurchase(purchase, at: world.moment())
+                world.note(id, "uploaded late, uploaded_at tonight")
+            }
+        default:
+            let wait = Int.random(in: 2...4, using: &random)
+            note(id, "upload stored on night \(night + wait) with uploaded_at of tonight")
+            defer_(wait, "late upload, old uploaded_at") { world in
+                try world.uploadPurchase(purchase, at: at.addingTimeInterval(120))
+                world.lateOldUploads.insert(id)
+                world.note(id, "stored with uploaded_at \(TimeExpression.format(at.addingTimeInterval(120)))")
+            }
+        }
+        purchases.append(purchase)
+        try credit(purchase, at: at)
+    }
+
+    /// The app credits the session's account (the uploader), well or badly, tonight or later.
+    func credit(_ purchase: Purchase, at: Date) throws {
+        let user = purchase.uploader
+        let credits: [(String, String, Int, String)]
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<55: credits = [(user, purchase.product, purchase.quantity, "credited")]
+        case 55..<67: credits = []
+        case 67..<75:
+            credits = [(user, purchase.product, purchase.quantity, "credited"),
+                       (user, purchase.product, purchase.quantity, "credited again")]
+        case 75..<83:
+            credits = [(user, purchase.product == "coin42" ? "coin4886" : "coin42", purchase.quantity,
+                        "credited the wrong product")]
+        case 83..<91: credits = [(user, purchase.product, purchase.quantity + 1, "credited the wrong quantity")]
+        default:
+            credits = [(other(than: user), purchase.product, purchase.quantity, "credited to the wrong account")]
+        }
+        if credits.isEmpty {
+            note(purchase.id, "never credited")
+            return
+        }
+        let wait = chance(0.2) ? Int.random(in: 1...2, using: &random) : 0
+        for (to, product, quantity, what) in credits {
+            if wait == 0 {
+                try deliver(purchase.id, to, product, quantity: quantity, at: at.addingTimeInterval(90))
+                note(purchase.id, "\(what): \(quantity) \(product) to \(to)")
+            } else {
+                defer_(wait, "late credit") { world in
+                    try world.deliver(purchase.id, to, product, quantity: quantity, at: world.moment())
+                    world.note(purchase.id, "\(what) late: \(quantity) \(product) to \(to)")
+                }
+            }
+        }
+    }
+
+    func refund() throws {
+        let candidates = purchases.indices.filter { !purchases[$0].refunded }
+        guard !candidates.isEmpty else { return try purchase() }
+        let index = pick(candidates)
+        purchases[index].refunded = true
+        let prorated = purchases[index].quantity == 3 && chance(0.5)
+        let at = moment()
+        purchases[index].signed = try simulator.refundTransaction(
+            purchases[index].id, date: at, type: prorated ? .refundProrated : .refundFull,
+            percentage: prorated ? pick([33_333, 66_667]) : nil).signedTransaction
+        let purchase = purchases[index]
+        note(purchase.id, "Apple refunds it\(prorated ? " in part" : "")")
+        try tell(purchase, prorated: prorated, cancelled: at, what: "refund")
+    }
+
+    func reverseRefund() throws {
+        let candidates = purchases.indices.filter { purchases[$0].refunded }
+        guard !candidates.isEmpty else { return try refund() }
+        let index = pick(candidates)
+        purchases[index].refunded = false
+        purchases[index].signed = try simulator.reverseRefund(purchases[index].id).signedTransaction
+        note(purchases[index].id, "Apple reverses the refund")
+        try tell(purchases[index], prorated: false, cancelled: nil, what: "reversal")
+    }
+
+    /// How the news of Apple's change reaches the job. Apple signs its notification at once; the
+    /// app's endpoint stores it (maybe nights later) or misses it (then only Notification History,
+    /// with the Server API, has it); the device may upload the changed purchase. Without the
+    /// Server API and with neither, nobody tells the job: both runs are equally blind to it.
+    func tell(_ purchase: Purchase, prorated: Bool, cancelled: Date?, what: String) throws {
+        let id = purchase.id
+        let type: NotificationType = cancelled == nil ? .refundReversed : .refund
+        let stored = chance(0.5)
+        let body = try simulator.signNotification(type: type, transactionId: id, delivered: stored)
+        let uploaded = (purchase.jws || !prorated) && chance(0.4)
+        if stored {
+            let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
+            defer_(wait, "\(what) notified") { world in
+                try world.store(body)
+                world.notifiedNews.insert(id)
+                world.note(id, "\(type.rawValue) notification stored")
+            }
+        } else if configuration.serverAPI {
+            notifiedNews.insert(id)
+            note(id, "the app's endpoint misses the \(type.rawValue) notification")
+        }
+        if uploaded {
+            let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
+            defer_(wait, "\(what) uploaded") { world in
+                try world.uploadPurchase(purchase, at: world.moment(), cancelled: cancelled)
+                world.note(id, "the \(what) uploaded by \(purchase.uploader)")
+            }
+        }
+        if !stored && !uploaded && !configuration.serverAPI {
+            appleOnlyNews.insert(id)
+            note(id, "nobody tells the job of the \(what)")
+        }
+    }
+
+    /// Apple's ONE_TIME_CHARGE for a purchase: the app's endpoint stores it or misses it.
+    func notifyCharge(_ id: String, storedShare: Double) throws {
+        let stored = chance(storedShare)
+        guard stored || configuration.serverAPI else { return }
+        let body = try simulator.signNotification(type: .oneTimeCharge, transactionId: id, delivered: stored)
+        if stored {
+            try store(body)
+            note(id, "ONE_TIME_CHARGE notification stored")
+        }
+    }
+
+    func handGrant() throws {
+        let id = "9\(newTransactionID())"
+        let user = pick(active)
+        let backdated = chance(0.5)
+        let at = backdated ? moment().addingTimeInterval(-Double(Int.random(in: 2...4, using: &random)) * Self.day)
+            : moment()
+        try deliver(id, user, pick(["coin42", "coin4886"]), quantity: 1, at: at)
+        if backdated { backdatedGrants.insert(id) }
+        note(id, "a grant by hand to \(user) of a transaction Apple never issued\(backdated ? ", backdated" : "")")
+    }
+
+    func editLedger() throws {
+        let rows = try connection.query(
+            "SELECT id, transaction_id, user_id, quantity FROM reconcile.deliveries ORDER BY id")
+        guard !rows.isEmpty else { return try purchase() }
+        let row = pick(rows)
+        let id = try row.decode(Int64.self, at: 0)
+        let transaction = try row.decode(String.self, at: 1)
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0:
+            try connection.execute(
+                "UPDATE reconcile.deliveries SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [id, moment()])
+            note(transaction, "ledger row \(id) revoked")
+        case 1:
+            try connection.execute("DELETE FROM reconcile.deliveries WHERE id = $1", [id])
+            note(transaction, "ledger row \(id) deleted")
+        case 2:
+            let quantity = Int.random(in: 1...3, using: &random)
+            try connection.execute("UPDATE reconcile.deliveries SET quantity = $2 WHERE id = $1", [id, quantity])
+            note(transaction, "ledger row \(id) corrected to quantity \(quantity)")
+        default:
+            if let purchase = purchases.first(where: { $0.id == transaction }) {
+                try connection.execute(
+                    "UPDATE reconcile.deliveries SET user_id = $2, product_id = $3 WHERE id = $1",
+                    [id, purchase.buyer, purchase.product])
+                known(purchase.buyer)
+                note(transaction, "ledger row \(id) corrected to \(purchase.product) for \(purchase.buyer)")
+            } else {
+                try connection.execute(
+                    "UPDATE reconcile.deliveries SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+                    [id, moment()])
+                note(transaction, "ledger row \(id) revoked")
+            }
+        }
+    }
+
+    func changeToken() throws {
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0 where !unmappedTokens.isEmpty:
+            let (token, user) = pick(unmappedTokens.sorted { $0.key.uuidString < $1.key.uuidString })
+            try mapToken(token, to: user)
+            noteToken(token, "account_tokens row inserted: → \(user)")
+        case 1 where !mappedTokens.isEmpty:
+            let (token, user) = pick(mappedTokens.sorted { $0.key.uuidString < $1.key.uuidString })
+            let to = other(than: user)
+            try mapToken(token, to: to)
+            noteToken(token, "account_tokens row remapped: → \(to)")
+        default:
+            guard !mappedTokens.isEmpty else { return try purchase() }
+            let (token, user) = pick(mappedTokens.sorted { $0.key.uuidString < $1.key.uuidString })
+            try connection.execute(
+                "DELETE FROM reconcile.account_tokens WHERE app_account_token = $1::uuid", [token.uuidString.lowercased()])
+            mappedTokens[token] = nil
+            unmappedTokens[token] = user
+            noteToken(token, "account_tokens row removed")
+        }
+    }
+
+    func noteToken(_ token: UUID, _ text: String) {
+        for purchase in purchases where purchase.token == token { note(purchase.id, text) }
+    }
+
+    func forgedOrForeign() throws {
+        let user = pick(active)
+        let at = moment()
+        let id = newTransactionID()
+        let fake = Purchase(id: id, buyer: user, uploader: user, product: "coin4886", quantity: 1, jws: chance(0.5),
+                            customer: "apple-\(user)", purchasedAt: at, night: night)
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0:
+            // Signed by another CA: invalid; the credit it got is unverified.
+            if fake.jws {
+                var request = SimulatedTransaction(
+                    productId: "coin4886", customer: "forger", bundleId: Self.bundle, environment: .production,
+                    type: .consumable, quantity: 1, purchaseDate: at, price: 648_000, currency: "CNY")
+                request.transactionId = id
+                let signed = try forger.createTransaction(request)
+                try upload(user, kind: "signed_transaction", payload: signed.signedTransaction,
+                           claimed: signed.transactionId, at: at)
+                try deliver(signed.transactionId, user, "coin4886", quantity: 1, at: at.addingTimeInterval(60))
+                note(signed.transactionId, "forged JWS uploaded by \(user) and credited")
+            } else {
+                try upload(user, kind: "app_receipt", payload: try receipt(fake, by: forger), claimed: id, at: at)
+                try deliver(id, user, "coin4886", quantity: 1, at: at.addingTimeInterval(60))
+                note(id, "forged receipt uploaded by \(user) and credited")
+            }
+        case 1:
+            if fake.jws {
+                var request = SimulatedTransaction(
+                    productId: "coin42", customer: "apple-\(user)", bundleId: "com.other.app",
+                    environment: .production, type: .consumable, quantity: 1, purchaseDate: at, price: 6000,
+                    currency: "CNY")
+                request.transactionId = id
+                let signed = try simulator.createTransaction(request)
+                try upload(user, kind: "signed_transaction", payload: signed.signedTransaction,
+                           claimed: signed.transactionId, at: at)
+                note(signed.transactionId, "JWS of another app uploaded by \(user)")
+            } else {
+                try upload(user, kind: "app_receipt", payload: try receipt(fake, bundle: "com.other.app"),
+                           claimed: id, at: at)
+                note(id, "receipt of another app uploaded by \(user)")
+            }
+        default:
+            // Someone else's receipt replayed from this account.
+            guard let victim = purchases.filter({ !$0.jws && $0.uploaded }).last else { return try purchase() }
+            try uploadPurchase(Purchase(
+                id: victim.id, buyer: victim.buyer, uploader: user, product: victim.product,
+                quantity: victim.quantity, jws: false, customer: victim.customer,
+                purchasedAt: victim.purchasedAt, night: night), at: at)
+            note(victim.id, "receipt replayed by \(user)")
+        }
+    }
+
+    /// A purchase no upload ever carries: only the customer's Server API history shows it.
+    func historyOnlyPurchase() throws {
+        guard let known = purchases.filter({ configuration.serverAPI && $0.uploaded }).last else {
+            return try purchase()
+        }
+        let id = newTransactionID()
+        let at = moment()
+        let customer = chance(0.5) ? known.customer : "apple-\(known.buyer)-2"
+        var request = SimulatedTransaction(
+            productId: "coin42", customer: customer, bundleId: Self.bundle, environment: .production,
+            type: .consumable, quantity: 1, purchaseDate: at, price: 6000, currency: "CNY")
+        request.transactionId = id
+        _ = try simulator.createTransaction(request)
+        try notifyCharge(id, storedShare: 0.5)
+        let credited = chance(0.5)
+        if credited { try deliver(id, known.uploader, "coin42", quantity: 1, at: at.addingTimeInterval(60)) }
+        note(id, "bought on \(customer), never uploaded\(credited ? ", credited to \(known.uploader)" : "")")
+    }
+
+    /// A person decides one or two open items; the app then carries out the outbox.
+    func decide() throws {
+        let service = ReviewService(connection: connection)
+        let open = try connection.query(
+            "SELECT id, kind, transaction_id FROM reconcile.review_items WHERE status = 'open' ORDER BY id")
+        guard !open.isEmpty else { return }
+        for _ in 0..<min(open.count, Int.random(in: 1...2, using: &random)) {
+            let row = pick(open)
+            let id = try row.decode(Int64.self, at: 0)
+            let kind = try row.decode(String.self, at: 1)
+            let transaction = try row.decode(String?.self, at: 2) ?? "-"
+            let decided: Resolution = switch kind {
+            case "missed_delivery": .granted
+            case "duplicate_delivery", "refunded_delivery", "unverified_delivery": .revoked
+            case "wrong_account": .moved
+            default: .noAction
+            }
+            let resolution: Resolution? = chance(0.25) ? nil : decided
+            do {
+                if let resolution {
+                    _ = try service.resolve(id: id, resolution: resolution, by: "sue", note: "night \(night)")
+                    note(transaction, "sue resolves \(kind) as \(resolution.rawValue)")
+                } else {
+                    _ = try service.dismiss(id: id, by: "sue", note: "night \(night)")
+                    note(transaction, "sue dismisses \(kind)")
+                }
+            } catch is ReviewError {
+                // Decided already tonight, or nothing to grant to: a person leaves it.
+                continue
+            }
+        }
+        try actOnOutbox()
+    }
+
+    func actOnOutbox() throws {
+        let outbox = ActionOutbox(connection: connection)
+        let pending = try outbox.list(pending: true)
+        for entry in pending {
+            let transaction = entry.transactionID ?? "-"
+            let quantity = entry.quantity ?? 1
+            switch entry.action {
+            case .grant:
+                try deliver(transaction, entry.toUserID ?? "-", entry.productID ?? "coin42", quantity: quantity,
+                            at: moment())
+            case .revoke:
+                try connection.execute(
+                    """
+                    WITH one AS (
+                        SELECT id FROM reconcile.deliveries
+                         WHERE transaction_id = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY id DESC LIMIT 1)
+                    UPDATE reconcile.deliveries d
+                       SET quantity = CASE WHEN d.quantity > $3::int THEN d.quantity - $3::int ELSE d.quantity END,
+                           revoked_at = CASE WHEN d.quantity > $3::int THEN NULL ELSE $4::timestamptz END
+                      FROM one WHERE d.id = one.id
+                    """, [transaction, entry.fromUserID ?? "-", quantity, moment()])
+            case .move:
+                try connection.execute(
+                    """
+                    WITH one AS (
+                        SELECT id FROM reconcile.deliveries
+                         WHERE transaction_id = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY id LIMIT 1)
+                    UPDATE reconcile.deliveries d SET user_id = $3 FROM one WHERE d.id = one.id
+                    """, [transaction, entry.fromUserID ?? "-", entry.toUserID ?? "-"])
+                known(entry.toUserID ?? "-")
+            }
+            note(transaction, "the app carries out \(entry.action.rawValue) \(quantity) "
+                 + "\(entry.fromUserID ?? "") → \(entry.toUserID ?? "")")
+        }
+        _ = try outbox.ack(pending.map(\.id), by: "app")
+    }
+}
