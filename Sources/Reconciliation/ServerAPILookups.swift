@@ -77,6 +77,7 @@ public struct ServerAPILookups: Sendable {
             guard let last = seeds.last else { return }
             after = last.0
             var records: [(AppleTransactionRecord, Carrier?)] = []
+            var listed: [(user: String, transactions: [String])] = []
             var unanswered: [(user: String, transaction: String, upload: Int64, reason: String)] = []
             var asked: [String] = []
             for (user, transaction, upload) in seeds {
@@ -104,6 +105,7 @@ public struct ServerAPILookups: Sendable {
                         covered.formUnion(history.transactions.compactMap(\.transactionId))
                         summary.transactions += found.count
                         records += found.map { ($0, Carrier(uploadID: upload, userID: user)) }
+                        listed.append((user, found.map(\.transactionID)))
                     case .retryLater(let reason, _, _):
                         summary.unanswered += 1
                         unanswered.append((user, current, upload, reason))
@@ -123,6 +125,9 @@ public struct ServerAPILookups: Sendable {
             }
             try connection.transaction {
                 try TransactionStore.upsert(records, runID: runID, on: connection)
+                for (user, transactions) in listed {
+                    try Self.shareListing(transactions, fetchedFor: user, runID: runID, on: connection)
+                }
                 // What Apple answered (or refused for good) is settled; what it could not answer
                 // now waits for the next run.
                 try connection.execute(
@@ -147,6 +152,31 @@ public struct ServerAPILookups: Sendable {
             }
             try outage.stopIfOngoing()
         }
+    }
+
+    /// A history is one Apple account's, whichever app account it was fetched for. Every other app
+    /// account tied to that Apple account (one of its uploads carried, or an earlier fetch of the
+    /// same history listed, one of these transactions: a run over the whole history fetches its
+    /// history too) is recorded as listing the new ones too, so that who an Apple
+    /// account's purchases belong to does not depend on when each account's history was last
+    /// fetched: with two app accounts on one Apple ID, a purchase no upload carried has an unknown
+    /// buyer whether the chain of nights fetched both histories after it or only one (43_buyer.sql,
+    /// SPEC section 5: a chain of nightly runs equals one run over the whole history).
+    static func shareListing(_ transactions: [String], fetchedFor user: String, runID: Int64, on connection: Connection)
+        throws
+    {
+        guard !transactions.isEmpty else { return }
+        try connection.execute(
+            """
+            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source, run_id)
+            SELECT t.transaction_id, o.upload_id, o.user_id, 'server_api', $3
+              FROM unnest($1::text[]) AS t (transaction_id)
+             CROSS JOIN (SELECT DISTINCT ON (c.user_id) c.user_id, c.upload_id
+                           FROM reconcile.transaction_claims c
+                          WHERE c.transaction_id = ANY ($1::text[]) AND c.user_id <> $2
+                          ORDER BY c.user_id, c.upload_id) AS o
+            ON CONFLICT (transaction_id, upload_id) DO NOTHING
+            """, [transactions, user, runID])
     }
 
     /// Histories asked at most per account and run: the pacer bounds the rate, this the total

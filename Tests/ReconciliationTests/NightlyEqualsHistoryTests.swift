@@ -268,4 +268,49 @@ struct NightlyEqualsHistoryServerAPITests {
             }
         }
     }
+
+    /// Alice uploads S from the family's Apple ID; her history is fetched. Later T is bought on the
+    /// same Apple ID and never uploaded, and bob uploads U from it: his history lists S, U and T.
+    /// Whose is T? Both app accounts use that Apple ID, so nobody's: T's credit to carol is no
+    /// wrong_account, the night bob's history comes in as in a run over the whole history (which
+    /// fetches both histories after T).
+    @Test func aPurchaseListedByOneOfTwoAccountsHistoriesHasNoKnownBuyer() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("api_listing")
+        func buy() throws -> CreatedTransaction {
+            try sim.createTransaction(SimulatedTransaction(
+                productId: "coin42", customer: "family", bundleId: "com.hncs.szj", environment: .production,
+                type: .consumable, quantity: 1, purchaseDate: Date().addingTimeInterval(-86_400), price: 6000,
+                currency: "CNY"))
+        }
+        func upload(_ user: String, _ transaction: CreatedTransaction) throws {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '10 minutes')
+                """, [user, transaction.signedTransaction, transaction.transactionId])
+        }
+        func credit(_ transaction: CreatedTransaction, to user: String) throws {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+                VALUES ($1, $2, 'coin42', now() - interval '10 minutes')
+                """, [transaction.transactionId, user])
+        }
+        let s = try buy()
+        try upload("alice", s)
+        try credit(s, to: "alice")
+        try await sim.withRunning { running in
+            let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
+            #expect(try await Self.run(settings, since: Date().addingTimeInterval(-86_400), serverAPI: true).isEmpty)
+            let t = try buy()
+            let u = try buy()
+            try upload("bob", u)
+            try credit(u, to: "bob")
+            try credit(t, to: "carol")
+            #expect(try await Self.run(settings, since: nil, serverAPI: true).isEmpty)
+            #expect(try connection.query(
+                "SELECT count(DISTINCT user_id) FROM reconcile.transaction_claims WHERE transaction_id = $1",
+                [t.transactionId])[0].decode(Int.self, at: 0) == 2, "both accounts list T")
+        }
+    }
 }

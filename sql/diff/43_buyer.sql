@@ -9,7 +9,10 @@
 -- uploader; several uploaders and no binding leave the buyer unknown. A transaction no upload
 -- carried (a Server API history or a notification brought it) has no uploader: the one account
 -- whose history listed it stands in (basis uploader, as the account that will be granted), and
--- histories fetched for several accounts (two app accounts on one Apple ID) leave it unknown.
+-- histories fetched for several accounts (two app accounts on one Apple ID) leave it unknown. A
+-- history fetched for one account is recorded as listed by every account an earlier fetch of the
+-- same history listed it for (ServerAPILookups.shareListing), so the count does not depend on
+-- when each history was fetched.
 ANALYZE diff_people;
 
 CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
