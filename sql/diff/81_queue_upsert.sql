@@ -4,7 +4,10 @@
 -- evidence by the trigger of migration 0006; a wrong_account item brings the account its wrong
 -- delivery credited in revoke_from_user_id. The finding's account, amount and purchase date as
 -- detected (detected_user_id, amount_milli, currency, purchase_date) are kept with the evidence:
--- the report lists an item carried over unchanged from them (75_unchanged.sql).
+-- the report lists an item carried over unchanged from them (75_unchanged.sql). An open item's
+-- account follows its finding's (a buyer bound later, a delivery moved): the queue shows whom the
+-- finding is about now, as the report and a run over the whole history do; a decided item keeps
+-- the account it was decided for.
 -- Reads:  diff_findings, diff_kinds
 -- Writes: reconcile.review_items, reconcile.review_events
 -- Values: :'run_id' (bigint).
@@ -21,6 +24,7 @@ WITH upserted AS (
       FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
     ON CONFLICT ((reconcile.text_digest(fingerprint))) DO UPDATE
        SET last_seen_run = EXCLUDED.last_seen_run,
+           user_id = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.user_id ELSE r.user_id END,
            evidence = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.evidence ELSE r.evidence END,
            detected_user_id = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.detected_user_id
                                    ELSE r.detected_user_id END,
