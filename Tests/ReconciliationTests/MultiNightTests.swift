@@ -14,11 +14,11 @@ import Testing
 @Suite("Multi-night: a chain of nightly runs equals one whole-history run", .serialized)
 struct MultiNightTests {
     @Test func withoutTheServerAPI() async throws {
-        try await Self.soak(.fromEnvironment(seed: 23, nights: 10, serverAPI: false))
+        try await Self.soak(.fromEnvironment(seed: 23, nights: 20, serverAPI: false, everyNight: true))
     }
 
     @Test func withTheServerAPI() async throws {
-        try await Self.soak(.fromEnvironment(seed: 23, nights: 8, serverAPI: true))
+        try await Self.soak(.fromEnvironment(seed: 23, nights: 16, serverAPI: true, everyNight: true))
     }
 
     static func soak(_ configuration: MultiNightWorld.Configuration) async throws {
@@ -85,6 +85,7 @@ extension MultiNightWorld {
             if let faultNight, n == faultNight {
                 simulator.state.faults = SimulatorFaults(apiErrorCode: 5_000_001)
                 lines.append("night \(n): the Server API answers 5000001 to everything")
+                count("Server API fault for a night")
             }
             let report = try await run(settings, until: until(n))
             simulator.state.faults = .none
@@ -115,6 +116,8 @@ extension MultiNightWorld {
         let classes = Dictionary(grouping: lines.compactMap { line in
             line.hasPrefix("[") ? String(line.dropFirst().prefix { $0 != "]" }) : nil
         }) { $0 }.map { "\($0.key) ×\($0.value.count)" }.sorted()
+        lines.append("covered: " + coverage.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
+            .joined(separator: ", "))
         lines.append("\(problems) problem(s); SOAK-SUMMARY seed=\(configuration.seed) nights=\(configuration.nights) "
             + "server_api=\(configuration.serverAPI) differences: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))")
         return Outcome(problems: problems, text: lines.joined(separator: "\n"))
