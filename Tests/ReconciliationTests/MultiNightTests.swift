@@ -212,6 +212,7 @@ extension MultiNightWorld {
         let stillHolding = try keys(whole, "status IN ('open', 'in_review') AND fingerprint = ANY($1::text[])",
                                     [Array(decidedFingerprints)])
         let missing = wholeOpen.subtracting(chainOpen).subtracting(stillHolding)
+        sharedInWhole = Set(wholeOpen.filter { $0.kind == "shared_receipt" }.map(\.transaction))
         let extra = chainOpen.subtracting(wholeOpen)
         var lines: [String] = []
         for key in missing.sorted() {
@@ -272,6 +273,9 @@ extension MultiNightWorld {
         if configuration.serverAPI
             && (key.kind == "shared_receipt" || (!uploaded && key.user != "-" && key.kind != "unverified_delivery"))
         {
+            return "history counted as an upload"
+        }
+        if !missing && configuration.serverAPI && sharedInWhole.contains(key.transaction) {
             return "history counted as an upload"
         }
         if !missing { return "unclassified false alarm" }

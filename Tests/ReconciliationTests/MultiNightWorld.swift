@@ -97,6 +97,8 @@ final class MultiNightWorld {
     var lateOldUploads: Set<String> = []
     var backdatedGrants: Set<String> = []
     var appleOnlyNews: Set<String> = []
+    /// Transactions the last whole-history run has a shared_receipt open for.
+    var sharedInWhole: Set<String> = []
     var notifiedNews: Set<String> = []
     /// The night each account was first known to the job (an upload, a ledger row, a token row).
     var firstKnown: [String: Int] = [:]
