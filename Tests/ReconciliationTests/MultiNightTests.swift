@@ -59,7 +59,7 @@ extension MultiNightWorld {
     }
 
     /// One run as `reconcile run` wires it (verifier, stored notifications, Server API).
-    func run(_ settings: Settings, until: Date) async throws -> RunReport {
+    func run(_ settings: Settings, until: Date, since: Date? = nil) async throws -> RunReport {
         let quiet = self.quiet
         return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
             try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
@@ -67,7 +67,7 @@ extension MultiNightWorld {
                     settings: settings, verifier: verifier,
                     notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
                     logger: quiet
-                ).run(.init(until: until))
+                ).run(.init(since: since, until: until))
             }
         }
     }
@@ -87,7 +87,10 @@ extension MultiNightWorld {
                 lines.append("night \(n): the Server API answers 5000001 to everything")
                 count("Server API fault for a night")
             }
-            let report = try await run(settings, until: until(n))
+            // SOAK_CONTROL=1: every night's window reaches back to before the first night, the
+            // control that tells the generator's faults from the nightly path's.
+            let report = try await run(
+                settings, until: until(n), since: configuration.control ? base.addingTimeInterval(-7 * Self.day) : nil)
             simulator.state.faults = .none
             for problem in try checkNight(report, decided: &decided) {
                 problems += 1

@@ -26,8 +26,11 @@ final class MultiNightWorld {
         var serverAPI: Bool
         /// Compare with a whole-history run after every night, not only the last.
         var everyNight = false
+        /// Nightly runs over a window from before the first night (`SOAK_CONTROL=1`).
+        var control = ProcessInfo.processInfo.environment["SOAK_CONTROL"] == "1"
         var description: String {
             "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")\(everyNight ? ", every night" : "")"
+                + (control ? ", CONTROL: nightly windows from the beginning" : "")
         }
 
         /// `SOAK_SEED`, `SOAK_NIGHTS` and `SOAK_EVERY_NIGHT` (`1` or `0`, from `scripts/soak`)
