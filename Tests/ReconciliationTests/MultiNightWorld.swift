@@ -26,11 +26,15 @@ final class MultiNightWorld {
         var serverAPI: Bool
         /// Compare with a whole-history run after every night, not only the last.
         var everyNight = false
+        /// Nightly runs over a window from before the first night (`SOAK_CONTROL=1`).
+        var control = ProcessInfo.processInfo.environment["SOAK_CONTROL"] == "1"
         var description: String {
             "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")\(everyNight ? ", every night" : "")"
+                + (control ? ", CONTROL: nightly windows from the beginning" : "")
         }
 
-        /// `SOAK_SEED` and `SOAK_NIGHTS` (from `scripts/soak`) override the fixed CI values.
+        /// `SOAK_SEED`, `SOAK_NIGHTS` and `SOAK_EVERY_NIGHT` (`1` or `0`, from `scripts/soak`)
+        /// override the fixed CI values.
         static func fromEnvironment(seed: UInt64, nights: Int, serverAPI: Bool, everyNight: Bool = false)
             -> Configuration
         {
@@ -80,13 +84,13 @@ final class MultiNightWorld {
     let forger: AppStoreSimulator
     let quiet = Logger(label: "multi-night", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    let users = (1...14).map { String(format: "u%02d", $0) }
+    let users = (1...16).map { String(format: "u%02d", $0) }
 
     /// The accounts that use the app by night `night`: four from the start, then one more every
     /// few nights. A purchase may be bound to an account that joins later (a family member's
     /// device bought it); its first upload, ledger row or token makes it known.
     var active: [String] {
-        let every = max(1, configuration.nights / 12)
+        let every = max(1, configuration.nights / 10)
         return users.enumerated().filter { index, _ in index < 4 || night >= 1 + (index - 3) * every }.map(\.element)
     }
     var purchases: [Purchase] = []
@@ -96,6 +100,8 @@ final class MultiNightWorld {
     var lateOldUploads: Set<String> = []
     var backdatedGrants: Set<String> = []
     var appleOnlyNews: Set<String> = []
+    /// Transactions the last whole-history run has a shared_receipt open for.
+    var sharedInWhole: Set<String> = []
     var notifiedNews: Set<String> = []
     /// The night each account was first known to the job (an upload, a ledger row, a token row).
     var firstKnown: [String: Int] = [:]
@@ -105,6 +111,9 @@ final class MultiNightWorld {
     /// Work a night put off to a later one (a late upload, a late credit, the news of a refund).
     var later: [(night: Int, what: String, action: (MultiNightWorld) throws -> Void)] = []
     var nextTransaction = 0
+    /// How many times each kind of event happened: what a seed covered.
+    var coverage: [String: Int] = [:]
+    func count(_ what: String) { coverage[what, default: 0] += 1 }
     var night = 0
     /// The night the Server API fails (and the next clears), when it is on.
     let faultNight: Int?
@@ -256,7 +265,8 @@ final class MultiNightWorld {
         for _ in 0..<events {
             let roll = Int.random(in: 0..<100, using: &random)
             switch roll {
-            case 0..<38: try purchase()
+            case 0..<30: try purchase()
+            case 30..<38: try purchase(forUnknownAccount: true)
             case 38..<48: try refund()
             case 48..<52: try reverseRefund()
             case 52..<58: try handGrant()
@@ -269,8 +279,12 @@ final class MultiNightWorld {
         }
     }
 
-    func purchase() throws {
-        let buyer = pick(users)
+    /// A purchase; `forUnknownAccount`: made on the device of an account the job does not know yet
+    /// (a family member's), bound to it, uploaded and credited by the device's logged-in account.
+    func purchase(forUnknownAccount: Bool = false) throws {
+        let unknown = users.filter { firstKnown[$0] == nil }
+        let family = forUnknownAccount && !unknown.isEmpty
+        let buyer = family ? pick(unknown) : pick(users)
         let id = newTransactionID()
         let (product, quantity, price): (String, Int, Int64) = switch Int.random(in: 0..<10, using: &random) {
         case 0..<6: ("coin42", 1, 6000)
@@ -280,16 +294,17 @@ final class MultiNightWorld {
         let jws = chance(0.5)
         let at = moment()
         var purchase = Purchase(
-            id: id, buyer: buyer, uploader: !active.contains(buyer) || chance(0.25) ? other(than: buyer) : buyer,
+            id: id, buyer: buyer,
+            uploader: family || !active.contains(buyer) || chance(0.25) ? other(than: buyer) : buyer,
             product: product,
             quantity: quantity, jws: jws, customer: "apple-\(buyer)\(chance(0.2) ? "-2" : "")", purchasedAt: at,
             night: night)
         var binding = "unbound"
-        if jws, chance(0.6) {
+        if jws, family || chance(0.6) {
             let token = uuid()
             purchase.token = token
             binding = "token → \(buyer)"
-            switch Int.random(in: 0..<10, using: &random) {
+            switch Int.random(in: family ? 6..<10 : 0..<10, using: &random) {
             case 0..<6: try mapToken(token, to: buyer)
             case 6..<9:
                 unmappedTokens[token] = buyer
@@ -302,7 +317,7 @@ final class MultiNightWorld {
                 unmappedTokens[token] = buyer
                 binding += " (never mapped)"
             }
-        } else if !jws, chance(0.6) {
+        } else if !jws, family || chance(0.6) {
             let hashed = chance(0.6)
             purchase.username = hashed ? try sha256(buyer) : buyer
             binding = hashed ? "username sha256(\(buyer))" : "username \(buyer)"
@@ -315,6 +330,22 @@ final class MultiNightWorld {
         request.transactionId = id
         purchase.signed = try simulator.createTransaction(request).signedTransaction
         try notifyCharge(id, storedShare: 0.25)
+        count("purchase by \(jws ? "JWS" : "receipt"), \(binding.split(separator: " ").first ?? "")")
+        if binding != "unbound" && purchase.uploader != buyer && firstKnown[buyer] == nil {
+            count("purchase bound to an account not yet known, uploaded by another")
+        }
+        if family && chance(0.3) {
+            // The account first appears by a ledger row only (an unrelated credit by hand).
+            let wait = Int.random(in: 1...3, using: &random)
+            defer_(wait, "first ledger row") { world in
+                guard world.firstKnown[buyer] == nil else { return }
+                let grant = "9\(world.newTransactionID())"
+                try world.deliver(grant, buyer, "coin42", quantity: 1, at: world.moment())
+                world.count("account first known by a ledger row")
+                world.note(id, "\(buyer) first known by a credit by hand of \(grant)")
+                world.note(grant, "a grant by hand to \(buyer), its first ledger row")
+            }
+        }
         note(id, "\(jws ? "JWS" : "receipt") purchase of \(quantity) \(product) by \(buyer) (\(purchase.customer)), "
              + "\(binding), uploader \(purchase.uploader)")
 
@@ -325,6 +356,7 @@ final class MultiNightWorld {
             try uploadPurchase(purchase, at: at.addingTimeInterval(60))
         case 70..<85:
             let wait = Int.random(in: 1...3, using: &random)
+            count("upload days late")
             note(id, "upload arrives on night \(night + wait)")
             defer_(wait, "late upload") { world in
                 try world.uploadPurchase(purchase, at: world.moment())
@@ -336,6 +368,7 @@ final class MultiNightWorld {
             defer_(wait, "late upload, old uploaded_at") { world in
                 try world.uploadPurchase(purchase, at: at.addingTimeInterval(120))
                 world.lateOldUploads.insert(id)
+                world.count("upload stored late with an old uploaded_at")
                 world.note(id, "stored with uploaded_at \(TimeExpression.format(at.addingTimeInterval(120)))")
             }
         }
@@ -361,6 +394,7 @@ final class MultiNightWorld {
             credits = [(other(than: user), purchase.product, purchase.quantity, "credited to the wrong account")]
         }
         if credits.isEmpty {
+            count("missed credit")
             note(purchase.id, "never credited")
             return
         }
@@ -369,9 +403,11 @@ final class MultiNightWorld {
             if wait == 0 {
                 try deliver(purchase.id, to, product, quantity: quantity, at: at.addingTimeInterval(90))
                 note(purchase.id, "\(what): \(quantity) \(product) to \(to)")
+                count(what)
             } else {
                 defer_(wait, "late credit") { world in
                     try world.deliver(purchase.id, to, product, quantity: quantity, at: world.moment())
+                    world.count(what + " (late)")
                     world.note(purchase.id, "\(what) late: \(quantity) \(product) to \(to)")
                 }
             }
@@ -389,6 +425,7 @@ final class MultiNightWorld {
             purchases[index].id, date: at, type: prorated ? .refundProrated : .refundFull,
             percentage: prorated ? pick([33_333, 66_667]) : nil).signedTransaction
         let purchase = purchases[index]
+        count(prorated ? "partial refund" : "refund")
         note(purchase.id, "Apple refunds it\(prorated ? " in part" : "")")
         try tell(purchase, prorated: prorated, cancelled: at, what: "refund")
     }
@@ -399,6 +436,7 @@ final class MultiNightWorld {
         let index = pick(candidates)
         purchases[index].refunded = false
         purchases[index].signed = try simulator.reverseRefund(purchases[index].id).signedTransaction
+        count("refund reversed")
         note(purchases[index].id, "Apple reverses the refund")
         try tell(purchases[index], prorated: false, cancelled: nil, what: "reversal")
     }
@@ -418,21 +456,25 @@ final class MultiNightWorld {
             defer_(wait, "\(what) notified") { world in
                 try world.store(body)
                 world.notifiedNews.insert(id)
+                world.count("\(type.rawValue) notification stored")
                 world.note(id, "\(type.rawValue) notification stored")
             }
         } else if configuration.serverAPI {
             notifiedNews.insert(id)
+            count("\(type.rawValue) notification missed by the endpoint")
             note(id, "the app's endpoint misses the \(type.rawValue) notification")
         }
         if uploaded {
             let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
             defer_(wait, "\(what) uploaded") { world in
                 try world.uploadPurchase(purchase, at: world.moment(), cancelled: cancelled)
+                world.count("\(what) uploaded")
                 world.note(id, "the \(what) uploaded by \(purchase.uploader)")
             }
         }
         if !stored && !uploaded && !configuration.serverAPI {
             appleOnlyNews.insert(id)
+            count("\(what) nobody tells")
             note(id, "nobody tells the job of the \(what)")
         }
     }
@@ -456,6 +498,7 @@ final class MultiNightWorld {
             : moment()
         try deliver(id, user, pick(["coin42", "coin4886"]), quantity: 1, at: at)
         if backdated { backdatedGrants.insert(id) }
+        count(backdated ? "hand-made grant, backdated" : "hand-made grant")
         note(id, "a grant by hand to \(user) of a transaction Apple never issued\(backdated ? ", backdated" : "")")
     }
 
@@ -470,13 +513,16 @@ final class MultiNightWorld {
         case 0:
             try connection.execute(
                 "UPDATE reconcile.deliveries SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [id, moment()])
+            count("ledger row revoked")
             note(transaction, "ledger row \(id) revoked")
         case 1:
             try connection.execute("DELETE FROM reconcile.deliveries WHERE id = $1", [id])
+            count("ledger row deleted")
             note(transaction, "ledger row \(id) deleted")
         case 2:
             let quantity = Int.random(in: 1...3, using: &random)
             try connection.execute("UPDATE reconcile.deliveries SET quantity = $2 WHERE id = $1", [id, quantity])
+            count("ledger row corrected")
             note(transaction, "ledger row \(id) corrected to quantity \(quantity)")
         default:
             if let purchase = purchases.first(where: { $0.id == transaction }) {
@@ -484,12 +530,14 @@ final class MultiNightWorld {
                     "UPDATE reconcile.deliveries SET user_id = $2, product_id = $3 WHERE id = $1",
                     [id, purchase.buyer, purchase.product])
                 known(purchase.buyer)
+                count("ledger row corrected")
                 note(transaction, "ledger row \(id) corrected to \(purchase.product) for \(purchase.buyer)")
             } else {
                 try connection.execute(
                     "UPDATE reconcile.deliveries SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
                     [id, moment()])
-                note(transaction, "ledger row \(id) revoked")
+                count("ledger row revoked")
+            note(transaction, "ledger row \(id) revoked")
             }
         }
     }
@@ -499,12 +547,12 @@ final class MultiNightWorld {
         case 0 where !unmappedTokens.isEmpty:
             let (token, user) = pick(unmappedTokens.sorted { $0.key.uuidString < $1.key.uuidString })
             try mapToken(token, to: user)
-            noteToken(token, "account_tokens row inserted: → \(user)")
+            count("account_tokens row inserted"); noteToken(token, "account_tokens row inserted: → \(user)")
         case 1 where !mappedTokens.isEmpty:
             let (token, user) = pick(mappedTokens.sorted { $0.key.uuidString < $1.key.uuidString })
             let to = other(than: user)
             try mapToken(token, to: to)
-            noteToken(token, "account_tokens row remapped: → \(to)")
+            count("account_tokens row remapped"); noteToken(token, "account_tokens row remapped: → \(to)")
         default:
             guard !mappedTokens.isEmpty else { return try purchase() }
             let (token, user) = pick(mappedTokens.sorted { $0.key.uuidString < $1.key.uuidString })
@@ -512,7 +560,7 @@ final class MultiNightWorld {
                 "DELETE FROM reconcile.account_tokens WHERE app_account_token = $1::uuid", [token.uuidString.lowercased()])
             mappedTokens[token] = nil
             unmappedTokens[token] = user
-            noteToken(token, "account_tokens row removed")
+            count("account_tokens row removed"); noteToken(token, "account_tokens row removed")
         }
     }
 
@@ -538,10 +586,12 @@ final class MultiNightWorld {
                 try upload(user, kind: "signed_transaction", payload: signed.signedTransaction,
                            claimed: signed.transactionId, at: at)
                 try deliver(signed.transactionId, user, "coin4886", quantity: 1, at: at.addingTimeInterval(60))
+                count("forged JWS")
                 note(signed.transactionId, "forged JWS uploaded by \(user) and credited")
             } else {
                 try upload(user, kind: "app_receipt", payload: try receipt(fake, by: forger), claimed: id, at: at)
                 try deliver(id, user, "coin4886", quantity: 1, at: at.addingTimeInterval(60))
+                count("forged receipt")
                 note(id, "forged receipt uploaded by \(user) and credited")
             }
         case 1:
@@ -554,10 +604,12 @@ final class MultiNightWorld {
                 let signed = try simulator.createTransaction(request)
                 try upload(user, kind: "signed_transaction", payload: signed.signedTransaction,
                            claimed: signed.transactionId, at: at)
+                count("foreign-bundle JWS")
                 note(signed.transactionId, "JWS of another app uploaded by \(user)")
             } else {
                 try upload(user, kind: "app_receipt", payload: try receipt(fake, bundle: "com.other.app"),
                            claimed: id, at: at)
+                count("foreign-bundle receipt")
                 note(id, "receipt of another app uploaded by \(user)")
             }
         default:
@@ -567,6 +619,7 @@ final class MultiNightWorld {
                 id: victim.id, buyer: victim.buyer, uploader: user, product: victim.product,
                 quantity: victim.quantity, jws: false, customer: victim.customer,
                 purchasedAt: victim.purchasedAt, night: night), at: at)
+            count("receipt replayed by another account")
             note(victim.id, "receipt replayed by \(user)")
         }
     }
@@ -587,6 +640,7 @@ final class MultiNightWorld {
         try notifyCharge(id, storedShare: 0.5)
         let credited = chance(0.5)
         if credited { try deliver(id, known.uploader, "coin42", quantity: 1, at: at.addingTimeInterval(60)) }
+        count("history-only purchase\(customer.hasSuffix("-2") ? " on a second Apple account" : "")")
         note(id, "bought on \(customer), never uploaded\(credited ? ", credited to \(known.uploader)" : "")")
     }
 
@@ -611,9 +665,11 @@ final class MultiNightWorld {
             do {
                 if let resolution {
                     _ = try service.resolve(id: id, resolution: resolution, by: "sue", note: "night \(night)")
+                    count("staff resolves \(kind) as \(resolution.rawValue)")
                     note(transaction, "sue resolves \(kind) as \(resolution.rawValue)")
                 } else {
                     _ = try service.dismiss(id: id, by: "sue", note: "night \(night)")
+                    count("staff dismisses")
                     note(transaction, "sue dismisses \(kind)")
                 }
             } catch is ReviewError {
