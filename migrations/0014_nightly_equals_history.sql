@@ -93,3 +93,11 @@ CREATE INDEX account_tokens_account_hash_idx ON reconcile.account_tokens (reconc
 -- lowercased; any length, hence hash indexes).
 CREATE INDEX transaction_claims_username_idx ON reconcile.transaction_claims
     USING hash (lower(application_username)) WHERE application_username IS NOT NULL;
+
+-- Transactions no upload carried whose history Apple could not give when it was asked
+-- (ServerAPILookups.unclaimedHistories): the next run asks again, whatever it learnt.
+CREATE TABLE reconcile.history_retries (
+    transaction_id text NOT NULL,
+    run_id bigint REFERENCES reconcile.runs (id)
+);
+CREATE UNIQUE INDEX history_retries_transaction_idx ON reconcile.history_retries (reconcile.text_digest(transaction_id));

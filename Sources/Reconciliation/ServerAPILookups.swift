@@ -41,7 +41,81 @@ public struct ServerAPILookups: Sendable {
         try await transactionInfo(
             runID: run.id, since: run.since, ledgerChangesAfter: try RunLedger.ledgerChangesAfter(run),
             judgeBefore: run.judgeBefore, on: run.connection, into: &summary, outage: &outage)
+        try await unclaimedHistories(runID: run.id, resumesAfter: run.resumesAfter, on: run.connection,
+                                     into: &summary, outage: &outage)
         return summary
+    }
+
+    /// Histories asked per run for transactions no upload carried.
+    static let maxUnclaimedHistories = 1000
+
+    /// SPEC section 5: a customer's history is fetched again whenever anything new names that
+    /// customer. A transaction the job learnt of this run that no upload carried and no history
+    /// listed (a notification's purchase or refund, Get Transaction Info's answer about a credit)
+    /// names its Apple account: its history is fetched, seeded with it, and recorded as listed by
+    /// every app account tied to that Apple account (`shareListing`), as the histories a run over
+    /// the whole history fetches for those accounts would list it. With no account tied, nothing is
+    /// recorded: nobody's uploads lead to that Apple account, in a chain of nights or in one run.
+    func unclaimedHistories(
+        runID: Int64, resumesAfter: Int64, on connection: Connection, into summary: inout Summary,
+        outage: inout ServerAPIOutage
+    ) async throws {
+        var after = ""
+        var covered: Set<String> = []
+        var asked = 0
+        while asked < Self.maxUnclaimedHistories, !outage.isOngoing {
+            try Task.checkCancellation()
+            let seeds = try connection.query(
+                """
+                SELECT a.transaction_id FROM reconcile.apple_transactions a
+                 WHERE (a.last_seen_run > $1
+                        OR a.transaction_id IN (SELECT transaction_id FROM reconcile.history_retries))
+                   AND a.bundle_id = ANY ($2::text[]) AND a.transaction_id > $3
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_claims c WHERE c.transaction_id = a.transaction_id)
+                 ORDER BY a.transaction_id
+                 LIMIT 200
+                """, [resumesAfter, settings.bundleIDs, after]
+            ).map { try $0.decode(String.self, at: 0) }
+            guard let last = seeds.last else { return }
+            after = last
+            for seed in seeds where !covered.contains(seed) && asked < Self.maxUnclaimedHistories {
+                try Task.checkCancellation()
+                asked += 1
+                let outcome = try await call({ try await client.transactionHistory(for: seed, logger: logger) })
+                outage.observe(outcome)
+                guard case .found(let history) = outcome else {
+                    // Not answered now (Apple down, an answer that fails its checks): asked again by
+                    // the next run. Not found or refused: nothing to list.
+                    switch outcome {
+                    case .retryLater, .unverifiable:
+                        summary.unanswered += 1
+                        try connection.execute(
+                            """
+                            INSERT INTO reconcile.history_retries (transaction_id, run_id) VALUES ($1, $2)
+                            ON CONFLICT ((reconcile.text_digest(transaction_id))) DO UPDATE SET run_id = EXCLUDED.run_id
+                            """, [seed, runID])
+                    default:
+                        try connection.execute(
+                            "DELETE FROM reconcile.history_retries WHERE transaction_id = $1", [seed])
+                    }
+                    continue
+                }
+                summary.histories += 1
+                let found = history.transactions.compactMap { AppleTransactionRecord($0, source: .serverAPI) }
+                    .filter { $0.fieldHoldingNUL == nil }
+                covered.formUnion(found.map(\.transactionID))
+                covered.insert(seed)
+                summary.transactions += found.count
+                try connection.transaction {
+                    try TransactionStore.upsert(found.map { ($0, nil) }, runID: runID, on: connection)
+                    try Self.shareListing(found.map(\.transactionID), fetchedFor: nil, runID: runID, on: connection)
+                    try connection.execute(
+                        "DELETE FROM reconcile.history_retries WHERE transaction_id = ANY ($1::text[])",
+                        [Array(covered)])
+                }
+            }
+            try outage.stopIfOngoing()
+        }
     }
 
     /// One history call per account whose uploads this run (or a run since `resumesAfter` that
@@ -162,7 +236,7 @@ public struct ServerAPILookups: Sendable {
     /// fetched: with two app accounts on one Apple ID, a purchase no upload carried has an unknown
     /// buyer whether the chain of nights fetched both histories after it or only one (43_buyer.sql,
     /// SPEC section 5: a chain of nightly runs equals one run over the whole history).
-    static func shareListing(_ transactions: [String], fetchedFor user: String, runID: Int64, on connection: Connection)
+    static func shareListing(_ transactions: [String], fetchedFor user: String?, runID: Int64, on connection: Connection)
         throws
     {
         guard !transactions.isEmpty else { return }
@@ -173,7 +247,7 @@ public struct ServerAPILookups: Sendable {
               FROM unnest($1::text[]) AS t (transaction_id)
              CROSS JOIN (SELECT DISTINCT ON (c.user_id) c.user_id, c.upload_id
                            FROM reconcile.transaction_claims c
-                          WHERE c.transaction_id = ANY ($1::text[]) AND c.user_id <> $2
+                          WHERE c.transaction_id = ANY ($1::text[]) AND c.user_id IS DISTINCT FROM $2::text
                           ORDER BY c.user_id, c.upload_id) AS o
             ON CONFLICT (transaction_id, upload_id) DO NOTHING
             """, [transactions, user, runID])
