@@ -31,6 +31,10 @@ public struct ReviewWebConfiguration: Sendable {
     /// A connection with no request in progress, or one whose request head has not arrived, is
     /// closed after this long.
     public var idleTimeout: TimeInterval = 30
+    /// A CSV export whose client takes nothing for this long is aborted and its connection freed.
+    public var exportStallTimeout: TimeInterval = 30
+    /// A CSV export still streaming after this long is aborted and its connection freed.
+    public var exportTimeLimit: TimeInterval = 600
     /// What the support desk's customer page (`/desk`) needs: the job's settings (relations,
     /// bundle ids, grace); nil leaves the page saying that lookups are not set up.
     public var deskSettings: Settings?
