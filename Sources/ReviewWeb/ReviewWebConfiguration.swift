@@ -38,6 +38,9 @@ public struct ReviewWebConfiguration: Sendable {
     /// What the support desk's customer page (`/desk`) needs: the job's settings (relations,
     /// bundle ids, grace); nil leaves the page saying that lookups are not set up.
     public var deskSettings: Settings?
+    /// How long one customer page waits for Apple in all: an order lookup then says Apple did not
+    /// answer, another lookup shows what is stored. No database connection is held meanwhile.
+    public var deskAppleTimeLimit: TimeInterval = 20
     /// The App Store Server API for the desk's order lookups and Apple's side of a customer;
     /// nil without credentials (order IDs then cannot be looked up).
     public var deskServerAPI: ServerAPILookups?
