@@ -31,6 +31,9 @@ public struct ReviewWebConfiguration: Sendable {
     /// A connection with no request in progress, or one whose request head has not arrived, is
     /// closed after this long.
     public var idleTimeout: TimeInterval = 30
+    /// A request's body (at most 64 KB) must have arrived this long after its head, else the
+    /// connection is closed: a client trickling a body cannot keep a connection open.
+    public var requestBodyTimeout: TimeInterval = 30
     /// A CSV export whose client takes nothing for this long is aborted and its connection freed.
     public var exportStallTimeout: TimeInterval = 30
     /// A CSV export still streaming after this long is aborted and its connection freed.

@@ -66,7 +66,7 @@ struct DeskAppleWaitTests {
             // On a socket of its own: the test client's connection is busy with the lookup.
             let port = try #require(client.port)
             let request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\nConnection: close\r\n\r\n"
-            let queue = try await Task.detached { try RequestBoundsTests.send(request, port: port) }.value
+            let queue = try await onOwnThread { try RequestBoundsTests.send(request, port: port) }
             #expect(queue.hasPrefix("HTTP/1.1 200"), "the desk's wait for Apple kept the only connection: \(queue.prefix(80))")
             // Apple hangs up: the lookup ends, so the server can stop.
             apple.stop()

@@ -137,3 +137,12 @@ extension [UInt8] {
         return false
     }
 }
+
+/// Runs blocking work (a socket read with a timeout, a sleep) on a thread of its own and awaits
+/// it: on Swift's cooperative pool, as many blocked tasks as cores (two here) would starve the
+/// server under test of the threads it needs to answer.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
