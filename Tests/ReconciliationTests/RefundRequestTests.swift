@@ -192,6 +192,57 @@ struct RefundRequestTests {
         }
     }
 
+    /// Issue 24 item 6: account X received the pack and used it up; account Y uploaded the same
+    /// JWS and consented. Consent is X's to give (X holds the delivery): no answer until X
+    /// consents, and then Apple hears X's ledger, `DELIVERED` and fully used. A purchase nobody
+    /// holds and no token or username binds (an uploader alone) gets no answer either.
+    @Test func consentIsAskedOfTheAccountHoldingTheGoods() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_consent_holder")
+        let pack = try Self.deliveredPack(sim, connection, user: "x", customer: "x-apple-id", consumedMilli: 100_000)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            VALUES ('y', 'signed_transaction', $1, $2, now() - interval '10 hours')
+            """, [pack.signedTransaction, pack.transactionId])
+        // Only uploaded, by z, never delivered, bound to nobody.
+        let unbound = try sim.createTransaction(SimulatedTransaction(
+            productId: "coins3", customer: "z-apple-id", bundleId: "com.hncs.szj", environment: .production,
+            type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
+            currency: "CNY"))
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            VALUES ('z', 'signed_transaction', $1, $2, now() - interval '10 hours')
+            """, [unbound.signedTransaction, unbound.transactionId])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.refund_consent (user_id, consented_at)
+            VALUES ('y', now() - interval '1 day'), ('z', now() - interval '1 day')
+            """)
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state, answers: true)
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: unbound.transactionId)
+            let first = try await Self.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(first.consumption.answered == 0 && first.consumption.waiting == 2, "\(first.consumption)")
+            #expect(sim.notifications.consumptionAnswers.isEmpty, "Y's consent is not X's; Z is only an uploader")
+
+            try connection.execute(
+                "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('x', now() - interval '1 minute')")
+            let second = try await Self.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(second.consumption.answered == 1, "\(second.consumption)")
+            let puts = sim.notifications.consumptionAnswers
+            #expect(puts.map(\.transactionId) == [pack.transactionId])
+            let body = try #require(puts.first?.body)
+            #expect(body.customerConsented && body.deliveryStatus == "DELIVERED")
+            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == "DECLINE")
+            let recorded = try connection.query(
+                "SELECT user_id FROM reconcile.consumption_answers WHERE status = 'answered'"
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(recorded == ["x"])
+        }
+    }
+
     @Test func aCustomerBuyingWithTwoAppleIDsHasBothHistoriesRead() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("two_apple_ids")
         // amy uploads one purchase from each of her two Apple IDs; the second ID also bought a pack
