@@ -123,7 +123,9 @@ struct ExportWebTests {
         try plant(150_000)
         let items = try connection.query("SELECT count(*) FROM reconcile.review_items")[0].decode(Int.self, at: 0)
         var configuration = configuration()
-        configuration.statementTimeout = 2
+        // Each FETCH must fit in it even on a loaded machine; the client's pause (a lower bound,
+        // by sleep) is longer, so the whole download is.
+        configuration.statementTimeout = 10
         // An upper bound for a loaded machine, not a margin: the one export gets a connection.
         configuration.connectionWaitTimeout = 60
         let application = try buildApplication(configuration: configuration)
@@ -131,7 +133,7 @@ struct ExportWebTests {
             let cookie = try await ReviewWebTests.login(client)
             let port = try #require(client.port)
             let received = try await onOwnThread {
-                try Self.download(port: port, path: "/export.csv?status=all", cookie: cookie, pause: 5)
+                try Self.download(port: port, path: "/export.csv?status=all", cookie: cookie, pause: 15)
             }
             #expect(received.head.hasPrefix("HTTP/1.1 200"))
             #expect(received.complete, "the chunked body ends with its last chunk")
