@@ -14,6 +14,14 @@ public final class Connection {
     /// nil or empty uses libpq's `PG*` environment variables. Sessions run in UTC with ISO dates.
     public init(url: String?) throws {
         let conninfo = url ?? ""
+        // libpq's message for a string it cannot parse echoes the offending part, which may be
+        // the password (a raw `%` in a URI's password): such a string is refused unshown.
+        guard conninfo.isEmpty || Connection.parses(conninfo) else {
+            throw PostgresError(
+                kind: .connection,
+                message: "the connection string is malformed and is not shown (it may hold a password); "
+                    + "percent-encode reserved characters such as % @ : / in a URI's user name and password")
+        }
         password = Connection.password(in: conninfo)
         // Defaults come before `dbname`, so the URL's own settings override them.
         let defaults = Connection.defaultOptions
@@ -370,6 +378,17 @@ public final class Connection {
     }
 
     /// The password a conninfo string or URI carries, found with libpq's own parser.
+    /// Whether libpq can parse the connection string (its error message is not kept).
+    private static func parses(_ conninfo: String) -> Bool {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &error) else {
+            if let error { PQfreemem(error) }
+            return false
+        }
+        PQconninfoFree(options)
+        return true
+    }
+
     private static func password(in conninfo: String) -> String? {
         guard !conninfo.isEmpty, let options = PQconninfoParse(conninfo, nil) else { return nil }
         defer { PQconninfoFree(options) }

@@ -142,6 +142,8 @@ public struct ConsumptionAnswerer: Sendable {
 
 /// What the ledger says about a transaction Apple asks about.
 struct LedgerFacts {
+    /// The account whose consent counts (SPEC section 14): the one holding the delivery; for an
+    /// undelivered purchase, the buyer bound by appAccountToken or applicationUsername.
     var buyer: String
     var consented: Bool
     var productType: String?
@@ -150,9 +152,11 @@ struct LedgerFacts {
     /// Milliunits of the delivered quantity used, when the ledger says.
     var consumedMilli: Int?
 
-    /// The buyer (the account the purchase's appAccountToken maps to, else the one account that
-    /// uploaded it, else the one account it was delivered to) and what was delivered to them;
-    /// nil when no account can be named.
+    /// The facts, or nil when no account's consent can count: the purchase is delivered to more
+    /// than one account, or undelivered and bound to no account (an uploader alone is no proof
+    /// of who paid), or an open `wrong_account` or `shared_receipt` item disputes who holds it.
+    /// The delivery status and the consumption are the transaction's, whichever account holds
+    /// its unrevoked deliveries.
     static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
         -> LedgerFacts?
     {
@@ -160,46 +164,56 @@ struct LedgerFacts {
         guard
             let row = try connection.queryFirst(
                 """
-                SELECT coalesce(
+                SELECT (SELECT min(d.user_id) FROM \(deliveries) d
+                         WHERE d.transaction_id = $1 AND d.revoked_at IS NULL HAVING count(DISTINCT d.user_id) = 1
+                       ) AS holder,
+                       EXISTS (SELECT 1 FROM \(deliveries) d WHERE d.transaction_id = $1 AND d.revoked_at IS NULL)
+                           AS delivered,
+                       coalesce(
                          (SELECT k.user_id FROM reconcile.account_tokens k
                            WHERE k.app_account_token = coalesce($2, a.app_account_token)),
                          (SELECT min(c.user_id) FROM reconcile.transaction_claims c
-                           WHERE c.transaction_id = $1 HAVING count(DISTINCT c.user_id) = 1),
-                         (SELECT min(d.user_id) FROM \(deliveries) d
-                           WHERE d.transaction_id = $1 AND d.revoked_at IS NULL HAVING count(DISTINCT d.user_id) = 1)
-                       ) AS buyer,
+                           WHERE c.transaction_id = $1 AND c.username_names_uploader
+                          HAVING count(DISTINCT c.user_id) = 1)
+                       ) AS bound_buyer,
+                       EXISTS (SELECT 1 FROM reconcile.review_items i
+                                WHERE i.transaction_id = $1 AND i.kind IN ('wrong_account', 'shared_receipt')
+                                  AND i.status IN ('open', 'in_review')) AS disputed,
                        coalesce(a.product_type, p.product_type) AS product_type,
                        coalesce(a.product_id, $3) AS product_id
                   FROM (SELECT $1::text AS transaction_id) q
                   LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = q.transaction_id
                   LEFT JOIN \(settings.productsRelation) p ON p.product_id = coalesce(a.product_id, $3)
-                """, request.transactionID, request.appAccountToken, request.productID),
-            let buyer: String = try row["buyer"]
+                """, request.transactionID, request.appAccountToken, request.productID)
         else { return nil }
+        let delivered: Bool = try row["delivered"]
+        let disputed: Bool = try row["disputed"]
+        let account: String? = delivered ? try row["holder"] : try row["bound_buyer"]
+        guard let account, !disputed else { return nil }
         let consented = try connection.queryFirst(
             """
             SELECT 1 FROM \(settings.consumption.consentRelation)
              WHERE user_id = $1 AND consented_at <= now() AND (withdrawn_at IS NULL OR withdrawn_at > now())
-            """, buyer) != nil
+            """, account) != nil
         let product: String? = try row["product_id"]
         // consumed_milli is optional in an operator's ledger.
         let consumed = try Self.hasColumn("consumed_milli", in: deliveries, on: connection)
             ? """
-            CASE WHEN bool_and(d.consumed_milli IS NOT NULL) FILTER (WHERE d.product_id = $3)
-                 THEN (sum(d.consumed_milli::bigint * d.quantity) FILTER (WHERE d.product_id = $3)
-                       / nullif(sum(d.quantity) FILTER (WHERE d.product_id = $3), 0))::int END
+            CASE WHEN bool_and(d.consumed_milli IS NOT NULL) FILTER (WHERE d.product_id = $2)
+                 THEN (sum(d.consumed_milli::bigint * d.quantity) FILTER (WHERE d.product_id = $2)
+                       / nullif(sum(d.quantity) FILTER (WHERE d.product_id = $2), 0))::int END
             """
             : "NULL::int"
         let ledger = try connection.query(
             """
-            SELECT count(*) FILTER (WHERE d.product_id = $3) AS matching, count(*) AS any, \(consumed) AS consumed
+            SELECT count(*) FILTER (WHERE d.product_id = $2) AS matching, count(*) AS any, \(consumed) AS consumed
               FROM \(deliveries) d
-             WHERE d.transaction_id = $1 AND d.user_id = $2 AND d.revoked_at IS NULL
-            """, [request.transactionID, buyer, product])[0]
+             WHERE d.transaction_id = $1 AND d.revoked_at IS NULL
+            """, [request.transactionID, product])[0]
         let matching: Int = try ledger["matching"]
         let any: Int = try ledger["any"]
         return LedgerFacts(
-            buyer: buyer, consented: consented, productType: try row["product_type"],
+            buyer: account, consented: consented, productType: try row["product_type"],
             deliveryStatus: matching > 0 ? "DELIVERED" : any > 0 ? "UNDELIVERED_WRONG_ITEM" : "UNDELIVERED_OTHER",
             consumedMilli: matching > 0 ? try ledger["consumed"] : 0)
     }

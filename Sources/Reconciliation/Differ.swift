@@ -258,8 +258,11 @@ public struct Differ: Sendable {
     /// what the findings hold: nothing outside them is auto-resolved. Items a window run carried
     /// over unchanged (`75_unchanged.sql`) are not touched: their `last_seen_run` stays the last
     /// run that judged them (82_queue_auto_resolve.sql reads the scope, not that column).
-    public func upsertQueue(runID: Int64, resolvingGone: Bool = true, on connection: Connection) throws -> QueueChanges {
-        let stages = Stages(connection: connection, relations: relations.byName, values: ["run_id": runID])
+    public func upsertQueue(
+        runID: Int64, resolvingGone: Bool = true, actor: String = "reconcile", on connection: Connection
+    ) throws -> QueueChanges {
+        let stages = Stages(
+            connection: connection, relations: relations.byName, values: ["run_id": runID, "actor": actor])
         var changes = QueueChanges()
         changes.reopened = try stages.execute("80_queue_reopen.sql")
         let rows = try stages.run("81_queue_upsert.sql")

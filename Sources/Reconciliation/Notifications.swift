@@ -55,20 +55,53 @@ public struct NotificationApplier: Sendable {
             + applyHistory(runID: runID, on: connection, batchSize: batchSize)
     }
 
+    /// The largest stored notification body read: Apple's are a few tens of KB (a signed payload
+    /// with its nested signed transaction and their certificate chains); SPEC section 16's
+    /// receiver refuses bodies over 256 KB. The app's endpoint stores bodies unverified, so anyone
+    /// can fill the table: larger ones are made `invalid` (`payload_too_large`) from their size
+    /// alone, in SQL, and never fetched.
+    public static let maximumBodyBytes = 256 << 10
+    /// The most body bytes one batch fetches (at least one body): memory stays flat whatever the
+    /// table holds.
+    public static let maximumBatchBytes = 8 << 20
+
     /// Notifications the app's endpoint stored in `reconcile.notifications`.
     func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int) async throws -> Int {
+        // octet_length reads a TOASTed value's size from its header, without detoasting it.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.notification_verifications (notification_id, state, error, run_id)
+            SELECT n.id, 'invalid',
+                   format('payload_too_large: the body is %s bytes, over the %s-byte limit for a notification: '
+                          'rejected unread', octet_length(n.signed_payload), $2::integer), $1
+              FROM reconcile.notifications n
+             WHERE octet_length(n.signed_payload) > $2
+               AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
+                                WHERE v.notification_id = n.id AND v.state <> 'retry')
+            ON CONFLICT (notification_id) DO UPDATE SET state = 'invalid', error = EXCLUDED.error,
+                run_id = EXCLUDED.run_id, updated_at = now()
+            """, [runID, Self.maximumBodyBytes])
         var applied = 0
         var after: Int64 = 0
         while true {
             try Task.checkCancellation()
+            // Up to `batchSize` bodies and `maximumBatchBytes` of them; sizes are read before any
+            // body is, and a body too large that arrived meanwhile waits for the next run.
             let batch = try connection.query(
                 """
-                SELECT n.id, n.signed_payload FROM reconcile.notifications n
-                 WHERE n.id > $1
-                   AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
-                                    WHERE v.notification_id = n.id AND v.state <> 'retry')
-                 ORDER BY n.id LIMIT $2
-                """, [after, batchSize]
+                WITH due AS (
+                    SELECT n.id, sum(n.bytes) OVER (ORDER BY n.id) AS running_bytes,
+                           row_number() OVER (ORDER BY n.id) AS position
+                      FROM (SELECT n.id, octet_length(n.signed_payload) AS bytes FROM reconcile.notifications n
+                             WHERE n.id > $1 AND octet_length(n.signed_payload) <= $4
+                               AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
+                                                WHERE v.notification_id = n.id AND v.state <> 'retry')
+                             ORDER BY n.id LIMIT $2) n
+                )
+                SELECT n.id, n.signed_payload FROM due d JOIN reconcile.notifications n ON n.id = d.id
+                 WHERE d.position = 1 OR d.running_bytes <= $3
+                 ORDER BY n.id
+                """, [after, batchSize, Self.maximumBatchBytes, Self.maximumBodyBytes]
             ).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
             guard let last = batch.last else { return applied }
             after = last.0

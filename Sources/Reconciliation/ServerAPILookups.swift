@@ -315,13 +315,15 @@ public struct ServerAPILookups: Sendable {
             guard let last = candidates.last else { return }
             after = last.0
             try await lookUp(
-                candidates, runID: runID, judgeBefore: judgeBefore, on: connection, into: &summary, outage: &outage)
+                candidates, runID: runID, judgeBefore: judgeBefore, database: .holding(connection), into: &summary,
+                outage: &outage)
         }
     }
 
-    /// Asks Get Transaction Info about each candidate and records the answer.
+    /// Asks Get Transaction Info about each candidate and records the answer, each in a short
+    /// step of its own: no connection is held while Apple is asked.
     func lookUp(
-        _ candidates: [(String, Date)], runID: Int64, judgeBefore: Date, on connection: Connection,
+        _ candidates: [(String, Date)], runID: Int64, judgeBefore: Date, database: ConnectionLender,
         into summary: inout Summary, outage: inout ServerAPIOutage
     ) async throws {
         for (transaction, deliveredAt) in candidates {
@@ -350,16 +352,19 @@ public struct ServerAPILookups: Sendable {
                 summary.unanswered += 1
                 error = reason.escapingNUL
             }
-            try connection.transaction {
-                try TransactionStore.upsert(records, runID: runID, on: connection)
-                try connection.execute(
-                    """
-                    INSERT INTO reconcile.transaction_lookups (transaction_id, result, attempts, last_error, run_id)
-                    VALUES ($1, $2, 1, $3, $4)
-                    ON CONFLICT ((reconcile.text_digest(transaction_id))) DO UPDATE
-                    SET result = EXCLUDED.result, last_error = EXCLUDED.last_error,
-                        attempts = reconcile.transaction_lookups.attempts + 1, run_id = EXCLUDED.run_id, checked_at = now()
-                    """, [transaction, result, error, runID])
+            try await database.run { [records, result, error] connection in
+                try connection.transaction {
+                    try TransactionStore.upsert(records, runID: runID, on: connection)
+                    try connection.execute(
+                        """
+                        INSERT INTO reconcile.transaction_lookups (transaction_id, result, attempts, last_error, run_id)
+                        VALUES ($1, $2, 1, $3, $4)
+                        ON CONFLICT ((reconcile.text_digest(transaction_id))) DO UPDATE
+                        SET result = EXCLUDED.result, last_error = EXCLUDED.last_error,
+                            attempts = reconcile.transaction_lookups.attempts + 1, run_id = EXCLUDED.run_id,
+                            checked_at = now()
+                        """, [transaction, result, error, runID])
+                }
             }
         }
     }

@@ -122,6 +122,9 @@ public struct Settings: Sendable {
         "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
     ]
 
+    /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
+    public static let minimumWebhookSecretLength = 16
+
     /// Keys whose values are secrets: never logged, never written to reports.
     public static let secretKeys: Set<String> = [
         "APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
@@ -248,6 +251,12 @@ public struct Settings: Sendable {
         if outboxWebhookURL != nil, outboxWebhookSecret == nil {
             throw SettingsError(
                 key: "RECONCILE_OUTBOX_WEBHOOK_SECRET", problem: "must be set with RECONCILE_OUTBOX_WEBHOOK_URL (it signs the body)")
+        }
+        // As for the web token: a short key can be guessed from one signed body.
+        if let secret = outboxWebhookSecret, secret.value.unicodeScalars.count < Self.minimumWebhookSecretLength {
+            throw SettingsError(
+                key: "RECONCILE_OUTBOX_WEBHOOK_SECRET",
+                problem: "must be at least \(Self.minimumWebhookSecretLength) characters (e.g. openssl rand -hex 24)")
         }
         func flag(_ key: String) throws(SettingsError) -> Bool {
             switch value(key)?.lowercased() {

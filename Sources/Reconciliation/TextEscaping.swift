@@ -56,10 +56,12 @@ public enum HTMLText {
 public enum CSVText {
     /// Quotes a field when it holds a comma, quote, CR or LF (compared per Unicode scalar: CR LF
     /// is one `Character`, and a quote can share one with a combining mark), and defuses
-    /// spreadsheet formulas: a field starting with `= + - @`, tab or CR gets a leading `'`.
+    /// spreadsheet formulas: a field starting with `= + - @` (or their fullwidth forms `＝ ＋ －
+    /// ＠`, which spreadsheets also read as formulas), a space, tab, CR or LF (before which a
+    /// spreadsheet may skip to a formula) gets a leading `'`.
     public static func field(_ value: String) -> String {
         var scalars = String.UnicodeScalarView()
-        if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { scalars.append("'") }
+        if let first = value.unicodeScalars.first, formulaStarts.contains(first) { scalars.append("'") }
         var needsQuotes = false
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -75,6 +77,8 @@ public enum CSVText {
         }
         return needsQuotes ? "\"" + String(scalars) + "\"" : String(scalars)
     }
+
+    private static let formulaStarts = Set("=+-@\t\r\n \u{FF1D}\u{FF0B}\u{FF0D}\u{FF20}".unicodeScalars)
 }
 
 /// Markdown table cells for text from clients.

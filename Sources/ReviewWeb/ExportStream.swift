@@ -14,7 +14,15 @@ final class ExportStream: Sendable {
     >
 
     /// The consumer went away before the export was written.
-    struct Abandoned: Error {}
+    struct Abandoned: Error, CustomStringConvertible {
+        var description: String { "the client went away" }
+    }
+
+    /// The client took nothing for the stall timeout, or the export ran past its time limit: it
+    /// is aborted so that a paused or crawling download cannot hold a database connection.
+    struct TooSlow: Error, CustomStringConvertible {
+        let description: String
+    }
 
     /// Rows are gathered into chunks of about this many bytes before they are handed on.
     static let chunkSize = 64 * 1024
@@ -23,7 +31,16 @@ final class ExportStream: Sendable {
     private let source: Producer.Source
     private let demand: Demand
 
-    init() {
+    private let stallTimeout: Duration
+    private let ends: ContinuousClock.Instant
+    private let timeLimit: Duration
+
+    /// A stream whose writer gives up when the client takes no chunk for `stallTimeout`, or when
+    /// the whole export takes longer than `timeLimit`.
+    init(stallTimeout: Duration = .seconds(30), timeLimit: Duration = .seconds(600)) {
+        self.stallTimeout = stallTimeout
+        self.timeLimit = timeLimit
+        ends = .now + timeLimit
         demand = Demand()
         // At most 4 chunks wait for the client; the writer resumes when 1 is left.
         let made = Producer.makeSequence(
@@ -33,8 +50,10 @@ final class ExportStream: Sendable {
     }
 
     /// Runs `export` (on the calling thread, which may block), gathering what it writes into
-    /// chunks; the stream ends after its last chunk, or with the error `export` threw.
-    func produce(_ export: ((String) throws -> Void) throws -> Void) {
+    /// chunks; the stream ends after its last chunk, or with the error `export` threw, which is
+    /// returned too (the response is then aborted, never finished as if complete).
+    @discardableResult
+    func produce(_ export: ((String) throws -> Void) throws -> Void) -> (any Error)? {
         var pending = ""
         do {
             try export { text in
@@ -46,8 +65,10 @@ final class ExportStream: Sendable {
             }
             if !pending.isEmpty { try push(ByteBuffer(string: pending)) }
             source.finish()
+            return nil
         } catch {
             source.finish(error)
+            return error
         }
     }
 
@@ -58,12 +79,21 @@ final class ExportStream: Sendable {
 
     /// Hands one chunk on; blocks while the consumer is behind; throws once it has gone.
     private func push(_ chunk: ByteBuffer) throws {
+        guard ContinuousClock.now < ends else {
+            throw TooSlow(description: "the export took longer than \(timeLimit)")
+        }
         demand.expectWait()
         switch source.yield(chunk) {
         case .produceMore:
             return
         case .stopProducing:
-            guard demand.waitForMore() else { throw Abandoned() }
+            let deadline = min(ContinuousClock.now + stallTimeout, ends)
+            switch demand.waitForMore(until: deadline) {
+            case .more: return
+            case .gone: throw Abandoned()
+            case .timedOut:
+                throw TooSlow(description: "the client took nothing for \(stallTimeout), or the export took longer than \(timeLimit)")
+            }
         case .dropped:
             throw Abandoned()
         }
@@ -81,12 +111,19 @@ final class ExportStream: Sendable {
             condition.withLock { wanted = false }
         }
 
-        /// Blocks until the consumer wants more (true) or has gone (false).
-        func waitForMore() -> Bool {
+        enum Answer { case more, gone, timedOut }
+
+        /// Blocks until the consumer wants more, has gone, or `deadline` passes.
+        func waitForMore(until deadline: ContinuousClock.Instant) -> Answer {
             condition.lock()
             defer { condition.unlock() }
-            while !wanted && !terminated { condition.wait() }
-            return !terminated
+            while !wanted && !terminated {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { return .timedOut }
+                let (seconds, attoseconds) = left.components
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) * 1e-18))
+            }
+            return terminated ? .gone : .more
         }
 
         func produceMore() {

@@ -103,7 +103,7 @@ enum ItemPageBuilder {
         default: .noAction
         }
         return ItemPage(
-            csrf: session.csrfToken, nextHref: nextHref, customerHref: item.userID.map(deskHref),
+            csrf: session.csrfToken, nextHref: nextHref, customerHref: item.userID.map { deskHref(user: $0) },
             item: .init(
                 id: item.id, kindLabel: t.kindName(item.kind),
                 userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? t["item.buyer"] : t["item.account"],

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// Headers every response carries: pages load only this site's stylesheet, run no script, cannot
 /// be framed, and are never cached (they show customer data).
@@ -37,6 +38,53 @@ struct SessionMiddleware: RouterMiddleware {
         if let id = request.cookies[ReviewSite.cookieName]?.value, !id.isEmpty {
             context.session = await sessions.session(id: id)
         }
+        return try await next(request, context)
+    }
+}
+
+/// Reads every request's whole body (at most ``maximumBody``) before any route runs, within
+/// `timeLimit` of its head: a client that trickles a body, without logging in, has its connection
+/// closed at the limit (the idle timeout restarts with each byte, so it alone cannot). A body that
+/// cannot be parsed (a malformed chunk) is the client's fault: a 400, never a 500. Both are logged
+/// at notice level, as what clients do wrong is.
+struct RequestBodyMiddleware: RouterMiddleware {
+    typealias Context = ReviewRequestContext
+
+    /// Form bodies are a note and a few fields.
+    static let maximumBody = 64 * 1024
+
+    let timeLimit: TimeAmount
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let channel = context.channel
+        let timer = channel.eventLoop.scheduleTask(in: timeLimit) {
+            context.logger.notice(
+                "request body not received in time; connection closed",
+                metadata: ["client.address": "\(context.clientAddress)", "http.path": "\(request.uri.path)"])
+            channel.close(promise: nil)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.maximumBody)
+            timer.cancel()
+        } catch let error as any HTTPResponseError {
+            // Too large (NIO's too-many-bytes error is a 413): answered at once; the timer still
+            // closes a connection whose client goes on sending.
+            throw error
+        } catch {
+            timer.cancel()
+            context.logger.notice(
+                "request body unreadable", metadata: [
+                    "client.address": "\(context.clientAddress)", "http.path": "\(request.uri.path)",
+                    "error": "\(error)",
+                ])
+            channel.close(promise: nil)
+            throw HTTPError(.badRequest, headers: [.connection: "close"])
+        }
+        var request = request
+        request.body = RequestBody(buffer: body)
         return try await next(request, context)
     }
 }

@@ -16,7 +16,7 @@ struct PreferencesMiddleware: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         context.method = request.method
-        context.path = request.uri.path
+        context.path = Self.sameSitePath(request.uri.path)
         context.query = request.uri.query
         let query = Form(request.uri.query ?? "")
         let asked = query["lang"].flatMap(Language.init(tag:))
@@ -30,6 +30,17 @@ struct PreferencesMiddleware: RouterMiddleware {
         let zone = askedZone ?? context.session?.timeZone.flatMap(TimeZoneChoice.zone(named:))
         context.reader = Reader(language: language, timeZone: zone)
         return try await next(request, context)
+    }
+
+    /// The path the page's own links (language switch, time zone form, the way back after
+    /// login) are built on: the request's path when it is a plain path of this site, else `/`.
+    /// `//evil.example/login` (a 404) would otherwise make `//evil.example/login?lang=…`, a link
+    /// to another host; a backslash is read as a slash by browsers.
+    static func sameSitePath(_ path: String) -> String {
+        guard path.hasPrefix("/"), !path.hasPrefix("//"), !path.contains("\\"),
+            !path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " })
+        else { return "/" }
+        return path
     }
 }
 

@@ -37,11 +37,14 @@ public struct ReviewRequestContext: ReviewContext {
     var query: String?
     /// The peer's IP address, for the login back-off and the refusal log ("unknown" without one).
     let clientAddress: String
+    /// The connection, closed by `RequestBodyMiddleware` when a body is not sent in time.
+    let channel: any Channel
 
     /// Creates the context of a new request.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        channel = source.channel
     }
 
     var signedIn: SessionStore.Session? { session }
@@ -96,6 +99,8 @@ public func buildApplication(configuration: ReviewWebConfiguration) throws -> so
     let router = Router(context: ReviewRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorPagesMiddleware(library: site.library))
+    router.add(middleware: RequestBodyMiddleware(
+        timeLimit: .milliseconds(Int64(configuration.requestBodyTimeout * 1000))))
     router.add(middleware: SessionMiddleware(sessions: site.sessions))
     router.add(middleware: PreferencesMiddleware(sessions: site.sessions))
     // Again inside, where the reader's language is known: the outer one answers what the session

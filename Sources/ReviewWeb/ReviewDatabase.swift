@@ -35,71 +35,12 @@ final class ReviewDatabase: Sendable {
         try await workers.run { connection in Result { try body(ReviewService(connection: connection)) } }
     }
 
-    /// Runs asynchronous work (the desk's lookup, which may wait for Apple) on one of the
-    /// connections, on that connection's own thread: its libpq calls block that thread only, and
-    /// what it awaits resumes there (``ThreadExecutor``).
-    func runAsync<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
-        try await workers.run { connection in
-            let live = UncheckedConnection(connection: connection)
-            return ThreadExecutor.run { try await body(live.connection) }
-        }
+    /// Lends a connection for one step at a time (the desk's lookup): work that waits for Apple
+    /// between its steps holds none while it waits.
+    var lender: ConnectionLender {
+        let workers = self.workers
+        return ConnectionLender { step in try await workers.run { connection in Result { try step(connection) } } }
     }
-}
-
-/// A connection handed to work that runs on its own thread (the one that owns it).
-private struct UncheckedConnection: @unchecked Sendable {
-    let connection: Connection
-}
-
-/// A task executor that runs its jobs on the thread that called ``run(_:)``, until the work is
-/// done: async code whose synchronous parts block (libpq) runs on a database thread, never on
-/// Swift's cooperative threads.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // Guards `jobs` and `outcome`; signalled when a job arrives or the work ends.
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var done = false
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.withLock { jobs.append(job) }
-        condition.signal()
-    }
-
-    private func finish() {
-        condition.withLock { done = true }
-        condition.signal()
-    }
-
-    /// Runs `body` to its end on the calling thread.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-        let executor = ThreadExecutor()
-        let outcome = OutcomeBox<T>()
-        Task(executorPreference: executor) {
-            do {
-                outcome.value = .success(try await body())
-            } catch {
-                outcome.value = .failure(error)
-            }
-            executor.finish()
-        }
-        while true {
-            executor.condition.lock()
-            while executor.jobs.isEmpty && !executor.done { executor.condition.wait() }
-            let ready = executor.jobs
-            executor.jobs.removeAll()
-            let finished = executor.done && ready.isEmpty
-            executor.condition.unlock()
-            if finished { break }
-            for job in ready { job.runSynchronously(on: executor.asUnownedTaskExecutor()) }
-        }
-        return outcome.value ?? .failure(CancellationError())
-    }
-}
-
-/// Written by the task before it signals `done`, read by the thread after: the condition orders them.
-private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
-    var value: Result<T, any Error>?
 }
 
 /// The threads' shared state; the threads hold it, not the `ReviewDatabase`, so they stop (and

@@ -31,9 +31,19 @@ public struct ReviewWebConfiguration: Sendable {
     /// A connection with no request in progress, or one whose request head has not arrived, is
     /// closed after this long.
     public var idleTimeout: TimeInterval = 30
+    /// A request's body (at most 64 KB) must have arrived this long after its head, else the
+    /// connection is closed: a client trickling a body cannot keep a connection open.
+    public var requestBodyTimeout: TimeInterval = 30
+    /// A CSV export whose client takes nothing for this long is aborted and its connection freed.
+    public var exportStallTimeout: TimeInterval = 30
+    /// A CSV export still streaming after this long is aborted and its connection freed.
+    public var exportTimeLimit: TimeInterval = 600
     /// What the support desk's customer page (`/desk`) needs: the job's settings (relations,
     /// bundle ids, grace); nil leaves the page saying that lookups are not set up.
     public var deskSettings: Settings?
+    /// How long one customer page waits for Apple in all: an order lookup then says Apple did not
+    /// answer, another lookup shows what is stored. No database connection is held meanwhile.
+    public var deskAppleTimeLimit: TimeInterval = 20
     /// The App Store Server API for the desk's order lookups and Apple's side of a customer;
     /// nil without credentials (order IDs then cannot be looked up).
     public var deskServerAPI: ServerAPILookups?

@@ -30,6 +30,7 @@ struct CheckCommand: AsyncParsableCommand {
                 + "receipts via \(settings.receiptVerification.rawValue)")]
         results += Preflight.database(settings)
         results += await Preflight.apple(settings)
+        results += await Preflight.webhook(settings)
         for result in results {
             print("\(result.passed ? "pass" : "FAIL") \(result.name): \(result.detail)")
         }

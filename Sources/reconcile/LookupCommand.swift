@@ -75,7 +75,7 @@ struct LookupCommand: AsyncParsableCommand {
             picture = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
                 try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
                     try await DeskService(settings: settings, serverAPI: api, logger: logger)
-                        .lookup(query, enqueue: enqueue, on: connection)
+                        .lookup(query, enqueue: enqueue, actor: ActorName.resolve(nil), on: connection)
                 }
             }
         } catch {
@@ -136,7 +136,7 @@ enum LookupText {
         if let product = transaction.productID { head += " — \(terminalSafe(product))" }
         if let quantity = transaction.quantity { head += " × \(quantity)" }
         if let purchased = transaction.purchaseDate { head += ", bought \(TimeExpression.format(purchased))" }
-        if let environment = transaction.environment { head += " (\(environment))" }
+        if let environment = transaction.environment { head += " (\(terminalSafe(environment)))" }
         if let price = transaction.priceMilli, let currency = transaction.currency {
             head += ", \(ReportWriter.formatMilli(price)) \(terminalSafe(currency))"
         }
@@ -152,11 +152,11 @@ enum LookupText {
         }
         if let revoked = transaction.revocationDate {
             field("Refunded", ["revoked by Apple at \(TimeExpression.format(revoked))"
-                + (transaction.revocationType.map { " (\($0))" } ?? "")])
+                + (transaction.revocationType.map { " (\(terminalSafe($0)))" } ?? "")])
         }
         field("Apple", [transaction.sources.isEmpty
-            ? "no Apple source confirms it" : "confirmed by " + transaction.sources.joined(separator: ", ")])
-        field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(transaction.buyer.basis ?? "?"))" }
+            ? "no Apple source confirms it" : "confirmed by " + terminalSafe(transaction.sources.joined(separator: ", "))])
+        field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(terminalSafe(transaction.buyer.basis ?? "?")))" }
             ?? "unknown"])
         field("Ledger", transaction.deliveries.isEmpty ? ["no delivery"] : transaction.deliveries.map {
             "#\($0.id) to \(terminalSafe($0.userID)): \(terminalSafe($0.productID)) × \($0.quantity) at "
@@ -164,12 +164,13 @@ enum LookupText {
                 + ($0.revokedAt.map { ", taken back \(TimeExpression.format($0))" } ?? "")
         })
         field("Uploads", transaction.uploads.isEmpty ? ["none carried it"] : transaction.uploads.map {
-            "#\($0.id) by \(terminalSafe($0.userID)) (\($0.kind)) at \(TimeExpression.format($0.uploadedAt)): "
-                + ($0.verification ?? "not verified yet")
+            "#\($0.id) by \(terminalSafe($0.userID)) (\(terminalSafe($0.kind))) at \(TimeExpression.format($0.uploadedAt)): "
+                + terminalSafe($0.verification ?? "not verified yet")
         })
         if !transaction.reviewItems.isEmpty {
             field("Review", transaction.reviewItems.map {
-                "#\($0.id) \($0.kind), \($0.status)" + ($0.resolution.map { " (\($0))" } ?? "")
+                "#\($0.id) \(terminalSafe($0.kind)), \(terminalSafe($0.status))"
+                    + ($0.resolution.map { " (\(terminalSafe($0)))" } ?? "")
                     + ($0.assignee.map { ", with \(terminalSafe($0))" } ?? "")
             })
         }

@@ -112,10 +112,14 @@ struct OutboxDeliverCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("reconcile: RECONCILE_OUTBOX_WEBHOOK_URL is not set\n".utf8))
                 throw ExitStatus.usage
             }
-            print("delivered \(delivery.delivered), failed \(delivery.failed) (tried again on the next delivery)")
-            if delivery.failed > 0 { throw ExitStatus.failed }
+            print("delivered \(delivery.delivered), failed \(delivery.failed)"
+                + (delivery.left > 0 ? ", not reached \(delivery.left)" : "") + " (tried again on the next delivery)")
+            if delivery.failed + delivery.left > 0 { throw ExitStatus.failed }
         } catch let error as ExitCode {
             throw error
+        } catch is CancellationError {
+            FileHandle.standardError.write(Data("reconcile: interrupted; undelivered rows wait for the next delivery\n".utf8))
+            throw ExitStatus.failed
         } catch {
             throw report(error, logger: logger)
         }
@@ -129,10 +133,14 @@ extension ReviewDatabaseOptions {
         return try Connection(url: settings.databaseURL)
     }
 
-    /// Delivers the outbox when a webhook is configured (nil when not). After a decision or a run
-    /// a failure is only logged: the row waits for the next delivery.
+    /// Delivers the outbox when a webhook is configured (nil when not). After a decision a failure
+    /// is only logged: the row waits for the next delivery.
     func deliverOutbox(logger: Logger) async throws -> ActionOutbox.Delivery? {
         let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
-        return try await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger)
+        // SIGTERM and SIGINT stop the delivery at its next wait; the row being sent stays leased
+        // for its pass (a few minutes), then the next delivery sends it.
+        return try await ShutdownSignals.cancellingOnSignal(logger: logger) {
+            try await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger)
+        }
     }
 }

@@ -91,11 +91,20 @@ struct RunCommand: AsyncParsableCommand {
             ProgressLine.clear()
             if let metricsFile { try MetricsFile.write(report, to: metricsFile) }
             print(report.terminalSummary)
-            // The decisions waiting for the app go out with every run; a webhook that fails waits.
-            if let delivery = try? await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger),
-                delivery.failed > 0
-            {
-                logger.warning("outbox rows not delivered", metadata: ["outbox.failed": "\(delivery.failed)"])
+            // The decisions waiting for the app go out with every run; a webhook that fails or a
+            // signal during the delivery only leaves rows for the next delivery: the run is done
+            // and its exit status is the run's.
+            do {
+                let delivery = try await ShutdownSignals.cancellingOnSignal(logger: logger) {
+                    try await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger)
+                }
+                if let delivery, delivery.failed + delivery.left > 0 {
+                    logger.warning("outbox rows not delivered", metadata: [
+                        "outbox.failed": "\(delivery.failed)", "outbox.left": "\(delivery.left)",
+                    ])
+                }
+            } catch {
+                logger.warning("outbox delivery stopped", metadata: ["error": "\(error)"])
             }
             if failOnFindings, report.newFindings > 0 { throw ExitStatus.findings }
         } catch let error as RunLockedError {

@@ -25,6 +25,23 @@ struct ConnectionTests {
         #expect(tuned.option("keepalives_count") == "6")
     }
 
+    /// Issue 24 item 8: a URL libpq cannot parse (a raw `%` in the password) is refused without
+    /// libpq's echo of it, which held the password.
+    @Test(arguments: [
+        "postgresql://job:s3cr%t-pw@127.0.0.1:1/db", "postgresql://job:s3cr%zz-pw@127.0.0.1:1/db",
+        "host=127.0.0.1 password='s3cr%t-pw",
+    ])
+    func aMalformedConnectionStringIsNeverShown(url: String) throws {
+        do {
+            _ = try Connection(url: url)
+            Issue.record("connected with a malformed string")
+        } catch {
+            let shown = "\(error) \(String(reflecting: error))"
+            #expect(!shown.contains("s3cr"), "\(shown)")
+            #expect(shown.contains("malformed"), "\(shown)")
+        }
+    }
+
     @Test func roundTripsEveryDecodedType() throws {
         let connection = try database.connect()
         let id = UUID()

@@ -21,6 +21,50 @@ struct DeskCommandLineTests {
         return (status, child.standardOutput, child.standardError)
     }
 
+    /// Issue 24 item 10: what clients wrote (an upload's kind, here with terminal escapes that
+    /// would retitle the window and clear the screen) reaches the terminal made safe.
+    @Test func lookupPrintsClientTextTerminalSafe() async throws {
+        let database = try TestDatabase.create("desk_cli_escapes")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            VALUES ('u-esc', $1, 'x', '7100000001', now() - interval '2 days')
+            """, ["\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m"])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('7100000001', 'u-esc', 'coin42', now() - interval '2 days')
+            """)
+        let result = try await Self.reconcile(
+            ["lookup", "--user", "u-esc"],
+            environment: ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game"], label: "escapes")
+        #expect(result.out.contains("Uploads:"), "\(result.out) \(result.err)")
+        let controls = result.out.unicodeScalars.filter { $0.properties.generalCategory == .control && $0 != "\n" }
+        #expect(controls.isEmpty, "\(controls.map(\.value))")
+    }
+
+    /// Issue 24 item 13: `reconcile check` tests the outbox webhook, within a deadline for the
+    /// whole answer (here a webhook that trickles its body).
+    @Test func checkTestsTheWebhook() async throws {
+        let database = try TestDatabase.create("check_webhook")
+        _ = try Schema.migrate(try database.connect())
+        let hook = try TricklingHTTPServer(body: .chunkedForever)
+        defer { hook.stop() }
+        let result = try await Self.reconcile(
+            ["check"],
+            environment: [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game",
+                "RECONCILE_RECEIPT_VERIFICATION": "local",
+                "RECONCILE_OUTBOX_WEBHOOK_URL": "http://127.0.0.1:\(hook.port)/hook",
+                "RECONCILE_OUTBOX_WEBHOOK_SECRET": "a-secret-of-enough-length",
+            ], label: "check")
+        #expect(result.status == 1)
+        #expect(result.out.contains("FAIL outbox webhook: http://127.0.0.1:\(hook.port)/hook gave no complete answer"),
+                "\(result.out)")
+    }
+
     @Test func lookupExitCodesAndJSON() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("desk_cli_lookup")
         let missed = try DeskTests.buy(sim, customer: "dan", order: "MKCLI00001")

@@ -315,7 +315,10 @@ struct JobTests {
         let records = Self.parseCSV(csv)
         let header = try #require(records.first)
         let columns = Dictionary(uniqueKeysWithValues: header.enumerated().map { ($1, $0) })
-        let defused = { (text: String) in "=+-@\t\r".unicodeScalars.contains(text.unicodeScalars.first!) ? "'" + text : text }
+        let defused = { (text: String) in
+            "=+-@\t\r\n \u{FF1D}\u{FF0B}\u{FF0D}\u{FF20}".unicodeScalars.contains(text.unicodeScalars.first!)
+                ? "'" + text : text
+        }
         for (kind, transaction) in expected {
             let record = try #require(records.dropFirst().first {
                 $0[columns["kind"]!] == kind && Array($0[columns["transaction_id"]!].utf8) == Array(transaction.utf8)

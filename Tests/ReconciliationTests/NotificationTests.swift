@@ -36,4 +36,39 @@ struct NotificationTests {
         // Nothing is applied twice across runs.
         #expect(try await applier.applyPending(runID: run, on: connection) == 0)
     }
+
+    /// Issue 24 item 7: sixty 10 MB bodies in `reconcile.notifications` (the app's endpoint
+    /// stores bodies unverified) are refused by their size, unread (`payload_too_large`), and
+    /// `reconcile run` stays within SPEC section 11's 150 MB: its peak resident memory as the
+    /// kernel reports it for the child process. Apple's real notification beside them is applied.
+    @Test func hugeStoredBodiesAreRefusedUnreadAndTheRunStaysSmall() async throws {
+        let database = try TestDatabase.create("notifications_huge")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try connection.execute("INSERT INTO reconcile.notifications (signed_payload) VALUES ($1)", [Self.realBody])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.notifications (signed_payload)
+            SELECT '{"signedPayload": "' || repeat('A', 10000000) || '"}' FROM generate_series(1, 60)
+            """)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("notifications-huge-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try await MeasuredRun.run(
+            try ChildProcess.executable("reconcile"), arguments: ["run", "--log-level", "notice"],
+            environment: [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.Abilities",
+                "RECONCILE_REPORT_DIR": scratch.appendingPathComponent("reports").path,
+            ],
+            logDirectory: scratch, label: "run")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.peakResidentBytes <= 150 << 20, "peak RSS \(run.peakResidentBytes >> 20) MB")
+        let states = try connection.query(
+            """
+            SELECT v.state, count(*), bool_and(v.error LIKE 'payload_too_large%') FROM reconcile.notifications n
+              JOIN reconcile.notification_verifications v ON v.notification_id = n.id
+             GROUP BY v.state ORDER BY v.state
+            """
+        ).map { "\(try $0.decode(String.self, at: 0)) \(try $0.decode(Int.self, at: 1)) \(try $0.decode(Bool?.self, at: 2) ?? false)" }
+        #expect(states == ["applied 1 false", "invalid 60 true"])
+    }
 }

@@ -97,4 +97,117 @@ struct OutboxTests {
             ]))
         }
     }
+
+    /// A webhook that answers its 200 head at once and then trickles the body (chunked forever,
+    /// or a two-byte `Content-Length` a byte every 100 s): each exchange ends at the webhook's
+    /// deadline, the pass returns with every row failed, and while it runs no row is locked:
+    /// `outbox ack` goes through and the app's `SKIP LOCKED` consumer sees every row.
+    @Test(arguments: [TricklingHTTPServer.Body.chunkedForever, .smallContentLength])
+    func aWebhookTricklingItsBodyIsCutOffAndLocksNothing(body: TricklingHTTPServer.Body) async throws {
+        let (database, connection) = try Self.world("outbox_trickle_\(body.rawValue.lowercased())")
+        let server = try TricklingHTTPServer(body: body)
+        defer { server.stop() }
+        let webhook = ActionOutbox.Webhook(
+            url: "http://127.0.0.1:\(server.port)/hook", secret: "s3cret", maxAttempts: 2, backoff: .milliseconds(10),
+            timeout: .seconds(1))
+        let url = database.url
+        let pass = Task {
+            try await ActionOutbox(connection: try Connection(url: url)).deliver(to: webhook, logger: Self.quiet)
+        }
+        try await server.waitForRequests(1)
+
+        let other = try Connection(url: url)
+        // An upper bound that turns a lock held across the webhook into an error, not a hang.
+        try other.execute("SET lock_timeout = '60s'")
+        let rows = try ActionOutbox(connection: other).list()
+        let unlocked = try other.query(
+            "SELECT id FROM reconcile.action_outbox WHERE consumed_at IS NULL ORDER BY id FOR UPDATE SKIP LOCKED"
+        ).map { try $0.decode(Int64.self, at: 0) }
+        #expect(unlocked == rows.map(\.id), "the consumer skips no row while the webhook is called")
+        #expect(try ActionOutbox(connection: other).ack([rows[0].id], by: "app-worker").isEmpty)
+
+        let result = try #require(try await Self.within(.seconds(120)) { try await pass.value })
+        #expect(result == ActionOutbox.Delivery(failed: 3))
+        #expect(server.requests == 6, "two attempts per row, each cut off")
+        let state = try connection.query(
+            """
+            SELECT delivered_at IS NULL AND next_delivery_at IS NULL AND delivery_attempts = 2
+                   AND last_delivery_error LIKE '%no complete answer within 1 s%'
+              FROM reconcile.action_outbox ORDER BY id
+            """
+        ).map { try $0.decode(Bool.self, at: 0) }
+        #expect(state == [true, true, true])
+    }
+
+    /// Cancelling a pass (what SIGTERM does) ends it at once while it waits for the webhook's
+    /// body, however long the webhook's deadline.
+    @Test func cancellingAPassEndsItWhileTheWebhookTrickles() async throws {
+        let (database, _) = try Self.world("outbox_cancel")
+        let server = try TricklingHTTPServer(body: .chunkedForever)
+        defer { server.stop() }
+        let webhook = ActionOutbox.Webhook(
+            url: "http://127.0.0.1:\(server.port)/hook", secret: "s3cret", timeout: .seconds(3_600))
+        let url = database.url
+        let pass = Task {
+            try await ActionOutbox(connection: try Connection(url: url)).deliver(to: webhook, logger: Self.quiet)
+        }
+        try await server.waitForRequests(1)
+        pass.cancel()
+        let outcome = try #require(try await Self.within(.seconds(120)) { await pass.result })
+        #expect(throws: CancellationError.self) { try outcome.get() }
+    }
+
+    /// `reconcile run` ends its run, then delivers the outbox to a webhook that trickles; SIGTERM
+    /// ends the delivery and the process exits with the run's status (0), leaving the rows for
+    /// the next delivery.
+    @Test func sigtermDuringARunsFinalDeliveryExitsWithTheRunsStatus() async throws {
+        let (database, connection) = try Self.world("outbox_run_sigterm")
+        let server = try TricklingHTTPServer(body: .chunkedForever)
+        defer { server.stop() }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-sigterm-\(getpid())")
+        let child = try ChildProcess(
+            try ChildProcess.executable("reconcile"), arguments: ["run", "--log-level", "notice"],
+            environment: [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game",
+                "RECONCILE_REPORT_DIR": scratch.appendingPathComponent("reports").path,
+                "RECONCILE_OUTBOX_WEBHOOK_URL": "http://127.0.0.1:\(server.port)/hook",
+                "RECONCILE_OUTBOX_WEBHOOK_SECRET": "a-secret-of-enough-length",
+            ],
+            logDirectory: scratch, label: "run")
+        try await server.waitForRequests(1, timeout: .seconds(300))
+        child.send(SIGTERM)
+        let status = try await child.waitForExit(timeout: .seconds(120))
+        #expect(status == 0, "\(child.output)")
+        #expect(try ActionOutbox(connection: connection).list().allSatisfy { $0.deliveredAt == nil })
+        #expect(try connection.queryFirst("SELECT status FROM reconcile.runs ORDER BY id DESC LIMIT 1")
+            .map { try $0.decode(String.self, at: 0) }.map { $0.hasPrefix("completed") } == true)
+    }
+
+    static let quiet = Logger(label: "outbox", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// What `body` returns, or nil (a recorded failure) when it has not returned after `limit`:
+    /// an upper bound for a hung test, never a timing margin. The body keeps running if it hangs.
+    static func within<T: Sendable>(
+        _ limit: Duration, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T? {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let work = Task {
+            let result = await Result(catching: { try await body() })
+            outcome.withLock { $0 = result }
+        }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if let result = outcome.withLock({ $0 }) { return try result.get() }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        work.cancel()
+        Issue.record("still running after \(limit)")
+        return nil
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
 }

@@ -192,6 +192,70 @@ struct RefundRequestTests {
         }
     }
 
+    /// Issue 24 item 6: account X received the pack and used it up (credited without an upload
+    /// of its own); account Y uploaded the same JWS and consented, and a run verified it. Consent
+    /// is X's to give (X holds the delivery): no answer while X has not consented, none while the
+    /// run's review item about who holds it is open, then Apple hears X's ledger, `DELIVERED`
+    /// and fully used. A purchase nobody holds that no token or username binds (Z only uploaded
+    /// it) gets no answer however Z consented.
+    @Test func consentIsAskedOfTheAccountHoldingTheGoods() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_consent_holder")
+        func bought(_ customer: String) throws -> CreatedTransaction {
+            try sim.createTransaction(SimulatedTransaction(
+                productId: "coins3", customer: customer, bundleId: "com.hncs.szj", environment: .production,
+                type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
+                currency: "CNY"))
+        }
+        func upload(_ user: String, _ transaction: CreatedTransaction) throws {
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '10 hours')
+                """, [user, transaction.signedTransaction, transaction.transactionId])
+        }
+        let pack = try bought("x-apple-id")
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
+            VALUES ($1, 'x', 'coins3', 3, now() - interval '20 hours', 100000)
+            """, [pack.transactionId])
+        try upload("y", pack)
+        let unbound = try bought("z-apple-id")
+        try upload("z", unbound)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.refund_consent (user_id, consented_at)
+            VALUES ('y', now() - interval '1 day'), ('z', now() - interval '1 day')
+            """)
+        try await sim.withRunning { running in
+            let settings = try Self.settings(database, sim, running, state, answers: true)
+            // A run verifies the uploads: Y's and Z's claims are known.
+            _ = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: unbound.transactionId)
+            let first = try await Self.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(first.consumption.answered == 0, "\(first.consumption)")
+            #expect(sim.notifications.consumptionAnswers.isEmpty, "Y's consent is not X's; Z is only an uploader")
+
+            // X consents, and support settles who holds the pack: Apple hears X's ledger.
+            try connection.execute(
+                "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('x', now() - interval '1 minute')")
+            try connection.execute(
+                "UPDATE reconcile.review_items SET status = 'dismissed' WHERE transaction_id = $1", [pack.transactionId])
+            let second = try await Self.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(second.consumption.answered == 1, "\(second.consumption)")
+            let puts = sim.notifications.consumptionAnswers
+            #expect(puts.map(\.transactionId) == [pack.transactionId])
+            let body = try #require(puts.first?.body)
+            #expect(body.customerConsented && body.deliveryStatus == "DELIVERED")
+            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == "DECLINE")
+            let recorded = try connection.query(
+                "SELECT user_id FROM reconcile.consumption_answers WHERE status = 'answered'"
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(recorded == ["x"])
+        }
+    }
+
     @Test func aCustomerBuyingWithTwoAppleIDsHasBothHistoriesRead() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("two_apple_ids")
         // amy uploads one purchase from each of her two Apple IDs; the second ID also bought a pack

@@ -97,4 +97,15 @@ struct TimeExpressionTests {
     @Test func formatsRFC3339() {
         #expect(TimeExpression.format(now) == "2026-11-22T02:00:00Z")
     }
+
+    /// Issue 24 item 13: the webhook's signing key is at least 16 characters, like the web token.
+    @Test(arguments: [("x", false), ("fifteen-chars-x", false), ("sixteen-chars-xx", true)])
+    func aWebhookSecretNeedsSixteenCharacters(secret: String, accepted: Bool) {
+        let values = [
+            "RECONCILE_BUNDLE_IDS": "com.example", "RECONCILE_OUTBOX_WEBHOOK_URL": "https://app.example/hook",
+            "RECONCILE_OUTBOX_WEBHOOK_SECRET": secret,
+        ]
+        let settings = try? Settings(lookup: { values[$0] })
+        #expect((settings != nil) == accepted)
+    }
 }

@@ -145,7 +145,9 @@ struct TextEscapingTests {
         #expect(parsed.count == rows.count)
         for (row, records) in zip(rows, parsed) {
             let expected = row.map { field -> String in
-                guard let first = field.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return field }
+                guard let first = field.unicodeScalars.first,
+                    "=+-@\t\r\n \u{FF1D}\u{FF0B}\u{FF0D}\u{FF20}".unicodeScalars.contains(first)
+                else { return field }
                 return "'" + field
             }
             #expect(records.count == 2, "a field split the row: \(row.map { $0.unicodeScalars.map(\.value) })")
@@ -157,6 +159,9 @@ struct TextEscapingTests {
     @Test(arguments: [
         ("a\r\nb", "\"a\r\nb\""), ("\"\u{301}", "\"\"\"\u{301}\""), ("x,\u{301}y", "\"x,\u{301}y\""),
         ("=\u{301}1+1", "'=\u{301}1+1"), ("plain", "plain"),
+        // Issue 24 item 13: a leading space or line feed, and the fullwidth signs.
+        (" =1+1", "' =1+1"), ("\n=1+1", "\"'\n=1+1\""), ("\u{FF1D}1+1", "'\u{FF1D}1+1"),
+        ("\u{FF0B}1", "'\u{FF0B}1"), ("\u{FF20}SUM(A1)", "'\u{FF20}SUM(A1)"),
     ])
     func csvQuotesPerScalar(field: String, quoted: String) {
         #expect(CSVText.field(field).unicodeScalars.elementsEqual(quoted.unicodeScalars))

@@ -90,7 +90,7 @@ struct DeskWebTests {
                 let response = try await ReviewWebTests.post(
                     client, "/desk/enqueue", cookie: cookie, [("csrf_token", csrf), ("q", Self.user)])
                 #expect(response.status == .seeOther)
-                #expect(response.headers[.location] == "/desk?q=\(Self.user)")
+                #expect(response.headers[.location] == "/desk?q=\(Self.user)&kind=user")
             }
             let ids = try Self.items(for: Self.transaction, in: url)
             #expect(ids.count == 1)
@@ -99,7 +99,61 @@ struct DeskWebTests {
             #expect(page.contains("<a href=\"/items/\(id)\">#\(id) · Unverified delivery</a>"))
             // And the item links back to its customer's page.
             let item = String(buffer: try await ReviewWebTests.get(client, "/items/\(id)", cookie: cookie).body)
-            #expect(item.contains("href=\"/desk?q=\(Self.user)\""))
+            #expect(item.contains("href=\"/desk?q=\(Self.user)&amp;kind=user\""))
+        }
+    }
+
+    /// Issue 24 item 13: the items the desk's button opens are recorded as opened by the person
+    /// who pressed it, not by the job.
+    @Test func theEnqueueButtonRecordsWhoPressedIt() async throws {
+        let url = database.url
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client, name: "mei")
+            let csrf = try await ReviewWebTests.csrf(client, cookie: cookie)
+            let response = try await ReviewWebTests.post(
+                client, "/desk/enqueue", cookie: cookie, [("csrf_token", csrf), ("q", Self.user), ("kind", "user")])
+            #expect(response.status == .seeOther)
+            let actors = try Connection(url: url).query(
+                """
+                SELECT e.actor FROM reconcile.review_events e JOIN reconcile.review_items i ON i.id = e.review_item_id
+                 WHERE i.transaction_id = $1
+                """, [Self.transaction]
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(actors == ["mei"])
+        }
+    }
+
+    /// Issue 24 item 11: an account id made of digits is an account, not a transaction id: the
+    /// item page's link to its customer names the kind, and the page it opens is the account's.
+    @Test func aNumericAccountIdOpensTheAccountsPage() async throws {
+        let account = "9100000001"  // the same digits as another customer's transaction
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
+            VALUES ('9100000077', $1, 'coin42', now() - interval '2 days')
+            """, [account])
+        let run = try connection.query(
+            "INSERT INTO reconcile.runs (window_until, environment, status) VALUES (now(), 'production', 'completed') RETURNING id"
+        )[0].decode(Int64.self, at: 0)
+        let item = try connection.query(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, user_id, product_id, suggested_action, evidence,
+                 first_seen_run, last_seen_run)
+            VALUES ('unverified_delivery:9100000077', 'unverified_delivery', 'medium', 'open', '9100000077', $1,
+                    'coin42', 'investigate', '{"apple_transaction": null, "deliveries": [], "uploads": [], "buyer": null}',
+                    $2, $2)
+            RETURNING id
+            """, [account, run]
+        )[0].decode(Int64.self, at: 0)
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let page = String(buffer: try await ReviewWebTests.get(client, "/items/\(item)", cookie: cookie).body)
+            #expect(page.contains("href=\"/desk?q=\(account)&amp;kind=user\""))
+            let desk = String(
+                buffer: try await ReviewWebTests.get(client, "/desk?q=\(account)&kind=user", cookie: cookie).body)
+            #expect(desk.contains("id=\"tx-9100000077\""), "the account's own purchase")
+            #expect(!desk.contains("id=\"tx-9100000001\""), "not the transaction with the same digits")
         }
     }
 
@@ -147,7 +201,7 @@ struct DeskWebTests {
             let oldest = try #require(first.range(of: "id=\"tx-9200000001\""))
             #expect(finding.lowerBound < oldest.lowerBound, "the finding comes first")
             #expect(first.contains("Page 1 of 2"))
-            #expect(first.contains("href=\"/desk?q=\(many)&amp;page=2\""))
+            #expect(first.contains("href=\"/desk?q=\(many)&amp;kind=user&amp;page=2\""))
 
             let second = String(
                 buffer: try await ReviewWebTests.get(client, "/desk?q=\(many)&page=2", cookie: cookie).body)

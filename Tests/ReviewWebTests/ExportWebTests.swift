@@ -80,9 +80,9 @@ struct ExportWebTests {
         try await application.test(.live) { client in
             let cookie = try await ReviewWebTests.login(client)
             let port = try #require(client.port)
-            let received = try await Task.detached {
+            let received = try await onOwnThread {
                 try Self.readSomeAndHangUp(port: port, path: "/export.csv?status=all", cookie: cookie)
-            }.value
+            }
             #expect(received.hasPrefix("HTTP/1.1 200"))
             var answered = false
             for _ in 0..<5 {
@@ -115,5 +115,121 @@ struct ExportWebTests {
         }
         sleep(8)
         return String(decoding: received, as: UTF8.self)
+    }
+
+    /// An export that takes longer than the pages' `statement_timeout` (the client pauses for
+    /// longer than it) is complete: every row, and the chunked body's last chunk.
+    @Test func aSlowExportIsCompleteWhateverTheStatementTimeout() async throws {
+        try plant(150_000)
+        let items = try connection.query("SELECT count(*) FROM reconcile.review_items")[0].decode(Int.self, at: 0)
+        var configuration = configuration()
+        // Each FETCH must fit in it even on a loaded machine; the client's pause (a lower bound,
+        // by sleep) is longer, so the whole download is.
+        configuration.statementTimeout = 10
+        // An upper bound for a loaded machine, not a margin: the one export gets a connection.
+        configuration.connectionWaitTimeout = 60
+        let application = try buildApplication(configuration: configuration)
+        try await application.test(.live) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let port = try #require(client.port)
+            let received = try await onOwnThread {
+                try Self.download(port: port, path: "/export.csv?status=all", cookie: cookie, pause: 15)
+            }
+            #expect(received.head.hasPrefix("HTTP/1.1 200"))
+            #expect(received.complete, "the chunked body ends with its last chunk")
+            #expect(String(decoding: received.body, as: UTF8.self).split(separator: "\r\n").count == items + 1)
+        }
+    }
+
+    /// A client that asks for a large export and never reads it (a paused download) loses the
+    /// connection after the stall timeout: the next page gets it, and the download is aborted
+    /// (no last chunk), not ended as if complete.
+    @Test func aStalledDownloadIsAbortedAndFreesItsConnection() async throws {
+        try plant(150_000)
+        var configuration = configuration(maximumConnections: 1)
+        configuration.exportStallTimeout = 1
+        let application = try buildApplication(configuration: configuration)
+        try await application.test(.live) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let port = try #require(client.port)
+            let socket = try LoopbackSocket.connect(port: port, timeout: 120, receiveBuffer: 4096)
+            defer { close(socket) }
+            let request = "GET /export.csv?status=all HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
+            _ = request.withCString { send(socket, $0, strlen($0), 0) }
+            // Pages get 503 while the export holds the only connection; an upper bound fails a
+            // connection that is never freed.
+            let deadline = ContinuousClock.now + .seconds(120)
+            var answered = false
+            while ContinuousClock.now < deadline {
+                let page = try await ReviewWebTests.get(client, "/", cookie: cookie)
+                if page.status == .ok { answered = true; break }
+                #expect(page.status == .serviceUnavailable)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(answered, "the stalled download kept the only connection")
+            let rest = try await onOwnThread { try Self.readToEnd(socket) }
+            let complete = Self.endsWithLastChunk(rest)
+            #expect(rest.count > 0)
+            #expect(!complete, "an aborted export must not look complete (\(rest.count) bytes)")
+        }
+    }
+
+    /// Reads everything until the server closes the connection (or the read times out).
+    static func readToEnd(_ socket: Int32) throws -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received.append(contentsOf: buffer[0..<count])
+            if endsWithLastChunk(received) { break }
+        }
+        return received
+    }
+
+    static func endsWithLastChunk(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 7 && Array(bytes.suffix(7)) == Array("\r\n0\r\n\r\n".utf8)
+    }
+
+    /// GETs `path`, reads about 16 KB, pauses `pause` seconds, then reads the rest; returns the
+    /// response head, the de-chunked body and whether the body ended with its last chunk.
+    static func download(port: Int, path: String, cookie: String, pause: UInt32) throws
+        -> (head: String, body: [UInt8], complete: Bool)
+    {
+        let socket = try LoopbackSocket.connect(port: port, timeout: 120, receiveBuffer: 4096)
+        defer { close(socket) }
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
+        _ = request.withCString { send(socket, $0, strlen($0), 0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while received.count < 16 * 1024 {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        sleep(pause)
+        received += try readToEnd(socket)
+        let separator = Array("\r\n\r\n".utf8)
+        guard let split = (0...(received.count - 4)).first(where: { Array(received[$0..<$0 + 4]) == separator }) else {
+            return (String(decoding: received, as: UTF8.self), [], false)
+        }
+        let head = String(decoding: received[..<split], as: UTF8.self)
+        var body: [UInt8] = []
+        var index = split + 4
+        var complete = false
+        while index < received.count {
+            guard let lineEnd = (index..<(received.count - 1)).first(where: { received[$0] == 13 && received[$0 + 1] == 10 }),
+                let size = Int(String(decoding: received[index..<lineEnd], as: UTF8.self), radix: 16)
+            else { break }
+            if size == 0 {
+                complete = true
+                break
+            }
+            let start = lineEnd + 2
+            guard start + size <= received.count else { break }
+            body += received[start..<start + size]
+            index = start + size + 2
+        }
+        return (head, body, complete)
     }
 }

@@ -356,7 +356,7 @@ extension HardeningTests {
         let application = try buildApplication(configuration: configuration)
         try await application.test(.live) { client in
             let port = try #require(client.port)
-            let closed = try await Task.detached { try Self.serverCloses(port: port, after: prefix, within: 8) }.value
+            let closed = try await onOwnThread { try Self.serverCloses(port: port, after: prefix, within: 8) }
             #expect(closed, "the server still held the connection after 8 s")
         }
     }
@@ -380,6 +380,7 @@ final class LogRecords: Sendable {
     struct Record: Sendable {
         let message: String
         let metadata: [String: String]
+        var level: Logger.Level = .info
     }
 
     private let records = Mutex<[Record]>([])
@@ -406,7 +407,7 @@ final class LogRecords: Sendable {
             var merged: [String: String] = [:]
             for (key, value) in metadata { merged[key] = "\(value)" }
             for (key, value) in event.metadata ?? [:] { merged[key] = "\(value)" }
-            records.append(Record(message: "\(event.message)", metadata: merged))
+            records.append(Record(message: "\(event.message)", metadata: merged, level: event.level))
         }
     }
 }

@@ -10,7 +10,8 @@
 -- the account it was decided for.
 -- Reads:  diff_findings, diff_kinds
 -- Writes: reconcile.review_items, reconcile.review_events
--- Values: :'run_id' (bigint).
+-- Values: :'run_id' (bigint), :'actor' (text: who opened the items, the job's name 'reconcile'
+--         or the person whose desk lookup enqueued them).
 -- Returns: created, refreshed.
 WITH upserted AS (
     INSERT INTO reconcile.review_items AS r
@@ -36,7 +37,7 @@ WITH upserted AS (
     RETURNING r.id, (xmax = 0) AS inserted
 ), events AS (
     INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
-    SELECT id, :'run_id'::bigint, 'reconcile', NULL, 'open', 'detected' FROM upserted WHERE inserted
+    SELECT id, :'run_id'::bigint, :'actor', NULL, 'open', 'detected' FROM upserted WHERE inserted
     RETURNING review_item_id
 )
 SELECT count(*) FILTER (WHERE inserted) AS created, count(*) FILTER (WHERE NOT inserted) AS refreshed

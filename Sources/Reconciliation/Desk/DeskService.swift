@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Logging
 import Postgres
+import Synchronization
 
 /// The support desk (SPEC section 13): from what a customer says to that customer's picture,
 /// for `reconcile lookup` and the web's search box alike.
@@ -31,48 +32,104 @@ public struct DeskService: Sendable {
     }
 
     /// The customer's picture. `enqueue` puts its findings in the review queue as a run would.
-    public func lookup(_ query: DeskQuery, enqueue: Bool = false, on connection: Connection) async throws
-        -> CustomerPicture
-    {
+    public func lookup(
+        _ query: DeskQuery, enqueue: Bool = false, actor: String = "reconcile", on connection: Connection
+    ) async throws -> CustomerPicture {
+        try await lookup(query, enqueue: enqueue, actor: actor, database: .holding(connection))
+    }
+
+    /// The customer's picture, each database step on a connection `database` lends for that step
+    /// alone: none is held while Apple is asked. `appleTimeLimit` bounds all of Apple's answers
+    /// together: past it an order lookup fails (`appleUnanswered`), and a lookup by another kind
+    /// goes on with what is stored. The review events of items `enqueue` opens name `actor`.
+    public func lookup(
+        _ query: DeskQuery, enqueue: Bool = false, actor: String = "reconcile", database: ConnectionLender,
+        appleTimeLimit: Duration? = nil
+    ) async throws -> CustomerPicture {
         let now = Date()
         let judgeBefore = now.addingTimeInterval(-settings.grace)
-        var run = LookupRun()
+        let run = LookupRun()
         var order: CustomerPicture.Order?
         var ids: [String]
         if query.kind == .order {
             guard let serverAPI else { throw DeskError.orderNeedsServerAPI }
-            let answer = try await lookUpOrder(query.value, api: serverAPI, run: &run, on: connection)
+            let answer: (order: CustomerPicture.Order, transactions: [String])
+            do {
+                answer = try await Self.bounded(appleTimeLimit) {
+                    try await lookUpOrder(query.value, api: serverAPI, run: run, database: database)
+                }
+            } catch let limit as AppleTimeLimitReached {
+                throw DeskError.appleUnanswered("\(limit)")
+            }
             order = answer.order
             ids = answer.transactions
         } else {
-            ids = try transactions(of: query, on: connection)
+            ids = try await database.run { try self.transactions(of: query, on: $0) }
             if let serverAPI {
-                try await askApple(about: query, ids: ids, api: serverAPI, judgeBefore: judgeBefore, run: &run,
-                                   on: connection)
-                ids = try transactions(of: query, on: connection)
+                do {
+                    try await Self.bounded(appleTimeLimit) { [ids] in
+                        try await askApple(about: query, ids: ids, api: serverAPI, judgeBefore: judgeBefore, run: run,
+                                           database: database)
+                    }
+                } catch let limit as AppleTimeLimitReached {
+                    logger.notice("the desk stopped waiting for Apple", metadata: ["reason": "\(limit)"])
+                }
+                ids = try await database.run { try self.transactions(of: query, on: $0) }
             }
         }
         guard !ids.isEmpty else { return CustomerPicture(query: query, order: order, transactions: []) }
 
         let differ = Differ(relations: try Differ.Relations(settings))
-        // The findings enqueued belong to the lookup's run; a lookup that writes nothing makes none.
-        let runID = try enqueue ? run.id(environment: settings.environment, on: connection) : (run.existingID ?? 0)
-        let parameters = Differ.Parameters(
-            runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
-            scope: .transactions(ids), serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
-        let transactions = try connection.transaction {
-            try queueUnseenUploads(of: query, ids: ids, on: connection)
-            try differ.computeFindings(parameters, evidence: enqueue, on: connection)
-            if enqueue {
-                let changes = try differ.upsertQueue(runID: parameters.runID, resolvingGone: false, on: connection)
-                logger.info("lookup enqueued its findings", metadata: [
-                    "run.id": "\(parameters.runID)", "items.created": "\(changes.created)",
-                    "items.refreshed": "\(changes.refreshed)",
-                ])
+        let settings = self.settings
+        let logger = self.logger
+        let transactions = try await database.run { [ids] connection in
+            // The findings enqueued belong to the lookup's run; a lookup that writes nothing makes none.
+            let runID = try enqueue ? run.id(environment: settings.environment, on: connection) : (run.existingID ?? 0)
+            let parameters = Differ.Parameters(
+                runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
+                judgeBefore: judgeBefore, scope: .transactions(ids), serverAPIEnabled: settings.serverAPIKey != nil,
+                resumesAfter: 0)
+            return try connection.transaction {
+                try queueUnseenUploads(of: query, ids: ids, on: connection)
+                try differ.computeFindings(parameters, evidence: enqueue, on: connection)
+                if enqueue {
+                    let changes = try differ.upsertQueue(
+                        runID: parameters.runID, resolvingGone: false, actor: actor, on: connection)
+                    logger.info("lookup enqueued its findings", metadata: [
+                        "run.id": "\(parameters.runID)", "items.created": "\(changes.created)",
+                        "items.refreshed": "\(changes.refreshed)",
+                    ])
+                }
+                return try differ.picture(parameters, on: connection)
             }
-            return try differ.picture(parameters, on: connection)
         }
         return CustomerPicture(query: query, order: order, transactions: transactions)
+    }
+
+    /// Apple took longer than the lookup's limit.
+    struct AppleTimeLimitReached: Error, CustomStringConvertible {
+        let limit: Duration
+        var description: String { "Apple did not answer within \(limit)" }
+    }
+
+    /// `body`, cancelled and replaced by `AppleTimeLimitReached` once `limit` has passed.
+    static func bounded<T: Sendable>(
+        _ limit: Duration?, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard let limit else { return try await body() }
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                try Task.checkCancellation()
+                throw AppleTimeLimitReached(limit: limit)
+            }
+            return value
+        }
     }
 
     // MARK: - Which transactions
@@ -134,7 +191,7 @@ public struct DeskService: Sendable {
 
     /// Look Up Order ID (production only, at most ``orderLookupRate`` per second), then the
     /// customer's Get Transaction History; both stored as verified sources.
-    private func lookUpOrder(_ orderID: String, api: ServerAPILookups, run: inout LookupRun, on connection: Connection)
+    private func lookUpOrder(_ orderID: String, api: ServerAPILookups, run: LookupRun, database: ConnectionLender)
         async throws -> (order: CustomerPicture.Order, transactions: [String])
     {
         var configuration = api.client.configuration
@@ -150,11 +207,13 @@ public struct DeskService: Sendable {
         case .found(let answer):
             verified = answer
         case .notFound, .rejected:
-            try connection.execute(
-                """
-                INSERT INTO reconcile.order_lookups (order_id, status) VALUES ($1, 'invalid')
-                ON CONFLICT (order_id) DO UPDATE SET status = 'invalid', checked_at = now()
-                """, [orderID])
+            try await database.run { connection in
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.order_lookups (order_id, status) VALUES ($1, 'invalid')
+                    ON CONFLICT (order_id) DO UPDATE SET status = 'invalid', checked_at = now()
+                    """, [orderID])
+            }
             return (CustomerPicture.Order(orderID: orderID, status: "invalid"), [])
         case .retryLater(let reason, _, _):
             throw DeskError.appleUnanswered(reason)
@@ -166,23 +225,27 @@ public struct DeskService: Sendable {
         }
         let records = verified.transactions.compactMap { AppleTransactionRecord($0, source: .orderLookup) }
             .filter { $0.fieldHoldingNUL == nil }
-        let runID = try run.id(environment: settings.environment, on: connection)
-        try connection.transaction {
-            try TransactionStore.upsert(records.map { ($0, nil) }, runID: runID, on: connection)
-            try connection.execute(
-                """
-                INSERT INTO reconcile.order_lookups (order_id, status, run_id) VALUES ($1, 'valid', $2)
-                ON CONFLICT (order_id) DO UPDATE SET status = 'valid', run_id = EXCLUDED.run_id, checked_at = now()
-                """, [orderID, runID])
-            try connection.execute(
-                """
-                INSERT INTO reconcile.order_transactions (order_id, transaction_id)
-                SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING
-                """, [orderID, records.map(\.transactionID)])
+        let environment = settings.environment
+        let runID = try await database.run { connection in
+            let runID = try run.id(environment: environment, on: connection)
+            try connection.transaction {
+                try TransactionStore.upsert(records.map { ($0, nil) }, runID: runID, on: connection)
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.order_lookups (order_id, status, run_id) VALUES ($1, 'valid', $2)
+                    ON CONFLICT (order_id) DO UPDATE SET status = 'valid', run_id = EXCLUDED.run_id, checked_at = now()
+                    """, [orderID, runID])
+                try connection.execute(
+                    """
+                    INSERT INTO reconcile.order_transactions (order_id, transaction_id)
+                    SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING
+                    """, [orderID, records.map(\.transactionID)])
+            }
+            return runID
         }
         // The rest of the customer's purchases, refunds included: stored for the next run.
         if let first = records.first {
-            try await storeHistory(seed: first.transactionID, carrier: nil, api: api, runID: runID, on: connection)
+            try await storeHistory(seed: first.transactionID, carrier: nil, api: api, runID: runID, database: database)
         }
         return (CustomerPicture.Order(orderID: orderID, status: "valid"), records.map(\.transactionID))
     }
@@ -191,51 +254,58 @@ public struct DeskService: Sendable {
     /// nightly run's own lookup for ledger rows), and for an account, Get Transaction History
     /// until every Apple account it bought with is covered.
     private func askApple(
-        about query: DeskQuery, ids: [String], api: ServerAPILookups, judgeBefore: Date, run: inout LookupRun,
-        on connection: Connection
+        about query: DeskQuery, ids: [String], api: ServerAPILookups, judgeBefore: Date, run: LookupRun,
+        database: ConnectionLender
     ) async throws {
-        let unknown = try connection.query(
-            """
-            SELECT s.id, (SELECT max(d.delivered_at) FROM \(settings.deliveriesRelation) d
-                           WHERE d.transaction_id = s.id AND d.revoked_at IS NULL) AS delivered_at
-              FROM unnest($1::text[]) s(id)
-             WHERE NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
-                                WHERE a.transaction_id = s.id AND a.bundle_id = ANY($2::text[]))
-               AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
-                                WHERE l.transaction_id = s.id AND l.result IN ('found', 'not_found'))
-             ORDER BY 1 LIMIT 100
-            """, [ids, settings.bundleIDs]
-        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date?.self, at: 1)) }
+        let settings = self.settings
+        let unknown = try await database.run { connection in
+            try connection.query(
+                """
+                SELECT s.id, (SELECT max(d.delivered_at) FROM \(settings.deliveriesRelation) d
+                               WHERE d.transaction_id = s.id AND d.revoked_at IS NULL) AS delivered_at
+                  FROM unnest($1::text[]) s(id)
+                 WHERE NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
+                                    WHERE a.transaction_id = s.id AND a.bundle_id = ANY($2::text[]))
+                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                                    WHERE l.transaction_id = s.id AND l.result IN ('found', 'not_found'))
+                 ORDER BY 1 LIMIT 100
+                """, [ids, settings.bundleIDs]
+            ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date?.self, at: 1)) }
+        }
+        let runID = { @Sendable () async throws -> Int64 in
+            try await database.run { try run.id(environment: settings.environment, on: $0) }
+        }
         let delivered = unknown.compactMap { pair in pair.1.map { (pair.0, $0) } }
         if !delivered.isEmpty {
             var summary = ServerAPILookups.Summary()
             var outage = ServerAPIOutage()
             try await api.lookUp(
-                delivered, runID: try run.id(environment: settings.environment, on: connection), judgeBefore: judgeBefore,
-                on: connection, into: &summary, outage: &outage)
+                delivered, runID: try await runID(), judgeBefore: judgeBefore, database: database, into: &summary,
+                outage: &outage)
         }
         // A transaction id nobody delivered nor uploaded: Apple may still know it.
         if query.kind == .transaction, let asked = unknown.first(where: { $0.1 == nil })?.0 {
             if case .found(let info) = try await api.client.transactionInfo(for: asked, logger: logger),
                 let record = AppleTransactionRecord(info, source: .serverAPI), record.fieldHoldingNUL == nil
             {
-                try TransactionStore.upsert(
-                    [(record, nil)], runID: try run.id(environment: settings.environment, on: connection),
-                    on: connection)
+                let id = try await runID()
+                try await database.run { try TransactionStore.upsert([(record, nil)], runID: id, on: $0) }
             }
         }
         guard query.kind == .user else { return }
         // One history per Apple account: each answer covers every transaction of that account,
         // so the next seed is a verified transaction no fetched history holds yet.
-        let seeds = try connection.query(
-            """
-            SELECT DISTINCT ON (c.transaction_id) c.transaction_id, c.upload_id
-              FROM reconcile.transaction_claims c
-              JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-             WHERE c.user_id = $1 AND c.source <> 'server_api' AND a.bundle_id = ANY($2::text[])
-             ORDER BY c.transaction_id, c.upload_id
-            """, [query.value, settings.bundleIDs]
-        ).map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
+        let seeds = try await database.run { connection in
+            try connection.query(
+                """
+                SELECT DISTINCT ON (c.transaction_id) c.transaction_id, c.upload_id
+                  FROM reconcile.transaction_claims c
+                  JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
+                 WHERE c.user_id = $1 AND c.source <> 'server_api' AND a.bundle_id = ANY($2::text[])
+                 ORDER BY c.transaction_id, c.upload_id
+                """, [query.value, settings.bundleIDs]
+            ).map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
+        }
         var covered = Set<String>()
         var calls = 0
         for (transaction, upload) in seeds where !covered.contains(transaction) && calls < Self.maximumHistories {
@@ -244,7 +314,7 @@ public struct DeskService: Sendable {
             covered.formUnion(
                 try await storeHistory(
                     seed: transaction, carrier: Carrier(uploadID: upload, userID: query.value), api: api,
-                    runID: try run.id(environment: settings.environment, on: connection), on: connection))
+                    runID: try await runID(), database: database))
         }
     }
 
@@ -252,14 +322,16 @@ public struct DeskService: Sendable {
     /// stores it; returns the transaction ids Apple listed.
     @discardableResult
     private func storeHistory(
-        seed: String, carrier: Carrier?, api: ServerAPILookups, runID: Int64, on connection: Connection
+        seed: String, carrier: Carrier?, api: ServerAPILookups, runID: Int64, database: ConnectionLender
     ) async throws -> [String] {
         switch try await api.client.transactionHistory(for: seed, logger: logger) {
         case .found(let history):
             let records = history.transactions.compactMap { AppleTransactionRecord($0, source: .serverAPI) }
                 .filter { $0.fieldHoldingNUL == nil }
-            try connection.transaction {
-                try TransactionStore.upsert(records.map { ($0, carrier) }, runID: runID, on: connection)
+            try await database.run { connection in
+                try connection.transaction {
+                    try TransactionStore.upsert(records.map { ($0, carrier) }, runID: runID, on: connection)
+                }
             }
             return records.map(\.transactionID)
         case .retryLater(let reason, _, _):
@@ -271,16 +343,18 @@ public struct DeskService: Sendable {
         }
         return []
     }
-
 }
 
 /// The desk's entry in `reconcile.runs`, made the first time the lookup writes something that
 /// needs a run (Apple's answers, review items): kind `lookup`, dry, finished at once, so it moves
-/// no watermark and no worker joins it, and the next nightly run judges what it stored.
-struct LookupRun {
-    private(set) var existingID: Int64?
+/// no watermark and no worker joins it, and the next nightly run judges what it stored. Shared by
+/// the lookup's steps, which run one after another.
+final class LookupRun: Sendable {
+    private let stored = Mutex<Int64?>(nil)
 
-    mutating func id(environment: Settings.Environment, on connection: Connection) throws -> Int64 {
+    var existingID: Int64? { stored.withLock { $0 } }
+
+    func id(environment: Settings.Environment, on connection: Connection) throws -> Int64 {
         if let existingID { return existingID }
         let id = try connection.query(
             """
@@ -289,7 +363,7 @@ struct LookupRun {
             """,
             [environment.rawValue, ProcessInfo.processInfo.hostName, Int(ProcessInfo.processInfo.processIdentifier)]
         )[0].decode(Int64.self, at: 0)
-        existingID = id
+        stored.withLock { $0 = id }
         return id
     }
 }

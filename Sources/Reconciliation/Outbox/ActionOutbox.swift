@@ -64,17 +64,23 @@ public struct ActionOutbox {
         public var maxAttempts: Int
         /// The first wait between attempts; doubled each time.
         public var backoff: Duration
+        /// The deadline of one exchange, from connecting to the last byte of the answer's body: a
+        /// webhook that answers its head and then trickles the body is cut off by it too.
         public var timeout: Duration
+        /// A pass claims no further row after this long; the rows it did not reach wait for the
+        /// next pass, so a slow webhook never holds up a run's exit or the next night.
+        public var passBudget: Duration
 
         public init(
             url: String, secret: String, maxAttempts: Int = 5, backoff: Duration = .milliseconds(200),
-            timeout: Duration = .seconds(10)
+            timeout: Duration = .seconds(10), passBudget: Duration = .seconds(300)
         ) {
             self.url = url
             self.secret = secret
             self.maxAttempts = max(1, maxAttempts)
             self.backoff = backoff
             self.timeout = timeout
+            self.passBudget = passBudget
         }
 
         /// The webhook of the settings, or nil when none is configured.
@@ -88,22 +94,38 @@ public struct ActionOutbox {
             let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.utf8)))
             return "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
         }
+
+        /// The longest one row can take: every attempt's deadline and every wait between them.
+        var worstRow: Duration {
+            var total = timeout * maxAttempts
+            for attempt in 0..<max(0, maxAttempts - 1) { total += backoff * (1 << min(attempt, 10)) }
+            return total
+        }
+
+        /// How long a claimed row is left to its pass (`next_delivery_at`): the worst row and a
+        /// minute besides, so no other pass sends it while this one may still be sending.
+        var lease: Duration { worstRow + .seconds(60) }
     }
 
     /// What a delivery pass did.
     public struct Delivery: Sendable, Equatable {
         public var delivered = 0
         public var failed = 0
+        /// Rows the pass did not reach within its budget: they wait for the next pass.
+        public var left = 0
 
-        public init(delivered: Int = 0, failed: Int = 0) {
+        public init(delivered: Int = 0, failed: Int = 0, left: Int = 0) {
             self.delivered = delivered
             self.failed = failed
+            self.left = left
         }
     }
 
-    /// POSTs every undelivered row, one at a time and oldest first, each locked (`FOR UPDATE SKIP
-    /// LOCKED`) while it is sent so that two passes at once never send the same row; a 2xx sets
-    /// `delivered_at`. A row that keeps failing is left, with its error, for the next pass.
+    /// POSTs every undelivered row, one at a time and oldest first. No lock or transaction is held
+    /// across the network: each row is first claimed in a statement of its own, which leases it
+    /// (`next_delivery_at`, longer than the row can take) so that no other pass sends it meanwhile,
+    /// then POSTed, then marked in another short statement: a 2xx sets `delivered_at`; a row that
+    /// keeps failing is left, with its error, for the next pass. Every wait honours cancellation.
     public func deliver(to webhook: Webhook, logger: Logger) async throws -> Delivery {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         do {
@@ -117,79 +139,137 @@ public struct ActionOutbox {
     }
 
     private func deliver(to webhook: Webhook, http: HTTPClient, logger: Logger) async throws -> Delivery {
+        let clock = ContinuousClock()
+        let passEnds = clock.now + webhook.passBudget
         var result = Delivery()
         var after: Int64 = 0
         while true {
             try Task.checkCancellation()
-            try connection.execute("BEGIN")
-            do {
-                guard let row = try connection.queryFirst(
+            guard clock.now < passEnds else {
+                result.left = try connection.queryFirst(
                     """
-                    SELECT \(OutboxEntry.columns) FROM reconcile.action_outbox
-                     WHERE delivered_at IS NULL AND id > $1
-                     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+                    SELECT count(*) FROM reconcile.action_outbox
+                     WHERE delivered_at IS NULL AND id > $1 AND (next_delivery_at IS NULL OR next_delivery_at <= now())
                     """, after
-                ).map(OutboxEntry.init(row:)) else {
-                    try connection.execute("COMMIT")
-                    return result
+                ).map { try $0.decode(Int.self, at: 0) } ?? 0
+                if result.left > 0 {
+                    logger.notice("outbox delivery pass out of time", metadata: ["outbox.left": "\(result.left)"])
                 }
-                after = row.id
-                let outcome = await post(row, to: webhook, http: http, logger: logger)
-                if outcome.ok {
-                    try connection.execute(
-                        """
-                        UPDATE reconcile.action_outbox
-                           SET delivered_at = now(), delivery_attempts = delivery_attempts + $2, last_delivery_error = NULL
-                         WHERE id = $1
-                        """, [row.id, outcome.attempts])
-                    result.delivered += 1
-                } else {
-                    try connection.execute(
-                        """
-                        UPDATE reconcile.action_outbox
-                           SET delivery_attempts = delivery_attempts + $2, last_delivery_error = $3
-                         WHERE id = $1
-                        """, [row.id, outcome.attempts, outcome.error])
-                    result.failed += 1
-                }
-                try connection.execute("COMMIT")
-            } catch {
-                _ = try? connection.execute("ROLLBACK")
-                throw error
+                return result
+            }
+            let leaseEnds = clock.now + webhook.lease
+            // One statement, committed at once: the row is locked only while it runs, so `outbox
+            // ack` and the app's `SKIP LOCKED` consumer never wait for the webhook.
+            guard let row = try connection.queryFirst(
+                """
+                UPDATE reconcile.action_outbox
+                   SET next_delivery_at = now() + make_interval(secs => $2)
+                 WHERE id = (SELECT id FROM reconcile.action_outbox
+                              WHERE delivered_at IS NULL AND id > $1
+                                AND (next_delivery_at IS NULL OR next_delivery_at <= now())
+                              ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                RETURNING \(OutboxEntry.columns)
+                """, after, Double(webhook.lease.components.seconds)
+            ).map(OutboxEntry.init(row:)) else {
+                return result
+            }
+            after = row.id
+            let outcome = try await post(row, to: webhook, http: http, leaseEnds: leaseEnds, logger: logger)
+            if outcome.ok {
+                try connection.execute(
+                    """
+                    UPDATE reconcile.action_outbox
+                       SET delivered_at = coalesce(delivered_at, now()), next_delivery_at = NULL,
+                           delivery_attempts = delivery_attempts + $2, last_delivery_error = NULL
+                     WHERE id = $1
+                    """, [row.id, outcome.attempts])
+                result.delivered += 1
+            } else {
+                try connection.execute(
+                    """
+                    UPDATE reconcile.action_outbox
+                       SET next_delivery_at = NULL, delivery_attempts = delivery_attempts + $2, last_delivery_error = $3
+                     WHERE id = $1 AND delivered_at IS NULL
+                    """, [row.id, outcome.attempts, outcome.error])
+                result.failed += 1
             }
         }
     }
 
-    private func post(_ row: OutboxEntry, to webhook: Webhook, http: HTTPClient, logger: Logger) async
-        -> (ok: Bool, attempts: Int, error: String?)
-    {
+    /// The webhook did not finish its answer within the exchange's deadline.
+    struct WebhookTimeout: Error, CustomStringConvertible {
+        var timeout: Duration
+        var description: String { "no complete answer within \(timeout.components.seconds) s" }
+    }
+
+    private func post(
+        _ row: OutboxEntry, to webhook: Webhook, http: HTTPClient, leaseEnds: ContinuousClock.Instant, logger: Logger
+    ) async throws -> (ok: Bool, attempts: Int, error: String?) {
         var lastError: String?
+        var attempts = 0
         for attempt in 1...webhook.maxAttempts {
             if attempt > 1 {
-                let wait = webhook.backoff * (1 << min(attempt - 2, 10))
-                try? await Task.sleep(for: wait)
+                try await Task.sleep(for: webhook.backoff * (1 << min(attempt - 2, 10)))
             }
+            // A pass that was stopped (SIGSTOP, a suspended VM) past its lease may no longer send:
+            // another pass may hold the row now.
+            guard ContinuousClock.now + webhook.timeout < leaseEnds else {
+                lastError = lastError ?? "the row's lease ran out before it could be sent"
+                break
+            }
+            attempts = attempt
             do {
-                let body = try row.json()
-                var request = HTTPClientRequest(url: webhook.url)
-                request.method = .POST
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.headers.add(name: "X-Reconcile-Signature", value: webhook.signature(of: body))
-                request.headers.add(name: "Idempotency-Key", value: String(row.id))
-                request.body = .bytes(body)
-                let response = try await http.execute(
-                    request, timeout: .milliseconds(Int64(webhook.timeout.components.seconds * 1000)))
-                _ = try? await response.body.collect(upTo: 1 << 16)
-                if (200..<300).contains(Int(response.status.code)) { return (true, attempt, nil) }
-                lastError = "HTTP \(response.status.code)"
+                let status = try await exchange(row, webhook: webhook, http: http)
+                if (200..<300).contains(status) { return (true, attempt, nil) }
+                lastError = "HTTP \(status)"
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
+                try Task.checkCancellation()
                 lastError = "\(type(of: error)): \(error)"
             }
             logger.notice("outbox webhook failed", metadata: [
                 "outbox.id": "\(row.id)", "attempt": "\(attempt)", "error": "\(lastError ?? "")",
             ])
         }
-        return (false, webhook.maxAttempts, lastError)
+        return (false, attempts, lastError)
+    }
+
+    /// One POST and its whole answer, head and body, within the webhook's deadline. The body is
+    /// read (at most 64 KB of it is kept in flight) so that the connection ends cleanly.
+    private func exchange(_ row: OutboxEntry, webhook: Webhook, http: HTTPClient) async throws -> Int {
+        let body = try row.json()
+        var request = HTTPClientRequest(url: webhook.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "X-Reconcile-Signature", value: webhook.signature(of: body))
+        request.headers.add(name: "Idempotency-Key", value: String(row.id))
+        request.body = .bytes(body)
+        let timeout = webhook.timeout
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        return try await withThrowingTaskGroup(of: Int?.self) { [request] group in
+            group.addTask {
+                let response = try await http.execute(request, timeout: .nanoseconds(nanoseconds))
+                var read = 0
+                for try await chunk in response.body {
+                    read += chunk.readableBytes
+                    if read > 1 << 16 { break }
+                }
+                try Task.checkCancellation()
+                return Int(response.status.code)
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let status = first else {
+                try Task.checkCancellation()
+                throw WebhookTimeout(timeout: timeout)
+            }
+            return status
+        }
     }
 }
 

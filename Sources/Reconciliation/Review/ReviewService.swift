@@ -97,20 +97,38 @@ public struct ReviewService {
         ]
         try write(header.joined(separator: ",") + "\r\n")
         let (clause, parameters) = filter.sql()
-        try connection.stream(
-            "SELECT \(ReviewItem.columns) FROM reconcile.review_items WHERE \(clause) ORDER BY \(Self.severityRank), created_at, id",
-            parameters
-        ) { row in
-            let item = try ReviewItem(row: row)
-            let fields: [String] = [
-                String(item.id), item.status.rawValue, item.kind, item.severity.rawValue, item.transactionID ?? "",
-                item.originalTransactionID ?? "", item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue,
-                item.assignee ?? "", item.resolution?.rawValue ?? "", item.resolvedBy ?? "",
-                item.resolvedAt.map(TimeExpression.format) ?? "", item.note ?? "", TimeExpression.format(item.createdAt),
-                TimeExpression.format(item.updatedAt), String(item.firstSeenRun), String(item.lastSeenRun),
-            ]
-            try write(fields.map(ReportWriter.csvField).joined(separator: ",") + "\r\n")
+        // A cursor read a batch at a time: each FETCH is a statement of its own, so a page's
+        // `statement_timeout` bounds one batch and never cuts a long download short.
+        try connection.transaction {
+            // The whole result is read: plan for all of it, as for the plain query, not for the
+            // first tenth a cursor is planned for by default.
+            try connection.execute("SET LOCAL cursor_tuple_fraction = 1.0")
+            try connection.execute(
+                """
+                DECLARE review_export NO SCROLL CURSOR FOR
+                SELECT \(ReviewItem.columns) FROM reconcile.review_items WHERE \(clause)
+                 ORDER BY \(Self.severityRank), created_at, id
+                """, parameters)
+            while true {
+                let rows = try connection.query("FETCH \(Self.exportBatch) FROM review_export")
+                for row in rows { try write(Self.csvLine(try ReviewItem(row: row))) }
+                if rows.count < Self.exportBatch { break }
+            }
         }
+    }
+
+    /// Rows fetched per statement by `exportCSV`.
+    static let exportBatch = 1000
+
+    private static func csvLine(_ item: ReviewItem) -> String {
+        let fields: [String] = [
+            String(item.id), item.status.rawValue, item.kind, item.severity.rawValue, item.transactionID ?? "",
+            item.originalTransactionID ?? "", item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue,
+            item.assignee ?? "", item.resolution?.rawValue ?? "", item.resolvedBy ?? "",
+            item.resolvedAt.map(TimeExpression.format) ?? "", item.note ?? "", TimeExpression.format(item.createdAt),
+            TimeExpression.format(item.updatedAt), String(item.firstSeenRun), String(item.lastSeenRun),
+        ]
+        return fields.map(ReportWriter.csvField).joined(separator: ",") + "\r\n"
     }
 
     /// The latest nightly and ad-hoc runs, newest first; the desk's lookups, recorded as runs of

@@ -12,17 +12,18 @@ extension ReviewSite {
         let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/desk") { request, context in
             let text = request.uri.queryParameters.get("q") ?? ""
+            let kind = request.uri.queryParameters.get("kind")
             guard let page = QueryFilter(query: request.uri.query).page else {
                 throw HTTPError(
                     .badRequest,
                     message: context.catalog.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
             }
-            return try await deskPage(text, page: page, enqueue: false, context: context)
+            return try await deskPage(text, kind: kind, page: page, enqueue: false, context: context)
         }
         routes.post("/desk/enqueue") { request, context in
             let form = try await checkedForm(request, context: context)
             let text = form["q"] ?? ""
-            return try await deskPage(text, page: 1, enqueue: true, context: context)
+            return try await deskPage(text, kind: form["kind"], page: 1, enqueue: true, context: context)
         }
         return routes
     }
@@ -30,8 +31,11 @@ extension ReviewSite {
     /// The customer page for what was typed; refusals (a malformed query, an order ID without
     /// credentials, Apple not answering) are said on the page. After an enqueue, a redirect to
     /// the page with a message, so a reload does not post twice.
+    /// `kind` (`user`, `transaction`, `order`, `token`), when given, says what `text` is; else
+    /// it is recognised from its shape. Links the pages make name it: a numeric account id is
+    /// not a transaction id.
     private func deskPage(
-        _ text: String, page: Int, enqueue: Bool, context: SignedInContext
+        _ text: String, kind: String?, page: Int, enqueue: Bool, context: SignedInContext
     ) async throws -> Response {
         let session = context.session
         let t = context.catalog
@@ -46,7 +50,12 @@ extension ReviewSite {
         }
         let query: DeskQuery
         do {
-            query = try DeskQuery.recognising(text)
+            if let kind {
+                guard let named = DeskQuery.Kind(rawValue: kind) else { throw DeskError.invalidQuery(kind) }
+                query = try DeskQuery(named, text)
+            } else {
+                query = try DeskQuery.recognising(text)
+            }
         } catch {
             return notice(t["desk.invalid_query"], status: .badRequest)
         }
@@ -57,13 +66,13 @@ extension ReviewSite {
         let picture: CustomerPicture
         let answers: [ConsumptionAnswerRecord]
         do {
-            (picture, answers) = try await database.runAsync { connection in
-                let picture = try await desk.lookup(query, enqueue: enqueue, on: connection)
-                // What was answered to Apple about refunds of these purchases (SPEC section 14).
-                let answers = try ConsumptionAnswerRecord.find(
-                    transactionIDs: picture.transactions.map(\.transactionID), on: connection)
-                return (picture, answers)
-            }
+            // No connection is held while Apple is asked: each database step borrows one.
+            picture = try await desk.lookup(
+                query, enqueue: enqueue, actor: session.name, database: database.lender,
+                appleTimeLimit: .milliseconds(Int64(configuration.deskAppleTimeLimit * 1000)))
+            // What was answered to Apple about refunds of these purchases (SPEC section 14).
+            let ids = picture.transactions.map(\.transactionID)
+            answers = try await database.lender.run { try ConsumptionAnswerRecord.find(transactionIDs: ids, on: $0) }
         } catch let error as DeskError {
             switch error {
             case .invalidQuery: return notice(t["desk.invalid_query"], status: .badRequest)
@@ -78,7 +87,7 @@ extension ReviewSite {
             await sessions.setFlash(
                 .init(text: t.text("desk.enqueued", ["count": String(picture.findings.count)]), isError: false),
                 for: session.id)
-            return redirect("/desk?" + Form.encode([("q", query.value)]))
+            return redirect("/desk?" + Form.encode([("q", query.value), ("kind", query.kind.rawValue)]))
         }
         let flash = await sessions.takeFlash(for: session.id).map { FlashView($0) }
         return render(
@@ -89,9 +98,10 @@ extension ReviewSite {
     }
 }
 
-/// `/desk?q=…` for a customer: the link from an item page to its customer's page.
-func deskHref(_ value: String) -> String {
-    "/desk?" + Form.encode([("q", value)])
+/// `/desk?q=…&kind=user` for an account: the link from an item page to its customer's page
+/// names the kind, so an account id shaped like a transaction id or an order ID stays an account.
+func deskHref(user: String) -> String {
+    "/desk?" + Form.encode([("q", user), ("kind", DeskQuery.Kind.user.rawValue)])
 }
 
 /// Turns a customer's picture into the customer page's view, in the reader's language, time
@@ -133,9 +143,12 @@ enum DeskPageBuilder {
         let pages = max(1, (ordered.count + pageSize - 1) / pageSize)
         let current = min(page, pages)
         let shown = ordered.dropFirst((current - 1) * pageSize).prefix(pageSize)
-        func href(_ page: Int) -> String { "/desk?" + Form.encode([("q", typed), ("page", String(page))]) }
+        func href(_ page: Int) -> String {
+            "/desk?" + Form.encode([("q", picture.query.value), ("kind", picture.query.kind.rawValue), ("page", String(page))])
+        }
         return DeskPage(
             query: typed, notice: nil, csrf: csrf, summary: summary, value: picture.query.value,
+            kind: picture.query.kind.rawValue,
             canEnqueue: findings > 0,
             transactions: shown.map { transaction in
                 Self.transaction(
@@ -256,8 +269,9 @@ struct DeskPage {
     let notice: String?
     let csrf: String
     var summary: String?
-    /// The recognised value, posted back by the enqueue button.
+    /// The recognised value and its kind, posted back by the enqueue button.
     var value: String = ""
+    var kind: String = ""
     var canEnqueue = false
     var transactions: [Transaction] = []
     /// The pager, when the customer has more transactions than one page shows.

@@ -65,17 +65,30 @@ extension ReviewSite {
     /// The CSV is for spreadsheets and scripts: its columns and values stay as the CLI writes them.
     /// It is streamed as the database yields rows (chunked, no Content-Length), so memory stays
     /// bounded whatever the queue's size. One of the page connections is held while it streams
-    /// and freed when the last row is sent, or when the client goes away. The response starts
+    /// and freed when the last row is sent, when the client goes away, when it takes nothing for
+    /// the stall timeout, or at the export's time limit; the last three abort the response (no
+    /// last chunk) and are logged. The rows come from a cursor a batch at a time, so the pages'
+    /// `statement_timeout` bounds each batch, not the whole download. The response starts
     /// only once the first chunk (or the whole of a small export) is written: no free connection
     /// or a failed query is still an error page, not a truncated file.
     private func export(_ request: Request, context: SignedInContext) async throws -> Response {
         let filter = QueryFilter(query: request.uri.query).filter
-        let stream = ExportStream()
+        let stream = ExportStream(
+            stallTimeout: .milliseconds(Int64(configuration.exportStallTimeout * 1000)),
+            timeLimit: .milliseconds(Int64(configuration.exportTimeLimit * 1000)))
         let chunks = ExportChunks(stream)
         let database = self.database
+        let logger = context.logger
         Task {
             do {
-                try await database.run { service in stream.produce { write in try service.exportCSV(filter, write: write) } }
+                let failure = try await database.run { service in
+                    stream.produce { write in try service.exportCSV(filter, write: write) }.map { "\($0)" }
+                }
+                // The client sees a chunked body that never ends (no last chunk): an aborted
+                // download, never a file that looks complete.
+                if let failure {
+                    logger.notice("CSV export aborted", metadata: ["error": "\(failure)"])
+                }
             } catch {
                 stream.fail(error)
             }
