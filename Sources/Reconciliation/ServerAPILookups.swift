@@ -111,7 +111,7 @@ public struct ServerAPILookups: Sendable {
                     try Self.shareListing(found.map(\.transactionID), fetchedFor: nil, runID: runID, on: connection)
                     try connection.execute(
                         "DELETE FROM reconcile.history_retries WHERE transaction_id = ANY ($1::text[])",
-                        [Array(covered)])
+                        [found.map(\.transactionID) + [seed]])
                 }
             }
             try outage.stopIfOngoing()
