@@ -64,6 +64,18 @@ public struct SQLScript: Sendable {
     /// The statements, in order; comments and blank text between them are not statements.
     public let statements: [Statement]
 
+    /// The values the script's header declares: every `:'name'` of its `-- Values:` paragraph
+    /// (that line and the comment lines after it up to the next `-- Heading:` line or the first
+    /// line that is not a comment). Nil when the script has no such paragraph.
+    public let declaredValues: Set<String>?
+
+    /// The values the statements take, in order of first use.
+    public var valueNames: [String] {
+        var seen: [String] = []
+        for name in statements.flatMap(\.valueNames) where !seen.contains(name) { seen.append(name) }
+        return seen
+    }
+
     /// Parses a script. Throws on `$` outside a literal, on `:"name"`, and on unterminated
     /// literals or comments.
     public init(_ text: String) throws(SQLScriptError) {
@@ -161,6 +173,38 @@ public struct SQLScript: Sendable {
         flushText()
         if hasCode { statements.append(Statement(pieces: pieces)) }
         self.statements = statements
+        self.declaredValues = Self.declaredValues(in: text)
+    }
+
+    private static func declaredValues(in text: String) -> Set<String>? {
+        var names: Set<String>?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if names == nil {
+                if line.hasPrefix("-- Values:") { names = valueNames(in: line) }
+                continue
+            }
+            guard line.hasPrefix("--"), !isHeading(line) else { break }
+            names!.formUnion(valueNames(in: line))
+        }
+        return names
+    }
+
+    // `-- Reads:`, `-- Writes:`: a capitalised word (or words) and a colon.
+    private static func isHeading(_ line: Substring) -> Bool {
+        let rest = line.dropFirst(2).drop { $0 == " " }
+        guard let first = rest.first, first.isUppercase, let colon = rest.firstIndex(of: ":") else { return false }
+        return rest[..<colon].allSatisfy { $0.isLetter || $0 == " " }
+    }
+
+    private static func valueNames(in line: Substring) -> Set<String> {
+        var names: Set<String> = []
+        var rest = line[...]
+        while let start = rest.range(of: ":'") {
+            let name = rest[start.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            if !name.isEmpty, rest[start.upperBound...].dropFirst(name.count).first == "'" { names.insert(String(name)) }
+            rest = rest[start.upperBound...]
+        }
+        return names
     }
 }
 

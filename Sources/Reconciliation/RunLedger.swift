@@ -16,9 +16,7 @@ public enum RunLedger {
     }
 
     static func runningRun(on connection: Connection) throws -> RunningRun? {
-        try connection.queryFirst(
-            "SELECT id, started_at, host, pid FROM reconcile.runs WHERE status = 'running' ORDER BY id DESC LIMIT 1"
-        ).map {
+        try connection.queryFirst(SQL.running).map {
             RunningRun(
                 id: try $0.decode(Int64.self, "id"), startedAt: try $0.decode(Date.self, "started_at"),
                 host: try $0.decode(String?.self, "host"), pid: try $0.decode(Int?.self, "pid"))
@@ -27,54 +25,34 @@ public enum RunLedger {
 
     /// Runs still marked running while we hold the lock died without saying so (kill -9, power loss).
     static func abandonStale(on connection: Connection) throws {
-        try connection.execute(
-            """
-            UPDATE reconcile.runs SET status = 'failed', finished_at = now(),
-                   error = 'the process ended without finishing the run (killed, or the machine stopped)'
-             WHERE status = 'running'
-            """)
+        try connection.execute(SQL.abandonStale)
     }
 
     /// The last run that finished its work and wrote the queue (0 when none). Every later run
     /// but the one starting ended without finishing (killed, failed, interrupted) or was a dry
     /// run: the next run takes over what they verified and found, to judge and report it.
     static func lastFinishedRun(on connection: Connection) throws -> Int64 {
-        try connection.query(
-            """
-            SELECT coalesce(max(id), 0) FROM reconcile.runs
-             WHERE status IN ('completed', 'completed_with_unresolved') AND NOT dry_run
-            """)[0].decode(Int64.self, at: 0)
+        try connection.query(SQL.lastFinished)[0].decode(Int64.self, at: 0)
     }
 
     /// The end of the last successful run's window (dry runs do not count: they wrote no queue).
     static func watermark(on connection: Connection) throws -> Date? {
-        try connection.query(
-            """
-            SELECT max(window_until) FROM reconcile.runs
-             WHERE status IN ('completed', 'completed_with_unresolved') AND NOT dry_run
-            """)[0].decode(Date?.self, at: 0)
+        try connection.query(SQL.watermark)[0].decode(Date?.self, at: 0)
     }
 
     static func start(
         since: Date?, until: Date, environment: Settings.Environment, dryRun: Bool, on connection: Connection
     ) throws -> Int64 {
         try connection.query(
-            """
-            INSERT INTO reconcile.runs (window_since, window_until, environment, dry_run, host, pid)
-            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
-            """,
-            [since, until, environment.rawValue, dryRun, ProcessInfo.processInfo.hostName,
-             Int(ProcessInfo.processInfo.processIdentifier)])[0].decode(Int64.self, at: 0)
+            SQL.start,
+            ["since": since, "until": until, "environment": environment.rawValue, "dry_run": dryRun,
+             "host": ProcessInfo.processInfo.hostName, "pid": Int(ProcessInfo.processInfo.processIdentifier)]
+        )[0].decode(Int64.self, at: 0)
     }
 
     /// What the run verified, with the runs since the last finished one.
     static func verificationSummary(_ run: RunContext) throws -> RunReport.Verification {
-        let rows = try run.connection.query(
-            """
-            SELECT state, coalesce(apple_status::text, ''), count(*)::bigint
-              FROM reconcile.upload_verifications WHERE last_run_id > $1
-             GROUP BY 1, 2
-            """, [run.resumesAfter])
+        let rows = try run.connection.query(SQL.verificationSummary, ["resumes_after": run.resumesAfter])
         var summary = RunReport.Verification()
         for row in rows {
             let state = try row.decode(VerificationState.self, at: 0)
@@ -99,17 +77,14 @@ public enum RunLedger {
     /// has). A run that does not finish leaves its changes to the next run, which starts from the
     /// same finished run's snapshot.
     static func markLedgerChanges(_ run: RunContext) throws {
-        try run.connection.execute(
-            "UPDATE reconcile.runs SET ledger_change_snapshot = pg_current_snapshot() WHERE id = $1", [run.id])
+        try run.connection.execute(SQL.markLedgerChanges, ["run_id": run.id])
     }
 
     /// The snapshot of the last finished run (`'1:1:'`, nothing committed, when there is none): the
     /// run judges the changes that one did not show (`sql/diff/25_scope_ledger_changes.sql`).
     static func ledgerChangesAfter(_ run: RunContext) throws -> String {
-        try run.connection.query(
-            "SELECT coalesce((SELECT ledger_change_snapshot::text FROM reconcile.runs WHERE id = $1), '1:1:')",
-            [run.resumesAfter]
-        )[0].decode(String.self, at: 0)
+        try run.connection.query(SQL.ledgerChangesAfter, ["resumes_after": run.resumesAfter])[0]
+            .decode(String.self, at: 0)
     }
 
     /// Records the digest of what the run's findings depend on beyond their own rows
@@ -117,71 +92,45 @@ public enum RunLedger {
     /// may the run carry over unchanged open items (`Differ.Parameters.carriesUnchangedItems`).
     /// A nil digest (the ledger's changes are not noted) is never the same.
     static func markJudgedInputs(_ run: RunContext, _ digest: String?) throws -> Bool {
-        try run.connection.execute("UPDATE reconcile.runs SET judged_inputs = $2 WHERE id = $1", [run.id, digest])
-        return try run.connection.queryFirst(
-            "SELECT 1 FROM reconcile.runs WHERE id = $1 AND judged_inputs = $2", run.resumesAfter, digest) != nil
+        try run.connection.queryFirst(
+            SQL.markJudgedInputs, ["run_id": run.id, "digest": digest, "resumes_after": run.resumesAfter]) != nil
     }
 
-    /// Records the run as finished; a finished run that wrote the queue prunes, in the same
-    /// statement, the ledger changes its diff's snapshot showed as committed (it saw them all).
-    ///
-    /// The prune reads the index on changed_xact between two bounds rather than the whole table:
-    /// every change the snapshot shows is older than its xmax, and every change older than the
-    /// previous finished run's xmin was committed before that run's snapshot, which pruned it.
-    /// Without them a night read the whole table, or the index's dead entries, left by the last
-    /// bulk prune (the full-size bench's 5M deliveries: 0.3-0.9 s of a nothing-new night).
+    /// Records the run as finished; a finished run that wrote the queue prunes the ledger's and
+    /// the tokens' changes its diff's snapshot showed as committed (`sql/runs/finish.sql`).
     static func finish(_ report: RunReport, on connection: Connection) throws {
-        let counts = try PostgresJSON(encoding: report.counts)
-        let timings = try PostgresJSON(encoding: report.timings)
         try connection.execute(
-            """
-            WITH finished AS (
-              UPDATE reconcile.runs
-                 SET status = $2, finished_at = $3, uploads_total = $4, uploads_verified = $5, uploads_invalid = $6,
-                     uploads_retry = $7, findings_total = $8, findings_new = $9, counts = $10, timings = $11,
-                     report_dir = $12
-               WHERE id = $1
-             RETURNING ledger_change_snapshot, dry_run)
-            DELETE FROM reconcile.ledger_changes
-             WHERE changed_xact < (SELECT pg_snapshot_xmax(ledger_change_snapshot)::text::bigint FROM finished)
-               AND changed_xact >= \(Self.previousPrunedBelow)
-               AND pg_visible_in_snapshot(
-                       changed_xact::text::xid8, (SELECT ledger_change_snapshot FROM finished WHERE NOT dry_run))
-            """,
-            [report.runID, report.status, report.finishedAt, report.verification.uploads, report.verification.verified,
-             report.verification.invalid, report.verification.retry, report.openFindings, report.newFindings,
-             counts, timings, report.reportDirectory])
-        // The account tokens' changes alike (migration 0012).
-        try connection.execute(
-            """
-            DELETE FROM reconcile.token_changes
-             WHERE changed_xact < (SELECT pg_snapshot_xmax(ledger_change_snapshot)::text::bigint
-                                     FROM reconcile.runs WHERE id = $1)
-               AND changed_xact >= \(Self.previousPrunedBelow)
-               AND pg_visible_in_snapshot(
-                       changed_xact::text::xid8,
-                       (SELECT ledger_change_snapshot FROM reconcile.runs WHERE id = $1 AND NOT dry_run))
-            """, [report.runID])
+            SQL.finish,
+            ["run_id": report.runID, "status": report.status, "finished_at": report.finishedAt,
+             "uploads_total": report.verification.uploads, "uploads_verified": report.verification.verified,
+             "uploads_invalid": report.verification.invalid, "uploads_retry": report.verification.retry,
+             "findings_total": report.openFindings, "findings_new": report.newFindings,
+             "counts": try PostgresJSON(encoding: report.counts), "timings": try PostgresJSON(encoding: report.timings),
+             "report_dir": report.reportDirectory])
     }
-
-    /// The xmin of the snapshot of the last finished run before run `$1` (0 when none): every
-    /// change noted below it was pruned by that run (see `finish`).
-    private static let previousPrunedBelow = """
-        coalesce((SELECT pg_snapshot_xmin(ledger_change_snapshot)::text::bigint FROM reconcile.runs
-                   WHERE id < $1 AND status IN ('completed', 'completed_with_unresolved') AND NOT dry_run
-                   ORDER BY id DESC LIMIT 1), 0)
-        """
 
     /// Whether a run was recorded as finished (`completed` or `completed_with_unresolved`).
     static func isFinished(runID: Int64, on connection: Connection) throws -> Bool {
-        try connection.queryFirst(
-            "SELECT 1 FROM reconcile.runs WHERE id = $1 AND status IN ('completed', 'completed_with_unresolved')", runID
-        ) != nil
+        try connection.queryFirst(SQL.finished, ["run_id": runID]) != nil
     }
 
     static func fail(runID: Int64, status: RunStatus, error: String, on connection: Connection) throws {
-        try connection.execute(
-            "UPDATE reconcile.runs SET status = $2, finished_at = now(), error = $3 WHERE id = $1",
-            [runID, status, error])
+        try connection.execute(SQL.fail, ["run_id": runID, "status": status, "error": error])
+    }
+
+    /// The statements, in `sql/runs/`.
+    enum SQL {
+        static let running: SQLFile = "runs/running.sql"
+        static let abandonStale: SQLFile = "runs/abandon_stale.sql"
+        static let lastFinished: SQLFile = "runs/last_finished.sql"
+        static let watermark: SQLFile = "runs/watermark.sql"
+        static let start: SQLFile = "runs/start.sql"
+        static let verificationSummary: SQLFile = "runs/verification_summary.sql"
+        static let markLedgerChanges: SQLFile = "runs/mark_ledger_changes.sql"
+        static let ledgerChangesAfter: SQLFile = "runs/ledger_changes_after.sql"
+        static let markJudgedInputs: SQLFile = "runs/mark_judged_inputs.sql"
+        static let finish: SQLFile = "runs/finish.sql"
+        static let finished: SQLFile = "runs/finished.sql"
+        static let fail: SQLFile = "runs/fail.sql"
     }
 }

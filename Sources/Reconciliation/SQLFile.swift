@@ -1,0 +1,126 @@
+import Postgres
+
+/// The values a statement file takes, by the names its `:'name'` placeholders use.
+public typealias SQLValues = [String: any PostgresEncodable & Sendable]
+
+/// A statement file under `sql/` (`runs/start.sql`, `diff/30_tx.sql`), embedded at build time like
+/// `migrations/` and parsed once. Every statement the product runs lives in one (SPEC section 2's
+/// relations reach them only as ``QualifiedRelation``; see ``SQLScript`` for the convention).
+///
+/// A file is run with exactly the values its statements take: a value missing, misspelled or left
+/// over is refused before anything reaches PostgreSQL, and `SQLFileTests` holds every file's
+/// `-- Values:` header to its text.
+public struct SQLFile: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The path relative to `sql/`.
+    public let path: String
+
+    public init(stringLiteral path: String) { self.path = path }
+
+    public init(_ path: String) { self.path = path }
+
+    public var description: String { "sql/\(path)" }
+
+    /// The parsed file.
+    public var script: SQLScript {
+        get throws(SQLScriptError) {
+            guard let script = SQLFile.scripts[path] else { throw SQLScriptError(problem: "no file \(self)") }
+            return script
+        }
+    }
+
+    /// Its statements with `values` and `relations` bound, after checking that they are exactly the
+    /// ones the file takes.
+    func bound(
+        _ values: SQLValues, relations: [String: QualifiedRelation]
+    ) throws(SQLScriptError) -> [(sql: String, parameters: [any PostgresEncodable])] {
+        let script = try script
+        let taken = Set(script.valueNames)
+        let given = Set(values.keys)
+        if let missing = taken.subtracting(given).sorted().first {
+            throw SQLScriptError(problem: "\(self) takes :'\(missing)', which was not given")
+        }
+        if let extra = given.subtracting(taken).sorted().first {
+            throw SQLScriptError(problem: "\(self) does not take :'\(extra)'")
+        }
+        let relationNames = script.statements.reduce(into: Set<String>()) { $0.formUnion($1.relationNames) }
+        if relationNames != Set(relations.keys) {
+            throw SQLScriptError(
+                problem: "\(self) takes the relations \(relationNames.sorted()), given \(relations.keys.sorted())")
+        }
+        return try script.statements.map { statement throws(SQLScriptError) in
+            try statement.bind(relations: relations, values: values)
+        }
+    }
+
+    /// Every file under `sql/` by its path relative to it, parsed.
+    static let scripts: [String: SQLScript] = {
+        var scripts: [String: SQLScript] = [:]
+        for path in EmbeddedFiles.paths(under: "sql") {
+            guard path.hasSuffix(".sql"), let data = EmbeddedFiles.data(path) else { continue }
+            do {
+                scripts[String(path.dropFirst("sql/".count))] = try SQLScript(String(decoding: data, as: UTF8.self))
+            } catch {
+                // A malformed file is a build mistake; SQLFileTests parse every file.
+                preconditionFailure("\(path): \(error)")
+            }
+        }
+        return scripts
+    }()
+
+    /// Every file's path relative to `sql/`, sorted.
+    static var paths: [String] { scripts.keys.sorted() }
+
+    /// The text of a file, for tests and docs.
+    static func text(_ path: String) -> String? {
+        EmbeddedFiles.data("sql/" + path).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension Connection {
+    /// Runs every statement of a file; returns the rows of the last.
+    @discardableResult
+    public func query(
+        _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:]
+    ) throws -> [Row] {
+        var rows: [Row] = []
+        for (sql, parameters) in try file.bound(values, relations: relations) { rows = try query(sql, parameters) }
+        return rows
+    }
+
+    /// Runs every statement of a file; returns the first row of the last.
+    public func queryFirst(
+        _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:]
+    ) throws -> Row? {
+        try query(file, values, relations: relations).first
+    }
+
+    /// Runs every statement of a file; returns how many rows the last affected.
+    @discardableResult
+    public func execute(
+        _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:]
+    ) throws -> Int {
+        var affected = 0
+        for (sql, parameters) in try file.bound(values, relations: relations) { affected = try execute(sql, parameters) }
+        return affected
+    }
+
+    /// Streams the rows of a file of one statement (see ``Connection/stream(_:_:_:)``).
+    public func stream(
+        _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:],
+        _ body: (Row) throws -> Void
+    ) throws {
+        let statements = try file.bound(values, relations: relations)
+        guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one statement to stream") }
+        try stream(statements[0].sql, statements[0].parameters, body)
+    }
+
+    /// Runs a file's one `COPY … FROM STDIN` statement with the rows `body` writes.
+    @discardableResult
+    public func copyIn(
+        _ file: SQLFile, relations: [String: QualifiedRelation] = [:], _ body: (inout CopyWriter) throws -> Void
+    ) throws -> Int {
+        let statements = try file.bound([:], relations: relations)
+        guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one COPY statement") }
+        return try copyIn(statements[0].sql, body)
+    }
+}
