@@ -17,11 +17,4 @@ public struct Severity: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public var rank: Int { Self.known.firstIndex(of: self) ?? Self.known.count }
 
     public var description: String { rawValue }
-
-    /// `ORDER BY` text ranking a severity column like ``rank``, built from ``known``: the
-    /// column is the caller's, the severities are constants of this type.
-    static func rankSQL(column: String) -> String {
-        "CASE \(column) " + known.map { "WHEN '\($0.rawValue)' THEN \($0.rank)" }.joined(separator: " ")
-            + " ELSE \(known.count) END"
-    }
 }

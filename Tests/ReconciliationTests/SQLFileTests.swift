@@ -78,7 +78,6 @@ struct SQLFileTests {
         "Sources/Reconciliation/Notifications.swift",
         "Sources/Reconciliation/Outbox/ActionOutbox.swift",
         "Sources/Reconciliation/Preflight.swift",
-        "Sources/Reconciliation/Review/ReviewService.swift",
         "Sources/Reconciliation/RunReport.swift",
         "Sources/Reconciliation/Schema.swift",
         "Sources/Reconciliation/ServerAPILookups.swift",

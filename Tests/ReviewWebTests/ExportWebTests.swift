@@ -170,7 +170,7 @@ struct ExportWebTests {
             let rest = try await onOwnThread { try Self.readToEnd(socket) }
             let complete = Self.endsWithLastChunk(rest)
             #expect(rest.count > 0)
-            #expect(!complete, "an aborted export must not look complete (\(rest.count) bytes)")
+            #expect(!complete, "an aborted export must not look complete (\(rest.count) bytes): \(String(decoding: rest.prefix(400), as: UTF8.self))")
         }
     }
 

@@ -28,27 +28,16 @@ public struct ReviewFilter: Sendable, Equatable {
     /// The severities a filter accepts.
     public static let severityValues = ["high", "medium", "low"]
 
-    /// A `WHERE` clause over `reconcile.review_items` and its parameters, numbered from `$1`.
-    /// `excludingKinds` leaves the kind filter out, for counts by kind beside a kind filter.
-    func sql(excludingKinds: Bool = false) -> (clause: String, parameters: [any PostgresEncodable]) {
-        var conditions: [String] = []
-        var parameters: [any PostgresEncodable] = []
-        func add(_ condition: (String) -> String, _ value: any PostgresEncodable) {
-            parameters.append(value)
-            conditions.append(condition("$\(parameters.count)"))
-        }
-        if !statuses.isEmpty { add({ "status = ANY(\($0)::text[])" }, statuses.map(\.rawValue)) }
-        if !kinds.isEmpty, !excludingKinds { add({ "kind = ANY(\($0)::text[])" }, kinds.map(\.rawValue)) }
-        if !severities.isEmpty { add({ "severity = ANY(\($0)::text[])" }, severities) }
-        if let userID { add({ "user_id = \($0)" }, userID) }
-        if let productID { add({ "product_id = \($0)" }, productID) }
-        if let transactionID {
-            add({ "(transaction_id = \($0) OR original_transaction_id = \($0))" }, transactionID)
-        }
-        if let assignee { add({ "assignee = \($0)" }, assignee) }
-        if let since { add({ "created_at >= \($0)" }, since) }
-        if let until { add({ "created_at < \($0)" }, until) }
-        return (conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND "), parameters)
+    /// The filter's values for the statements of `sql/review/` (`reconcile.review_item_matches`,
+    /// migration 0015): null where the filter does not filter. `excludingKinds` leaves the kind
+    /// filter out, for counts by kind beside a kind filter.
+    func values(excludingKinds: Bool = false) -> SQLValues {
+        func list(_ values: [String]) -> [String]? { values.isEmpty ? nil : values }
+        return [
+            "statuses": list(statuses.map(\.rawValue)), "kinds": excludingKinds ? nil : list(kinds.map(\.rawValue)),
+            "severities": list(severities), "user_id": userID, "product_id": productID,
+            "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until,
+        ]
     }
 }
 

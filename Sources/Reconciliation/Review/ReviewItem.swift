@@ -74,13 +74,6 @@ public struct ReviewItem: Sendable, Equatable {
     /// The note left with the decision.
     public var note: String?
 
-    /// The columns `init(row:)` reads, for `SELECT`s.
-    static let columns = """
-        id, fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id, \
-        upload_id, suggested_action, first_seen_run, last_seen_run, created_at, updated_at, assignee, resolution, \
-        resolved_by, resolved_at, note
-        """
-
     init(row: Row) throws {
         id = try row["id"]
         fingerprint = try row["fingerprint"]

@@ -36,20 +36,15 @@ public struct ReviewService {
             throw ReviewError.invalidInput("a page number is at most \(Self.maximumPage)")
         }
         let page = max(page, 1)
-        let (clause, parameters) = filter.sql()
-        let total = try connection.query(
-            "SELECT count(*) FROM reconcile.review_items WHERE \(clause)", parameters)[0].decode(Int.self, at: 0)
-        let rows = try connection.query(
-            """
-            SELECT \(ReviewItem.columns) FROM reconcile.review_items WHERE \(clause)
-             ORDER BY \(Self.severityRank), created_at, id
-             LIMIT \(limit) OFFSET \((page - 1) * limit)
-            """, parameters)
-        let (kindClause, kindParameters) = filter.sql(excludingKinds: true)
+        let values = filter.values()
+        let total = try connection.query(SQL.count, values)[0].decode(Int.self, at: 0)
+        var pageValues = values
+        pageValues["severity_order"] = Self.severityOrder
+        pageValues["limit"] = limit
+        pageValues["offset"] = (page - 1) * limit
+        let rows = try connection.query(SQL.page, pageValues)
         var counts: [String: Int] = [:]
-        for row in try connection.query(
-            "SELECT kind, count(*) AS n FROM reconcile.review_items WHERE \(kindClause) GROUP BY kind", kindParameters)
-        {
+        for row in try connection.query(SQL.countsByKind, filter.values(excludingKinds: true)) {
             counts[try row["kind"]] = try row["n"]
         }
         return ReviewPage(
@@ -59,15 +54,8 @@ public struct ReviewService {
 
     /// An item with its evidence, history and outbox row.
     public func detail(id: Int64) throws -> ReviewItemDetail {
-        guard let row = try connection.queryFirst(
-            "SELECT \(ReviewItem.columns), evidence::text AS evidence_text FROM reconcile.review_items WHERE id = $1", id)
-        else { throw ReviewError.notFound(id: id) }
-        let events = try connection.query(
-            """
-            SELECT id, run_id, actor, from_status, to_status, note, details::text AS details, created_at
-              FROM reconcile.review_events WHERE review_item_id = $1 ORDER BY id
-            """, [id]
-        ).map(ReviewEvent.init(row:))
+        guard let row = try connection.queryFirst(SQL.detail, ["id": id]) else { throw ReviewError.notFound(id: id) }
+        let events = try connection.query(SQL.events, ["id": id]).map(ReviewEvent.init(row:))
         let item = try ReviewItem(row: row)
         return ReviewItemDetail(
             item: item, evidence: try row["evidence_text"], events: events, outbox: try outbox(itemID: id),
@@ -79,12 +67,8 @@ public struct ReviewService {
     /// The item at the top of the working queue (open or in review, most severe, oldest) other
     /// than `id`: where a person goes next after deciding one.
     public func nextInQueue(after id: Int64) throws -> Int64? {
-        try connection.queryFirst(
-            """
-            SELECT id FROM reconcile.review_items WHERE status IN ('open', 'in_review') AND id <> $1
-             ORDER BY \(Self.severityRank), created_at, id LIMIT 1
-            """, id
-        )?.decode(Int64.self, at: 0)
+        try connection.queryFirst(SQL.nextInQueue, ["id": id, "severity_order": Self.severityOrder])?
+            .decode(Int64.self, at: 0)
     }
 
     /// Writes the items matching `filter` as CSV, header first, streaming so any size fits.
@@ -96,29 +80,18 @@ public struct ReviewService {
             "updated_at", "first_seen_run", "last_seen_run",
         ]
         try write(header.joined(separator: ",") + "\r\n")
-        let (clause, parameters) = filter.sql()
-        // A cursor read a batch at a time: each FETCH is a statement of its own, so a page's
-        // `statement_timeout` bounds one batch and never cuts a long download short.
+        var values = filter.values()
+        values["severity_order"] = Self.severityOrder
+        // A cursor read a batch at a time (sql/review/export_open.sql says why), to the first empty batch.
         try connection.transaction {
-            // The whole result is read: plan for all of it, as for the plain query, not for the
-            // first tenth a cursor is planned for by default.
-            try connection.execute("SET LOCAL cursor_tuple_fraction = 1.0")
-            try connection.execute(
-                """
-                DECLARE review_export NO SCROLL CURSOR FOR
-                SELECT \(ReviewItem.columns) FROM reconcile.review_items WHERE \(clause)
-                 ORDER BY \(Self.severityRank), created_at, id
-                """, parameters)
-            while true {
-                let rows = try connection.query("FETCH \(Self.exportBatch) FROM review_export")
+            try connection.execute(SQL.exportOpen, values)
+            var rows = try connection.query(SQL.exportFetch)
+            while !rows.isEmpty {
                 for row in rows { try write(Self.csvLine(try ReviewItem(row: row))) }
-                if rows.count < Self.exportBatch { break }
+                rows = try connection.query(SQL.exportFetch)
             }
         }
     }
-
-    /// Rows fetched per statement by `exportCSV`.
-    static let exportBatch = 1000
 
     private static func csvLine(_ item: ReviewItem) -> String {
         let fields: [String] = [
@@ -134,18 +107,12 @@ public struct ReviewService {
     /// The latest nightly and ad-hoc runs, newest first; the desk's lookups, recorded as runs of
     /// kind `lookup` (migration 0008), are not among them.
     public func runs(limit: Int = 50) throws -> [RunSummary] {
-        try connection.query(
-            """
-            SELECT \(RunSummary.columns) FROM reconcile.runs WHERE kind = 'run'
-             ORDER BY id DESC LIMIT \(min(max(limit, 1), 1000))
-            """
-        ).map(RunSummary.init(row:))
+        try connection.query(SQL.runs, ["limit": min(max(limit, 1), 1000)]).map(RunSummary.init(row:))
     }
 
     /// One run.
     public func run(id: Int64) throws -> RunSummary? {
-        try connection.queryFirst("SELECT \(RunSummary.columns) FROM reconcile.runs WHERE id = $1", id)
-            .map(RunSummary.init(row:))
+        try connection.queryFirst(SQL.run, ["id": id]).map(RunSummary.init(row:))
     }
 
     // MARK: Transitions
@@ -159,9 +126,7 @@ public struct ReviewService {
             switch item.status {
             case .open:
                 _ = try recordEvent(item, by: person, to: .inReview, note: nil, details: ["assignee": person])
-                let updated = try update(
-                    "UPDATE reconcile.review_items SET status = 'in_review', assignee = $2, updated_at = now() WHERE id = $1",
-                    id, person)
+                let updated = try update(SQL.claim, ["id": id, "assignee": person])
                 return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "claimed item \(id) for \(person)")
             case .inReview where item.assignee == person:
                 return TransitionOutcome(
@@ -173,8 +138,7 @@ public struct ReviewService {
                 _ = try recordEvent(
                     item, by: person, to: .inReview, note: "taken over from \(item.assignee ?? "nobody")",
                     details: ["assignee": person, "previous_assignee": item.assignee ?? ""])
-                let updated = try update(
-                    "UPDATE reconcile.review_items SET assignee = $2, updated_at = now() WHERE id = $1", id, person)
+                let updated = try update(SQL.takeOver, ["id": id, "assignee": person])
                 return TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
                     message: "took item \(id) over from \(item.assignee ?? "nobody") for \(person)")
@@ -215,24 +179,14 @@ public struct ReviewService {
             }
             let event = try recordEvent(item, by: person, to: .resolved, note: note, details: details)
             let updated = try update(
-                """
-                UPDATE reconcile.review_items
-                   SET status = 'resolved', resolution = $2, resolved_by = $3, resolved_at = now(), note = $4,
-                       assignee = coalesce(assignee, $3), updated_at = now()
-                 WHERE id = $1
-                """, id, resolution.rawValue, person, note)
+                SQL.resolve, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
             var entry: OutboxEntry?
             if let draft {
-                // The UNIQUE (review_item_id) constraint backs the status check above: one decision per item.
                 entry = try connection.queryFirst(
-                    """
-                    INSERT INTO reconcile.action_outbox
-                        (review_item_id, review_event_id, action, transaction_id, product_id, quantity, from_user_id,
-                         to_user_id, decided_by, note)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                    RETURNING \(OutboxEntry.columns)
-                    """, id, event, draft.action.rawValue, item.transactionID, draft.productID, draft.quantity,
-                    draft.fromUserID, draft.toUserID, person, note
+                    SQL.enqueueAction,
+                    ["item_id": id, "event_id": event, "action": draft.action.rawValue, "transaction_id": item.transactionID,
+                     "product_id": draft.productID, "quantity": draft.quantity, "from_user_id": draft.fromUserID,
+                     "to_user_id": draft.toUserID, "decided_by": person, "note": note]
                 ).map(OutboxEntry.init(row:))
             }
             var message = "resolved item \(id) as \(resolution.rawValue)"
@@ -261,31 +215,24 @@ public struct ReviewService {
                 break
             }
             _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:])
-            let updated = try update(
-                """
-                UPDATE reconcile.review_items
-                   SET status = 'dismissed', resolved_by = $2, resolved_at = now(), note = $3,
-                       assignee = coalesce(assignee, $2), updated_at = now()
-                 WHERE id = $1
-                """, id, person, note)
+            let updated = try update(SQL.dismiss, ["id": id, "person": person, "note": note])
             return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "dismissed item \(id)")
         }
     }
 
     // MARK: Plumbing
 
-    private static let severityRank = Severity.rankSQL(column: "severity")
+    /// The severities most urgent first: lists sort by it, an unknown severity after them.
+    private static let severityOrder = Severity.known.map(\.rawValue)
 
     private func lockedItem(_ id: Int64) throws -> ReviewItem {
-        guard let row = try connection.queryFirst(
-            "SELECT \(ReviewItem.columns) FROM reconcile.review_items WHERE id = $1 FOR UPDATE", id)
-        else { throw ReviewError.notFound(id: id) }
+        guard let row = try connection.queryFirst(SQL.lockItem, ["id": id]) else { throw ReviewError.notFound(id: id) }
         return try ReviewItem(row: row)
     }
 
-    private func update(_ sql: String, _ parameters: any PostgresEncodable...) throws -> ReviewItem {
-        let row = try connection.query(sql + " RETURNING \(ReviewItem.columns)", parameters)[0]
-        return try ReviewItem(row: row)
+    /// Runs one of the item's updates (each returns the row) and reads the item it leaves.
+    private func update(_ file: SQLFile, _ values: SQLValues) throws -> ReviewItem {
+        try ReviewItem(row: connection.query(file, values)[0])
     }
 
     /// Appends the event of a transition and returns its id.
@@ -293,19 +240,14 @@ public struct ReviewService {
         _ item: ReviewItem, by person: String, to status: ReviewStatus, note: String?, details: [String: String]
     ) throws -> Int64 {
         try connection.query(
-            """
-            INSERT INTO reconcile.review_events (review_item_id, actor, from_status, to_status, note, details)
-            VALUES ($1, $2, $3, $4, $5, $6::jsonb) RETURNING id
-            """,
-            [item.id, person, item.status.rawValue, status.rawValue, note,
-             details.isEmpty ? nil : try PostgresJSON(encoding: details)]
+            SQL.recordEvent,
+            ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
+             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details)]
         )[0].decode(Int64.self, at: 0)
     }
 
     private func outbox(itemID: Int64) throws -> OutboxEntry? {
-        try connection.queryFirst(
-            "SELECT \(OutboxEntry.columns) FROM reconcile.action_outbox WHERE review_item_id = $1", itemID
-        ).map(OutboxEntry.init(row:))
+        try connection.queryFirst(SQL.outboxOfItem, ["item_id": itemID]).map(OutboxEntry.init(row:))
     }
 
     /// What the app must do for a resolution, from the item and its evidence.
@@ -321,15 +263,7 @@ public struct ReviewService {
     /// delivery's account; moved does both. Refused when the evidence could not say who.
     private func actionDraft(for item: ReviewItem, resolution: Resolution) throws -> ActionDraft? {
         guard let action = resolution.action else { return nil }
-        // Stored by the diff when it upserted the item (reconcile.review_item_action, migration 0006).
-        let row = try connection.query(
-            """
-            SELECT grant_to_user_id AS buyer, grant_product_id AS apple_product, grant_quantity AS apple_quantity,
-                   revoke_from_user_id AS delivery_user, revoke_product_id AS delivery_product,
-                   revoke_quantity AS delivery_quantity
-              FROM reconcile.review_items r
-             WHERE r.id = $1
-            """, [item.id])[0]
+        let row = try connection.query(SQL.actionAccounts, ["id": item.id])[0]
         let buyer: String? = try row["buyer"]
         let deliveryUser: String? = try row["delivery_user"]
         let appleProduct: String? = try row["apple_product"]
@@ -383,6 +317,29 @@ public struct ReviewService {
         if let from = entry.fromUserID { text += " from \(from)" }
         if let to = entry.toUserID { text += " to \(to)" }
         return text
+    }
+
+    /// The statements, in `sql/review/`.
+    enum SQL {
+        static let count: SQLFile = "review/count.sql"
+        static let page: SQLFile = "review/page.sql"
+        static let countsByKind: SQLFile = "review/counts_by_kind.sql"
+        static let exportOpen: SQLFile = "review/export_open.sql"
+        static let exportFetch: SQLFile = "review/export_fetch.sql"
+        static let detail: SQLFile = "review/detail.sql"
+        static let events: SQLFile = "review/events.sql"
+        static let nextInQueue: SQLFile = "review/next_in_queue.sql"
+        static let runs: SQLFile = "review/runs.sql"
+        static let run: SQLFile = "review/run.sql"
+        static let lockItem: SQLFile = "review/lock_item.sql"
+        static let claim: SQLFile = "review/claim.sql"
+        static let takeOver: SQLFile = "review/take_over.sql"
+        static let resolve: SQLFile = "review/resolve.sql"
+        static let dismiss: SQLFile = "review/dismiss.sql"
+        static let recordEvent: SQLFile = "review/record_event.sql"
+        static let enqueueAction: SQLFile = "review/enqueue_action.sql"
+        static let outboxOfItem: SQLFile = "review/outbox_of_item.sql"
+        static let actionAccounts: SQLFile = "review/action_accounts.sql"
     }
 
     /// The actor the job itself records (auto-resolutions); no person may take it.

@@ -30,11 +30,6 @@ public struct RunSummary: Sendable {
     /// Why it failed, if it did.
     public var error: String?
 
-    static let columns = """
-        id, status, window_since, window_until, environment, dry_run, started_at, finished_at, uploads_total, \
-        findings_total, findings_new, report_dir, error
-        """
-
     init(row: Row) throws {
         id = try row["id"]
         status = try row["status"]

@@ -1,0 +1,10 @@
+-- How many items match a filter (the queue's total).
+-- Reads:  reconcile.review_items
+-- Writes: nothing.
+-- Values: the filter (ReviewFilter.values: null where it does not filter): :'statuses',
+--         :'kinds', :'severities' (text[]), :'user_id', :'product_id', :'transaction_id',
+--         :'assignee' (text), :'since', :'until' (timestamptz).
+SELECT count(*) FROM reconcile.review_items r
+ WHERE reconcile.review_item_matches(
+           r, :'statuses'::text[], :'kinds'::text[], :'severities'::text[], :'user_id'::text, :'product_id'::text,
+           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz);

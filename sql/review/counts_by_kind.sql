@@ -1,0 +1,11 @@
+-- The items per kind matching a filter (given without its kinds: the counts beside a kind filter).
+-- Reads:  reconcile.review_items
+-- Writes: nothing.
+-- Values: the filter (ReviewFilter.values: null where it does not filter): :'statuses',
+--         :'kinds', :'severities' (text[]), :'user_id', :'product_id', :'transaction_id',
+--         :'assignee' (text), :'since', :'until' (timestamptz).
+SELECT kind, count(*) AS n FROM reconcile.review_items r
+ WHERE reconcile.review_item_matches(
+           r, :'statuses'::text[], :'kinds'::text[], :'severities'::text[], :'user_id'::text, :'product_id'::text,
+           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz)
+ GROUP BY kind;
