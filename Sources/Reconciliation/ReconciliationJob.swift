@@ -122,7 +122,7 @@ public struct ReconciliationJob: Sendable {
             }
         }
         try await stages.run("verify") {
-            let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
+            let queue = VerificationQueue(uploads: try Differ.Relations(settings).uploads, maxAttempts: settings.maxAttempts)
             let total = try queue.enqueue(runID: run.id, since: run.since, until: run.until, on: connection)
             try await verifyAll(queue: queue, runID: run.id, total: total, connection: connection, logger: run.logger,
                                 progress: progress)
@@ -206,7 +206,7 @@ public struct ReconciliationJob: Sendable {
         log[metadataKey: "run.id"] = "\(run.id)"
         log[metadataKey: "worker"] = "\(worker)"
         log.info("worker joined the run")
-        let queue = VerificationQueue(uploads: settings.uploadsRelation, maxAttempts: settings.maxAttempts)
+        let queue = VerificationQueue(uploads: try Differ.Relations(settings).uploads, maxAttempts: settings.maxAttempts)
         var done = 0
         let started = Date()
         // A worker stops on an outage like the run does (verifyDue throws): it would otherwise

@@ -145,63 +145,21 @@ enum ReportBuilder {
     /// killed run created them.
     static func collect(_ run: RunContext) throws -> RunReport.FindingSummary {
         let connection = run.connection
-        try connection.executeScript(
-            """
-            DROP TABLE IF EXISTS report_findings;
-            CREATE TEMP TABLE report_findings (
-                ordinal bigint NOT NULL, review_item_id bigint, is_new boolean NOT NULL, kind text NOT NULL,
-                transaction_id text, original_transaction_id text, user_id text, product_id text, evidence text,
-                amount_milli bigint, currency text, purchase_date timestamptz
-            )
-            """)
-        try connection.execute(
-            """
-            INSERT INTO report_findings
-            SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.user_id, f.fingerprint),
-                   f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
-                   f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date
-              FROM (SELECT f.fingerprint, r.id AS review_item_id, (r.id IS NULL OR r.first_seen_run > $1) AS is_new,
-                           f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
-                           f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date
-                      FROM diff_findings f
-                      LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
-                     WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
-                    -- The open items the diff carried over unchanged, as the run that last
-                    -- detected them found them (sql/diff/75_unchanged.sql). Their evidence is
-                    -- read once, when the report is streamed.
-                    UNION ALL
-                    SELECT r.fingerprint, r.id, r.first_seen_run > $1, r.kind, r.transaction_id,
-                           r.original_transaction_id, r.detected_user_id, r.product_id, NULL,
-                           r.amount_milli, r.currency, r.purchase_date
-                      FROM diff_unchanged u JOIN reconcile.review_items r ON r.id = u.id) f
-              JOIN diff_kinds k ON k.kind = f.kind
-            """, [run.resumesAfter])
+        try connection.execute(SQL.collect, ["resumes_after": run.resumesAfter])
 
         var summary = RunReport.FindingSummary()
-        for row in try connection.query(
-            "SELECT kind, count(*) AS n, count(*) FILTER (WHERE is_new) AS new FROM report_findings GROUP BY kind")
-        {
+        for row in try connection.query(SQL.countsByKind) {
             let (count, new) = (try row.decode(Int.self, "n"), try row.decode(Int.self, "new"))
             summary.open += count
             summary.new += new
             if let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) { summary.byKind[kind] = count }
         }
-        summary.valueAtRisk = try connection.query(
-            """
-            SELECT kind, currency, sum(amount_milli)::bigint AS amount FROM report_findings
-             WHERE amount_milli IS NOT NULL AND currency IS NOT NULL GROUP BY kind, currency
-            """
-        ).compactMap { row in
+        summary.valueAtRisk = try connection.query(SQL.valueAtRisk).compactMap { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return nil }
             return RunReport.ValueAtRisk(
                 kind: kind, currency: try row.decode(String.self, "currency"), amountMilli: try row.decode(Int64.self, "amount"))
         }.sorted()
-        for row in try connection.query(
-            """
-            SELECT floor(extract(epoch FROM purchase_date) / 86400)::bigint AS day, count(*) AS n
-              FROM report_findings GROUP BY 1
-            """)
-        {
+        for row in try connection.query(SQL.byPurchaseDay) {
             let count = try row.decode(Int.self, "n")
             if let day = try row.decode(Int64?.self, "day") { summary.byPurchaseDay[day] = count } else { summary.undated = count }
         }
@@ -211,16 +169,7 @@ enum ReportBuilder {
     /// Streams `report_findings` in report order, one row at a time; an item carried over
     /// unchanged brings its stored evidence.
     static func streamFindings(on connection: Connection, _ body: (RunReport.Finding) throws -> Void) throws {
-        try connection.stream(
-            """
-            SELECT f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
-                   f.product_id, coalesce(f.evidence, r.evidence::text) AS evidence, f.amount_milli, f.currency,
-                   f.purchase_date
-              FROM report_findings f
-              LEFT JOIN reconcile.review_items r ON f.evidence IS NULL AND r.id = f.review_item_id
-             ORDER BY f.ordinal
-            """
-        ) { row in
+        try connection.stream(SQL.findings) { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
             try body(
                 RunReport.Finding(
@@ -237,6 +186,16 @@ enum ReportBuilder {
 
     /// Drops `report_findings` once the report is written.
     static func discard(on connection: Connection) throws {
-        try connection.executeScript("DROP TABLE IF EXISTS report_findings")
+        try connection.execute(SQL.discard)
+    }
+
+    /// The statements, in `sql/reports/`.
+    enum SQL {
+        static let collect: SQLFile = "reports/collect.sql"
+        static let countsByKind: SQLFile = "reports/counts_by_kind.sql"
+        static let valueAtRisk: SQLFile = "reports/value_at_risk.sql"
+        static let byPurchaseDay: SQLFile = "reports/by_purchase_day.sql"
+        static let findings: SQLFile = "reports/findings.sql"
+        static let discard: SQLFile = "reports/discard.sql"
     }
 }

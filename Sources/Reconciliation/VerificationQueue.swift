@@ -5,8 +5,8 @@ import Postgres
 /// with `FOR UPDATE SKIP LOCKED` (so several workers share a window and each upload is verified
 /// once), and recorded together with the transactions it confirmed in one transaction per batch.
 public struct VerificationQueue: Sendable {
-    /// The uploads relation (quoted).
-    public let uploads: String
+    /// The uploads relation.
+    public let uploads: QualifiedRelation
     /// A claim older than this is taken to belong to a dead worker.
     public let lease: TimeInterval
     /// Attempts before a persistent `21002` makes an upload invalid.
@@ -24,7 +24,7 @@ public struct VerificationQueue: Sendable {
     public static let maximumBatchBytes = 16 << 20
 
     /// Creates a queue over the uploads relation.
-    public init(uploads: String, lease: TimeInterval = 300, maxAttempts: Int) {
+    public init(uploads: QualifiedRelation, lease: TimeInterval = 300, maxAttempts: Int) {
         self.uploads = uploads
         self.lease = lease
         self.maxAttempts = maxAttempts
@@ -37,55 +37,15 @@ public struct VerificationQueue: Sendable {
     /// at once. Returns how many uploads the run has to verify.
     @discardableResult
     public func enqueue(runID: Int64, since: Date?, until: Date, on connection: Connection) throws -> Int {
-        // SPEC section 5: an upload is read by the first run after it is stored, whatever its
-        // uploaded_at (an app that queues uploads and stores them with the client's time, a
-        // replica lagging past the window's overlap). The triggers of migration 0014 note each
-        // upload as it is stored; one statement takes the notes this snapshot shows committed and
-        // enqueues their uploads, so a note committed meanwhile stays for the next run. An
-        // operator's uploads relation without the triggers is read by uploaded_at alone.
+        let relations = ["uploads": uploads]
+        try connection.execute(SQL.enqueueArrivals, ["run_id": runID], relations: relations)
         try connection.execute(
-            """
-            WITH arrived AS (DELETE FROM reconcile.upload_arrivals RETURNING upload_id)
-            INSERT INTO reconcile.upload_verifications (upload_id, state, first_run_id, last_run_id)
-            SELECT DISTINCT a.upload_id, 'pending', $1::bigint, $1::bigint FROM arrived a
-             WHERE EXISTS (SELECT 1 FROM \(uploads) u WHERE u.id = a.upload_id)
-            ON CONFLICT (upload_id) DO NOTHING
-            """, [runID])
-        // New uploads only, by an anti-join: over a whole history of verified uploads it costs a
-        // fifth of an upsert, which probes the primary key once per upload. The window's
-        // uploads still pending or retrying are made due by the next statement.
+            SQL.enqueueWindow, ["run_id": runID, "since": since ?? Date.distantPast, "until": until],
+            relations: relations)
+        try connection.execute(SQL.makeDue, ["run_id": runID])
         try connection.execute(
-            """
-            INSERT INTO reconcile.upload_verifications (upload_id, state, first_run_id, last_run_id)
-            SELECT u.id, 'pending', $1, $1 FROM \(uploads) u
-             WHERE u.uploaded_at >= $2 AND u.uploaded_at < $3
-               AND NOT EXISTS (SELECT 1 FROM reconcile.upload_verifications v WHERE v.upload_id = u.id)
-            ON CONFLICT (upload_id) DO NOTHING
-            """, [runID, since ?? Date.distantPast, until])
-        // Every upload still pending or retrying, in the window or before it, is due now. Claims
-        // left by earlier runs belong to processes that are gone (this run holds the run lock,
-        // and workers only join the run in progress): they are released rather than waited out.
-        try connection.execute(
-            """
-            UPDATE reconcile.upload_verifications
-               SET last_run_id = $1, claimed_by = NULL, claimed_at = NULL, next_attempt_at = NULL, updated_at = now()
-             WHERE state IN ('pending', 'retry') AND last_run_id IS DISTINCT FROM $1
-            """, [runID])
-        // octet_length reads a TOASTed value's size from its header, without detoasting it.
-        try connection.execute(
-            """
-            UPDATE reconcile.upload_verifications v
-               SET state = 'invalid', error_code = 'payload_too_large', apple_status = NULL,
-                   last_error = format('payload is %s bytes, over the %s-byte limit for an upload: rejected unread',
-                                       octet_length(u.payload), $2::integer),
-                   attempts = v.attempts + 1, next_attempt_at = NULL, updated_at = now()
-              FROM \(uploads) u
-             WHERE u.id = v.upload_id AND v.last_run_id = $1 AND v.state IN ('pending', 'retry')
-               AND octet_length(u.payload) > $2
-            """, [runID, Self.maximumPayloadBytes])
-        return try connection.query(
-            "SELECT count(*) FROM reconcile.upload_verifications WHERE last_run_id = $1 AND state IN ('pending', 'retry')",
-            [runID])[0].decode(Int.self, at: 0)
+            SQL.rejectOversized, ["run_id": runID, "limit": Self.maximumPayloadBytes], relations: relations)
+        return try connection.query(SQL.dueCount, ["run_id": runID])[0].decode(Int.self, at: 0)
     }
 
     /// Claims up to `limit` uploads of the run that are due, and at most ``maximumBatchBytes`` of
@@ -93,34 +53,11 @@ public struct VerificationQueue: Sendable {
     public func claim(runID: Int64, worker: String, limit: Int, now: Date = Date(), on connection: Connection) throws
         -> [(upload: Upload, attempts: Int)]
     {
-        // Rows locked in `due` but left out by the byte budget stay unclaimed: their locks end
-        // with the statement, and the next claim takes them.
         let rows = try connection.query(
-            """
-            WITH due AS (
-                SELECT upload_id, state = 'retry' AS retrying FROM reconcile.upload_verifications
-                 WHERE last_run_id = $1 AND state IN ('pending', 'retry')
-                   AND (next_attempt_at IS NULL OR next_attempt_at <= $4)
-                   AND (claimed_at IS NULL OR claimed_at < $4 - make_interval(secs => $5))
-                 ORDER BY state = 'retry' DESC, upload_id
-                 LIMIT $3
-                 FOR UPDATE SKIP LOCKED
-            ), sized AS (
-                SELECT d.upload_id,
-                       row_number() OVER w AS position, sum(octet_length(u.payload)) OVER w AS running_bytes
-                  FROM due d JOIN \(uploads) u ON u.id = d.upload_id
-                WINDOW w AS (ORDER BY d.retrying DESC, d.upload_id)
-            ), claimed AS (
-                UPDATE reconcile.upload_verifications v SET claimed_by = $2, claimed_at = $4
-                  FROM sized s
-                 WHERE v.upload_id = s.upload_id AND (s.position = 1 OR s.running_bytes <= $6)
-                RETURNING v.upload_id, v.attempts
-            )
-            SELECT u.id, u.user_id, u.kind, u.payload, u.application_username, u.app_account_token,
-                   u.claimed_transaction_id, u.uploaded_at, c.attempts
-              FROM claimed c JOIN \(uploads) u ON u.id = c.upload_id
-             ORDER BY u.id
-            """, [runID, worker, limit, now, lease, Self.maximumBatchBytes])
+            SQL.claim,
+            ["run_id": runID, "worker": worker, "limit": limit, "now": now, "lease": lease,
+             "batch_bytes": Self.maximumBatchBytes],
+            relations: ["uploads": uploads])
         return try rows.map { row in
             (Upload(
                 id: try row.decode(Int64.self, "id"), userID: try row.decode(String.self, "user_id"),
@@ -135,14 +72,7 @@ public struct VerificationQueue: Sendable {
 
     /// Whether other workers still hold unexpired claims on the run's due work.
     public func othersAreWorking(runID: Int64, now: Date = Date(), on connection: Connection) throws -> Bool {
-        try connection.queryFirst(
-            """
-            SELECT 1 FROM reconcile.upload_verifications
-             WHERE last_run_id = $1 AND state IN ('pending', 'retry')
-               AND (next_attempt_at IS NULL OR next_attempt_at <= $2)
-               AND claimed_at >= $2 - make_interval(secs => $3)
-             LIMIT 1
-            """, runID, now, lease) != nil
+        try connection.queryFirst(SQL.othersWorking, ["run_id": runID, "now": now, "lease": lease]) != nil
     }
 
     /// Records the verdicts of a batch, with every transaction they confirmed and who carried it,
@@ -178,35 +108,29 @@ public struct VerificationQueue: Sendable {
                                  attempts, exhausted ? nil : now.addingTimeInterval(backoff)])
                 }
             }
-            // One statement for the batch: its verdicts arrive by COPY. What a verdict does not
-            // establish (how and where an upload was verified) stays as it was.
-            try connection.execute(
-                """
-                CREATE TEMP TABLE IF NOT EXISTS stage_verdicts (
-                    upload_id bigint, state text, method text, apple_status integer, error_code text, last_error text,
-                    environment text, bundle_id text, attempts integer, next_attempt_at timestamptz
-                )
-                """)
-            try connection.execute("TRUNCATE stage_verdicts")
-            try connection.copyIn("COPY stage_verdicts FROM STDIN") { writer in
+            // One statement for the batch: its verdicts arrive by COPY.
+            try connection.execute(SQL.stageVerdicts)
+            try connection.copyIn(SQL.copyVerdicts) { writer in
                 for row in rows { try writer.append(row) }
             }
-            try connection.execute(
-                """
-                UPDATE reconcile.upload_verifications v
-                   SET state = s.state, apple_status = s.apple_status, error_code = s.error_code,
-                       last_error = s.last_error, attempts = s.attempts, next_attempt_at = s.next_attempt_at,
-                       updated_at = $1, claimed_by = NULL, claimed_at = NULL, last_run_id = $2,
-                       method = CASE WHEN s.state = 'verified' THEN s.method ELSE v.method END,
-                       environment = CASE WHEN s.state = 'verified' THEN s.environment ELSE v.environment END,
-                       bundle_id = CASE WHEN s.state = 'verified' THEN s.bundle_id ELSE v.bundle_id END,
-                       verified_at = CASE WHEN s.state = 'verified' THEN $1 ELSE v.verified_at END
-                  FROM stage_verdicts s
-                 WHERE v.upload_id = s.upload_id
-                """, [now, runID])
+            try connection.execute(SQL.applyVerdicts, ["now": now, "run_id": runID])
             try TransactionStore.upsert(records, runID: runID, on: connection)
             Failpoint.pass("verify.record")
         }
+    }
+
+    /// The statements, in `sql/verification/`.
+    enum SQL {
+        static let enqueueArrivals: SQLFile = "verification/enqueue_arrivals.sql"
+        static let enqueueWindow: SQLFile = "verification/enqueue_window.sql"
+        static let makeDue: SQLFile = "verification/make_due.sql"
+        static let rejectOversized: SQLFile = "verification/reject_oversized.sql"
+        static let dueCount: SQLFile = "verification/due_count.sql"
+        static let claim: SQLFile = "verification/claim.sql"
+        static let othersWorking: SQLFile = "verification/others_working.sql"
+        static let stageVerdicts: SQLFile = "verification/stage_verdicts.sql"
+        static let copyVerdicts: SQLFile = "verification/copy_verdicts.sql"
+        static let applyVerdicts: SQLFile = "verification/apply_verdicts.sql"
     }
 
     /// The verdict as PostgreSQL can store it. Text cannot hold NUL: a verified upload whose Apple

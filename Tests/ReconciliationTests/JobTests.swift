@@ -211,7 +211,7 @@ struct JobTests {
         let claimed = try connection.query(
             "SELECT count(*) FROM reconcile.upload_verifications WHERE claimed_at IS NOT NULL")[0].decode(Int.self, at: 0)
         #expect(claimed > 0)
-        let queue = VerificationQueue(uploads: "reconcile.receipt_uploads", maxAttempts: 5)
+        let queue = VerificationQueue(uploads: Differ.Relations.standard.uploads, maxAttempts: 5)
         let next = try await job(ScriptedVerifier()).run(.init())
         #expect(try queue.othersAreWorking(runID: next.runID, on: connection) == false)
         #expect(try next.status == "completed" && next.findings.count == 4)

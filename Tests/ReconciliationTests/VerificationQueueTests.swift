@@ -22,7 +22,7 @@ struct VerificationQueueTests {
             """, [large])
         let run = try RunLedger.start(
             since: nil, until: Date(), environment: .production, dryRun: false, on: connection)
-        let queue = VerificationQueue(uploads: "reconcile.receipt_uploads", maxAttempts: 5)
+        let queue = VerificationQueue(uploads: Differ.Relations.standard.uploads, maxAttempts: 5)
         #expect(try queue.enqueue(runID: run, since: nil, until: Date(), on: connection) == 8)
 
         var batches: [[Upload]] = []

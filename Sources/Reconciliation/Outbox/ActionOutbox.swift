@@ -29,27 +29,15 @@ public struct ActionOutbox {
 
     /// Rows oldest first; `pending` keeps those not consumed.
     public func list(pending: Bool = false, limit: Int = ActionOutbox.maximumListed) throws -> [OutboxEntry] {
-        try connection.query(
-            """
-            SELECT \(OutboxEntry.columns) FROM reconcile.action_outbox
-             WHERE NOT $1 OR consumed_at IS NULL
-             ORDER BY id LIMIT \(min(max(limit, 1), Self.maximumListed))
-            """, [pending]
-        ).map(OutboxEntry.init(row:))
+        try connection.query(SQL.list, ["pending": pending, "limit": min(max(limit, 1), Self.maximumListed)])
+            .map(OutboxEntry.init(row:))
     }
 
     /// Marks rows consumed by `actor`; a row acked before keeps its first ack. Returns the ids
     /// that do not exist.
     public func ack(_ ids: [Int64], by actor: String) throws -> [Int64] {
         let known = try connection.transaction {
-            try connection.execute(
-                """
-                UPDATE reconcile.action_outbox SET consumed_at = now(), consumed_by = $2
-                 WHERE id = ANY($1::bigint[]) AND consumed_at IS NULL
-                """, [ids, actor])
-            return try Set(connection.query(
-                "SELECT id FROM reconcile.action_outbox WHERE id = ANY($1::bigint[])", [ids]
-            ).map { try $0.decode(Int64.self, at: 0) })
+            try Set(connection.query(SQL.ack, ["ids": ids, "actor": actor]).map { try $0.decode(Int64.self, at: 0) })
         }
         return ids.filter { !known.contains($0) }
     }
@@ -146,54 +134,39 @@ public struct ActionOutbox {
         while true {
             try Task.checkCancellation()
             guard clock.now < passEnds else {
-                result.left = try connection.queryFirst(
-                    """
-                    SELECT count(*) FROM reconcile.action_outbox
-                     WHERE delivered_at IS NULL AND id > $1 AND (next_delivery_at IS NULL OR next_delivery_at <= now())
-                    """, after
-                ).map { try $0.decode(Int.self, at: 0) } ?? 0
+                result.left = try connection.query(SQL.leftUndelivered, ["after": after])[0].decode(Int.self, at: 0)
                 if result.left > 0 {
                     logger.notice("outbox delivery pass out of time", metadata: ["outbox.left": "\(result.left)"])
                 }
                 return result
             }
             let leaseEnds = clock.now + webhook.lease
-            // One statement, committed at once: the row is locked only while it runs, so `outbox
-            // ack` and the app's `SKIP LOCKED` consumer never wait for the webhook.
             guard let row = try connection.queryFirst(
-                """
-                UPDATE reconcile.action_outbox
-                   SET next_delivery_at = now() + make_interval(secs => $2)
-                 WHERE id = (SELECT id FROM reconcile.action_outbox
-                              WHERE delivered_at IS NULL AND id > $1
-                                AND (next_delivery_at IS NULL OR next_delivery_at <= now())
-                              ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-                RETURNING \(OutboxEntry.columns)
-                """, after, Double(webhook.lease.components.seconds)
+                SQL.claimForDelivery, ["after": after, "lease_seconds": Double(webhook.lease.components.seconds)]
             ).map(OutboxEntry.init(row:)) else {
                 return result
             }
             after = row.id
             let outcome = try await post(row, to: webhook, http: http, leaseEnds: leaseEnds, logger: logger)
             if outcome.ok {
-                try connection.execute(
-                    """
-                    UPDATE reconcile.action_outbox
-                       SET delivered_at = coalesce(delivered_at, now()), next_delivery_at = NULL,
-                           delivery_attempts = delivery_attempts + $2, last_delivery_error = NULL
-                     WHERE id = $1
-                    """, [row.id, outcome.attempts])
+                try connection.execute(SQL.delivered, ["id": row.id, "attempts": outcome.attempts])
                 result.delivered += 1
             } else {
                 try connection.execute(
-                    """
-                    UPDATE reconcile.action_outbox
-                       SET next_delivery_at = NULL, delivery_attempts = delivery_attempts + $2, last_delivery_error = $3
-                     WHERE id = $1 AND delivered_at IS NULL
-                    """, [row.id, outcome.attempts, outcome.error])
+                    SQL.deliveryFailed, ["id": row.id, "attempts": outcome.attempts, "error": outcome.error])
                 result.failed += 1
             }
         }
+    }
+
+    /// The statements, in `sql/outbox/`.
+    enum SQL {
+        static let list: SQLFile = "outbox/list.sql"
+        static let ack: SQLFile = "outbox/ack.sql"
+        static let leftUndelivered: SQLFile = "outbox/left_undelivered.sql"
+        static let claimForDelivery: SQLFile = "outbox/claim_for_delivery.sql"
+        static let delivered: SQLFile = "outbox/delivered.sql"
+        static let deliveryFailed: SQLFile = "outbox/delivery_failed.sql"
     }
 
     /// The webhook did not finish its answer within the exchange's deadline.

@@ -41,11 +41,6 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
     /// Who acked it (`reconcile outbox ack --by`).
     @ExplicitNull public var consumedBy: String?
 
-    static let columns = """
-        id, review_item_id, review_event_id, action, transaction_id, product_id, quantity, from_user_id, to_user_id, \
-        decided_by, note, created_at, delivered_at, consumed_at, consumed_by
-        """
-
     /// SPEC section 13's JSON field names (`outbox list --json`, the webhook's body).
     enum CodingKeys: String, CodingKey {
         case id

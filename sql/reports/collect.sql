@@ -1,0 +1,36 @@
+-- Collects the run's findings into the session's report_findings table, from which the report
+-- files are streamed after the diff's transaction committed (however many findings there are,
+-- none is held in memory): the diff's findings joined to the queue, and the open items the diff
+-- carried over unchanged, in report order. Items first seen after the last finished run were
+-- never reported by a finished run, so they are new here even when a killed run created them.
+-- Call inside the diff's transaction.
+-- Reads:  diff_findings, diff_unchanged, diff_kinds, reconcile.review_items
+-- Writes: report_findings (a session table: it outlives the transaction, dropped by discard.sql)
+-- Values: :'resumes_after' (bigint: the last finished run).
+DROP TABLE IF EXISTS report_findings;
+
+CREATE TEMP TABLE report_findings (
+    ordinal bigint NOT NULL, review_item_id bigint, is_new boolean NOT NULL, kind text NOT NULL,
+    transaction_id text, original_transaction_id text, user_id text, product_id text, evidence text,
+    amount_milli bigint, currency text, purchase_date timestamptz
+);
+
+INSERT INTO report_findings
+SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.user_id, f.fingerprint),
+       f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
+       f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date
+  FROM (SELECT f.fingerprint, r.id AS review_item_id, (r.id IS NULL OR r.first_seen_run > :'resumes_after'::bigint) AS is_new,
+               f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
+               f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date
+          FROM diff_findings f
+          LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
+         WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
+        -- The open items the diff carried over unchanged, as the run that last detected them
+        -- found them (sql/diff/75_unchanged.sql). Their evidence is read once, when the report
+        -- is streamed.
+        UNION ALL
+        SELECT r.fingerprint, r.id, r.first_seen_run > :'resumes_after'::bigint, r.kind, r.transaction_id,
+               r.original_transaction_id, r.detected_user_id, r.product_id, NULL,
+               r.amount_milli, r.currency, r.purchase_date
+          FROM diff_unchanged u JOIN reconcile.review_items r ON r.id = u.id) f
+  JOIN diff_kinds k ON k.kind = f.kind;
