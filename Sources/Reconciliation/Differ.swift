@@ -70,7 +70,7 @@ public struct Differ: Sendable {
         public var ledgerChangesAfter: String?
         /// A window run that judges the ledger's changes may carry over the open review items
         /// none of whose inputs changed since the last finished run, unjudged: their evidence and
-        /// queue row stay, the report lists them as they are (`26_scope_changed_bindings.sql`
+        /// queue row stay, the report lists them as they are (`scope/changed_bindings.sql`
         /// says why that is safe). False judges every open item again.
         public var carriesUnchangedItems = false
 
@@ -179,50 +179,28 @@ public struct Differ: Sendable {
     /// findings' kinds, and only the queue and the reports read evidence.
     public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
         let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
-        try stages.run("00_session.sql")
-        try stages.run("10_blocked.sql")
-        try stages.run("20_scope_tables.sql")
-        switch parameters.scope {
-        case .window:
-            try stages.run("21_scope_touched_by_run.sql")
-            try stages.run("22_scope_window.sql")
-            if parameters.ledgerChangesAfter != nil {
-                try stages.run("25_scope_ledger_changes.sql")
-                // Every window run, whether or not it carries items over: a transaction with no
-                // item can become a finding when an account its binding names appears.
-                try stages.run("26_scope_changed_bindings.sql")
+        var narrow: Bool?
+        for step in DiffPlan.steps[DiffPlan.Scope(parameters.scope)]! {
+            switch step.when {
+            case .always: break
+            case .ledgerChangesNoted: guard parameters.ledgerChangesAfter != nil else { continue }
+            case .usernamesUnresolved: guard try stages.run("checks/usernames_unresolved.sql").first != nil else { continue }
+            case .evidenceWanted: guard evidence else { continue }
+            case .scopeHasEnd: guard parameters.scope.until != nil else { continue }
+            case .ruleApplies:
+                for kind in FindingKind.allCases where kind != .environmentMismatch || parameters.environment == .production {
+                    try stages.run(DiffSQL.rule(kind))
+                }
+                continue
             }
-        case .wholeHistory:
-            try stages.run("21_scope_touched_by_run.sql")
-            try stages.run("23_scope_whole_history.sql")
-        case .transactions:
-            try stages.run("24_scope_transactions.sql")
+            if step.byIndexWhenNarrow {
+                let isNarrow = try narrow ?? stages.run("checks/scope_is_narrow.sql")[0].decode(Bool.self, at: 0)
+                narrow = isNarrow
+                try stages.lookingUpByIndex(when: isNarrow) { try stages.run(step.file) }
+            } else {
+                try stages.run(step.file)
+            }
         }
-        // Not the families: with sequential scans priced out and `diff_scope` keyed by a digest,
-        // a nothing-new night's families stage walked the whole white table's index (5.9 s at 5M
-        // in the full-size bench of 2026-11-23); the planner's own plan probes by key.
-        try stages.run("29_scope_families.sql")
-        try stages.lookingUpByIndex(when: try scopeIsNarrow(on: connection)) {
-            try stages.run("30_tx.sql")
-            try stages.run("31_key.sql")
-            try stages.run("32_dl.sql")
-        }
-        try stages.run("33_claims.sql")
-        try stages.run("34_key_deliveries.sql")
-        try stages.run("40_buyer_bindings.sql")
-        try stages.run("41_buyer_people.sql")
-        // Without the index on account_hash (an operator's own relation) this stage hashes every
-        // account: only when a username is still unresolved.
-        if try connection.queryFirst("SELECT 1 FROM diff_hashes LIMIT 1") != nil {
-            try stages.run("42_buyer_people_hashed.sql")
-        }
-        try stages.run("43_buyer.sql")
-        try stages.run("50_findings_table.sql")
-        for kind in FindingKind.allCases where kind != .environmentMismatch || parameters.environment == .production {
-            try stages.run(DiffSQL.rule(kind))
-        }
-        if evidence { try stages.run("70_evidence.sql") }
-        if parameters.scope.until != nil { try stages.run("75_unchanged.sql") }
     }
 
     /// A digest of what every finding depends on beyond its own rows: the diff's SQL, the
@@ -274,17 +252,6 @@ public struct Differ: Sendable {
         return changes
     }
 
-    /// Whether the scope is a sliver of the history (a nightly window, or the few percent of a
-    /// whole history the first pass cannot prove clean): under a twentieth of the white table's
-    /// rows, by the planner's own estimate of its size.
-    func scopeIsNarrow(on connection: Connection) throws -> Bool {
-        try connection.query(
-            """
-            SELECT (SELECT count(*) FROM diff_scope) * 20
-                   < (SELECT reltuples FROM pg_class WHERE oid = 'reconcile.apple_transactions'::regclass)
-            """)[0].decode(Bool.self, at: 0)
-    }
-
     /// Runs the statements of `sql/diff/` files with one set of relations and values.
     struct Stages {
         let connection: Connection
@@ -316,18 +283,13 @@ public struct Differ: Sendable {
             return affected
         }
 
-        /// Runs `body` with the planner steered to index lookups when `narrow`. The statements that
-        /// join the scope with the white table and the ledger (families, `diff_tx`, `diff_dl`) are
-        /// planned as hash joins over the whole tables, since a random page costs four sequential
-        /// ones in the planner's model; with the history in memory, looking up a few percent of the
-        /// rows by index takes half the time (docs/benchmarks.md). The settings end with the
-        /// transaction, and are restored before the next stage.
+        /// Runs `body` with sequential scans priced out when `narrow` (`DiffPlan.Step.byIndexWhenNarrow`
+        /// says why). The setting ends with the transaction, and is restored before the next step.
         func lookingUpByIndex(when narrow: Bool, _ body: () throws -> Void) throws {
             guard narrow else { return try body() }
-            let saved = try connection.query("SELECT current_setting('enable_seqscan')")[0].decode(String.self, at: 0)
-            try connection.execute("SELECT set_config('enable_seqscan', 'off', true)")
+            let saved = try run("checks/by_index_on.sql")[0].decode(String.self, "saved")
             try body()
-            try connection.execute("SELECT set_config('enable_seqscan', $1, true)", [saved])
+            try connection.query(SQLFile("diff/checks/by_index_off.sql"), ["saved": saved])
         }
 
         private func script(_ path: String) throws -> SQLScript {

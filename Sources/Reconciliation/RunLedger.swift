@@ -81,7 +81,7 @@ public enum RunLedger {
     }
 
     /// The snapshot of the last finished run (`'1:1:'`, nothing committed, when there is none): the
-    /// run judges the changes that one did not show (`sql/diff/25_scope_ledger_changes.sql`).
+    /// run judges the changes that one did not show (`sql/diff/scope/ledger_changes.sql`).
     static func ledgerChangesAfter(_ run: RunContext) throws -> String {
         try run.connection.query(SQL.ledgerChangesAfter, ["resumes_after": run.resumesAfter])[0]
             .decode(String.self, at: 0)

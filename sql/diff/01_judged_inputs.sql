@@ -2,7 +2,7 @@
 -- diff's SQL, the schema's version (a migration can change what the evidence shows), the settings
 -- that decide findings, and the whole product catalogue (an operator's relation, small, with no
 -- trigger to note its changes). A run whose digest differs from its
--- last finished run's judges every open item again (26_scope_changed_bindings.sql).
+-- last finished run's judges every open item again (scope/changed_bindings.sql).
 -- Reads:  :products, reconcile.schema_migrations, pg_trigger, pg_rewrite, pg_depend
 -- Writes: nothing; returns digest — NULL when the ledger's changes are not noted: without the
 --         triggers of migration 0009 on the deliveries relation (or on a table the view reads), an

@@ -1,5 +1,5 @@
 -- Stage: unchanged — the open items this run carries over without judging them again
--- (26_scope_changed_bindings.sql says why that is safe): their evidence and queue row stay as
+-- (scope/changed_bindings.sql says why that is safe): their evidence and queue row stay as
 -- they are, and the report lists them from there. Empty when the run judged every open item.
 -- Items the run would have left alone anyway (their transaction, or for unverified deliveries
 -- their account, still waits on a verification; 82_queue_auto_resolve.sql) are not among them.

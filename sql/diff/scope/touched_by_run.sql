@@ -4,7 +4,7 @@
 -- Writes: diff_scope, diff_scope_uploads
 -- Values: :'resumes_after' (bigint) — the last run that finished; "this run" is every run after it;
 --         :'judge_open_items' (boolean) — false when the run carries unchanged open items over
---         (26_scope_changed_bindings.sql adds those whose inputs changed). A foreign_bundle item is
+--         (scope/changed_bindings.sql adds those whose inputs changed). A foreign_bundle item is
 --         judged by its upload every run, and its evidence shows its transaction's buyer: its
 --         transaction stays in scope.
 --

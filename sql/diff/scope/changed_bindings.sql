@@ -19,15 +19,15 @@
 -- - Apple's transactions (last_seen_run: uploads, stored and synced notifications, Server API
 --   answers), the uploads' claims (run_id), their verifications (last_run_id, stamped again every
 --   run while pending or retrying) and Get Transaction Info's answers (run_id):
---   21_scope_touched_by_run.sql judges whatever the runs since the last finished one wrote;
+--   scope/touched_by_run.sql judges whatever the runs since the last finished one wrote;
 -- - uploads, by arrival whatever their uploaded_at (migration 0014; VerificationQueue.enqueue);
--- - the ledger: 25_scope_ledger_changes.sql judges every change the last finished run's snapshot
+-- - the ledger: scope/ledger_changes.sql judges every change the last finished run's snapshot
 --   did not show;
 -- - the product catalogue, the settings that decide findings and the diff's own SQL: a digest of
 --   them (reconcile.runs.judged_inputs) that differs from the last finished run's judges every
 --   open item; a transaction without an item is clean under the old inputs and stays clean only
 --   if nothing of the above changed (docs/architecture.md, "What a nightly run judges again").
--- A non-consumable's family comes in whole (29_scope_families.sql).
+-- A non-consumable's family comes in whole (scope/families.sql).
 WITH changed AS (
     SELECT app_account_token FROM reconcile.token_changes
      WHERE changed_xact >= pg_snapshot_xmin(:'ledger_changes_after'::pg_snapshot)::text::bigint
