@@ -278,22 +278,17 @@ enum UntrustedDecoding {
         return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 
+    /// An app receipt's contents through the one decoding every receipt has
+    /// (`AppReceipt.Payload`'s verifyReceipt field names), dates as RFC 3339.
     static func receipt(_ base64: String) -> [String: Any]? {
         guard case .app(let receipt)? = try? Receipt(base64Encoded: base64) else { return nil }
-        let payload = receipt.payload
-        func time(_ date: Date?) -> Any { orNull(date.map(TimeExpression.format)) }
-        return [
-            "bundle_id": orNull(payload.bundleId), "receipt_type": orNull(payload.environment?.rawValue),
-            "application_version": orNull(payload.appVersion), "receipt_creation_date": time(payload.creationDate),
-            "in_app": payload.inAppPurchases.map { item -> [String: Any] in
-                [
-                    "transaction_id": orNull(item.transactionId), "product_id": orNull(item.productId),
-                    "quantity": orNull(item.quantity), "purchase_date": time(item.purchaseDate),
-                    "original_transaction_id": orNull(item.originalTransactionId),
-                    "cancellation_date": time(item.cancellationDate),
-                ]
-            },
-        ]
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(TimeExpression.format(date))
+        }
+        guard let data = try? encoder.encode(receipt.payload) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 }
 

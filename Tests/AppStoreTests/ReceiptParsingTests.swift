@@ -346,3 +346,48 @@ extension ReceiptDERFastPathTests {
         #expect(try AppReceipt.InAppPurchase(berEncoded: encoded[...]).webOrderLineItemId == value)
     }
 }
+
+/// An app receipt's contents under verifyReceipt's field names: the one decoding `reconcile
+/// inspect` shows, trusted or not.
+@Suite("App receipts as JSON")
+struct AppReceiptJSONTests {
+    @Test func aSubscriptionsExpiryAndOfferFlagsAreShown() throws {
+        // Apple's app-store-server-library test resource (Vectors/MANIFEST.md, section 3a).
+        guard case .app(let receipt) = try Receipt(base64Encoded: Vectors.text("receipts/xcode-app-receipt-with-transaction.b64"))
+        else { Issue.record("not an app receipt"); return }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: encoder.encode(receipt.payload)) as? [String: Any])
+        #expect(object["bundle_id"] as? String == "com.example.naturelab.backyardbirds.example")
+        #expect(object["receipt_type"] as? String == "Xcode")
+        #expect(object["application_version"] as? String == "1")
+        #expect(object["expiration_date"] as? String == "4001-01-01T00:00:00Z")
+        let purchases = try #require(object["in_app"] as? [[String: Any]])
+        #expect(purchases.count == 1)
+        let purchase = try #require(purchases.first)
+        #expect(purchase["product_id"] as? String == "pass.premium")
+        #expect(purchase["transaction_id"] as? String == "0")
+        #expect(purchase["purchase_date"] as? String == "2023-10-19T01:45:36Z")
+        #expect(purchase["expires_date"] as? String == "2023-11-19T01:45:36Z")
+        #expect(purchase["is_in_intro_offer_period"] as? Bool == true)
+        // Absent in Xcode receipts: left out, not invented.
+        #expect(purchase["original_transaction_id"] == nil && purchase["original_purchase_date"] == nil)
+    }
+
+    @Test func aRenewalsWebOrderLineItemAndOriginalPurchaseAreShown() throws {
+        // RevenueCat's sandbox receipt (Vectors/MANIFEST.md): nine subscription periods.
+        guard case .app(let receipt) = try Receipt(base64Encoded: Vectors.text("receipts/revenuecat-receiptsample1.b64"))
+        else { Issue.record("not an app receipt"); return }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: encoder.encode(receipt.payload)) as? [String: Any])
+        let purchases = try #require(object["in_app"] as? [[String: Any]])
+        let first = try #require(purchases.first { $0["transaction_id"] as? String == "1000000692879214" })
+        #expect(first["web_order_line_item_id"] as? Int64 == 1_000_000_054_042_695)
+        #expect(first["original_transaction_id"] as? String == "1000000692878476")
+        #expect(first["expires_date"] as? Double == 1_594_755_700)
+        #expect(first["original_purchase_date"] != nil)
+    }
+}

@@ -182,4 +182,24 @@ struct DeskCommandLineTests {
         #expect(text.out.contains("UNTRUSTED"))
         #expect(text.out.contains(bought.transactionId))
     }
+
+    /// Issue 25 item 6: an untrusted receipt (Xcode's StoreKit certificate is no Apple root) shows
+    /// everything the receipt holds, through the one decoding every receipt has: a
+    /// subscription's expiry and offer flag too, not a second, shorter list of fields.
+    @Test func inspectShowsAnUntrustedReceiptsSubscriptionFields() async throws {
+        // Apple's app-store-server-library test resource (Tests/AppStoreTests/Vectors/MANIFEST.md).
+        let receipt = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "AppStoreTests/Vectors/receipts/xcode-app-receipt-with-transaction.b64")
+        let json = try await Self.reconcile(
+            ["inspect", receipt.path, "--offline", "--json"], environment: [:], label: "xcode-receipt")
+        #expect(json.status == 1, "an Xcode receipt is not trusted")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(object["trusted"] as? Bool == false)
+        let decoded = try #require(object["decoded"] as? [String: Any])
+        #expect(decoded["receipt_type"] as? String == "Xcode")
+        let purchase = try #require((decoded["in_app"] as? [[String: Any]])?.first)
+        #expect(purchase["product_id"] as? String == "pass.premium")
+        #expect(purchase["expires_date"] as? String == "2023-11-19T01:45:36Z")
+        #expect(purchase["is_in_intro_offer_period"] as? Bool == true)
+    }
 }
