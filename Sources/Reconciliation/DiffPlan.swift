@@ -12,8 +12,8 @@ enum DiffPlan {
         /// While a username is unresolved (`diff_hashes` has rows): without the index on
         /// account_hash (an operator's own relation) the step hashes every account.
         case usernamesUnresolved = "when a username is still unresolved"
-        /// A finding kind's rule; `environment_mismatch` only when production counts.
-        case ruleApplies = "per finding kind (environment_mismatch: production only)"
+        /// Every finding kind's rule that applies in the job's environment (`FindingKind.applies(in:)`).
+        case ruleApplies = "per finding kind that applies in the counted environment"
         /// When the caller wants evidence (the desk's picture reads only kinds).
         case evidenceWanted = "when evidence is wanted (not the desk's picture)"
         /// A scope with an end (a run's, not the desk's).

@@ -126,6 +126,7 @@ public struct Differ: Sendable {
                 "severities": FindingKind.allCases.map(\.severity.rawValue),
                 "severity_ranks": FindingKind.allCases.map(\.severity.rank),
                 "suggested_actions": FindingKind.allCases.map(\.suggestedAction.rawValue),
+                "upload_kinds": FindingKind.uploadKinds,
             ]
             switch scope {
             case .window(let since, let until):
@@ -188,7 +189,7 @@ public struct Differ: Sendable {
             case .evidenceWanted: guard evidence else { continue }
             case .scopeHasEnd: guard parameters.scope.until != nil else { continue }
             case .ruleApplies:
-                for kind in FindingKind.allCases where kind != .environmentMismatch || parameters.environment == .production {
+                for kind in FindingKind.allCases where kind.applies(in: parameters.environment) {
                     try stages.run(DiffSQL.rule(kind))
                 }
                 continue
@@ -240,7 +241,8 @@ public struct Differ: Sendable {
         runID: Int64, resolvingGone: Bool = true, actor: String = "reconcile", on connection: Connection
     ) throws -> QueueChanges {
         let stages = Stages(
-            connection: connection, relations: relations.byName, values: ["run_id": runID, "actor": actor])
+            connection: connection, relations: relations.byName,
+            values: ["run_id": runID, "actor": actor, "upload_kinds": FindingKind.uploadKinds])
         var changes = QueueChanges()
         changes.reopened = try stages.execute("80_queue_reopen.sql")
         let rows = try stages.run("81_queue_upsert.sql")

@@ -31,4 +31,24 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable {
         default: .investigate
         }
     }
+
+    /// Whether the kind's findings are about an upload rather than a transaction: the diff
+    /// judges them over the uploads in scope (`diff_scope_uploads`) every run, and its shared
+    /// stages decide their items by that alone, whatever the transactions in scope (the value
+    /// `:'upload_kinds'` of `scope/touched_by_run.sql`, `75_unchanged.sql` and
+    /// `82_queue_auto_resolve.sql`).
+    public var isAboutAnUpload: Bool { self == .foreignBundle }
+
+    /// Whether the rule runs in a job whose counted environment is `environment`: a sandbox
+    /// purchase credited as real money is a finding only where real money counts.
+    public func applies(in environment: Settings.Environment) -> Bool {
+        self != .environmentMismatch || environment == .production
+    }
+
+    /// Whether an item's account (`user_id`) is the buyer (the one owed the goods) rather than
+    /// the account the ledger credited.
+    public var accountIsTheBuyer: Bool { self == .missedDelivery || self == .wrongAccount }
+
+    /// The kinds about an upload, by name.
+    static var uploadKinds: [String] { allCases.filter(\.isAboutAnUpload).map(\.rawValue) }
 }

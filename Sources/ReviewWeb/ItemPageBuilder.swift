@@ -106,7 +106,7 @@ enum ItemPageBuilder {
             csrf: session.csrfToken, nextHref: nextHref, customerHref: item.userID.map { deskHref(user: $0) },
             item: .init(
                 id: item.id, kindLabel: t.kindName(item.kind),
-                userLabel: ["missed_delivery", "wrong_account"].contains(item.kind) ? t["item.buyer"] : t["item.account"],
+                userLabel: FindingKind(rawValue: item.kind)?.accountIsTheBuyer == true ? t["item.buyer"] : t["item.account"],
                 severity: item.severity.rawValue, severityLabel: t.severity(item.severity), status: item.status.rawValue,
                 statusLabel: t.status(item.status), explanation: t.explanation(item.kind),
                 suggestedAction: t.suggestedAction(item.suggestedAction), transaction: item.transactionID ?? "—",

@@ -184,18 +184,8 @@ enum LookupText {
                 ? "pending: not judged yet (bought within the grace period, or its evidence is still being verified)"
                 : "ok: Apple's record and the ledger agree"
         }
-        let why: String = switch kind {
-        case .missedDelivery: "Apple confirms the purchase and no delivery in the ledger matches it"
-        case .duplicateDelivery: "the purchase was credited more than once"
-        case .wrongAccount: "the goods went to another account than the buyer's"
-        case .productMismatch: "the ledger credited another product than Apple sold"
-        case .quantityMismatch: "the ledger credited another quantity than Apple sold"
-        case .refundedDelivery: "Apple refunded or revoked it and the goods were not taken back"
-        case .unverifiedDelivery: "the ledger credited it but Apple does not know the transaction"
-        case .environmentMismatch: "a sandbox (tester's) purchase was credited as real money"
-        case .foreignBundle: "it belongs to another app"
-        case .sharedReceipt: "several accounts uploaded the same purchase"
-        }
+        // The CLI stays English: the English catalog's line for a verdict.
+        let why = Catalog.of(.english)["kind.\(kind.rawValue).verdict"]
         return "\(kind.rawValue): \(why); suggested action: \(kind.suggestedAction)"
     }
 

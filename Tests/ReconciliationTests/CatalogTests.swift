@@ -26,7 +26,9 @@ struct CatalogTests {
 
     @Test func everyValueOfTheDomainHasALabel() {
         for catalog in [Self.english, Self.chinese] {
-            var keys = FindingKind.allCases.flatMap { ["kind.\($0.rawValue).name", "kind.\($0.rawValue).explanation"] }
+            var keys = FindingKind.allCases.flatMap {
+                ["kind.\($0.rawValue).name", "kind.\($0.rawValue).explanation", "kind.\($0.rawValue).verdict"]
+            }
             keys += ReviewStatus.allCases.map { "status.\($0.rawValue)" }
             keys += Resolution.allCases.flatMap { ["resolution.\($0.rawValue)", "resolution_option.\($0.rawValue)"] }
             keys += OutboxAction.allCases.map { "outbox.\($0.rawValue)" }

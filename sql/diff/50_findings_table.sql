@@ -20,7 +20,12 @@ CREATE TEMP TABLE diff_findings (
     purchase_date timestamptz,
     evidence jsonb,
     -- wrong_account: the account the wrong delivery credited (the md5 in the fingerprint)
-    credited_user_id text
+    credited_user_id text,
+    -- The account whose verification, while it has an upload pending, holds the finding back:
+    -- its item is then neither auto-resolved (82) nor carried over unjudged (75). Each rule says
+    -- which account it waits on; null when only its transaction's verification holds it
+    -- (diff_blocked).
+    held_by_user_id text
 ) ON COMMIT DROP;
 -- A fingerprint holds a transaction id of any length: unique on its digest, found by a hash index.
 CREATE UNIQUE INDEX ON diff_findings (reconcile.text_digest(fingerprint));

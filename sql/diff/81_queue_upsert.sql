@@ -17,11 +17,12 @@ WITH upserted AS (
     INSERT INTO reconcile.review_items AS r
         (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id,
          product_id, upload_id, suggested_action, evidence, first_seen_run, last_seen_run, revoke_from_user_id,
-         detected_user_id, amount_milli, currency, purchase_date)
+         detected_user_id, amount_milli, currency, purchase_date, held_by_user_id)
     SELECT f.fingerprint, f.kind, k.severity, 'open' AS status, f.transaction_id,
            f.original_transaction_id, f.user_id, f.product_id, f.upload_id,
            k.suggested_action, f.evidence, :'run_id'::bigint AS first_seen_run, :'run_id'::bigint AS last_seen_run,
-           f.credited_user_id AS revoke_from_user_id, f.user_id, f.amount_milli, f.currency, f.purchase_date
+           f.credited_user_id AS revoke_from_user_id, f.user_id, f.amount_milli, f.currency, f.purchase_date,
+           f.held_by_user_id
       FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
     ON CONFLICT ((reconcile.text_digest(fingerprint))) DO UPDATE
        SET last_seen_run = EXCLUDED.last_seen_run,
@@ -33,6 +34,8 @@ WITH upserted AS (
            currency = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.currency ELSE r.currency END,
            purchase_date = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.purchase_date
                                 ELSE r.purchase_date END,
+           held_by_user_id = CASE WHEN r.status IN ('open', 'in_review') THEN EXCLUDED.held_by_user_id
+                                  ELSE r.held_by_user_id END,
            updated_at = CASE WHEN r.status IN ('open', 'in_review') THEN now() ELSE r.updated_at END
     RETURNING r.id, (xmax = 0) AS inserted
 ), events AS (

@@ -1,21 +1,20 @@
 -- Stage: queue, step 3 — open items this diff judged and no longer detects are auto-resolved.
--- Items whose transaction (or account: the delivery's for unverified deliveries, the credited
--- one for wrong accounts) still waits on a verification were not judged and stay as they are.
+-- Items whose transaction, or the account their rule waits on (held_by_user_id), still waits on
+-- a verification were not judged and stay as they are. Items about an upload are judged over the
+-- uploads in scope, whatever the transactions.
 -- Reads:  diff_findings, diff_scope, diff_blocked, diff_pending_users
 -- Writes: reconcile.review_items (status, updated_at), reconcile.review_events
--- Values: :'run_id' (bigint).
+-- Values: :'run_id' (bigint), :'upload_kinds' (text[]: the kinds about an upload,
+--         FindingKind.isAboutAnUpload).
 WITH gone AS (
     SELECT r.id, r.status AS old_status
       FROM reconcile.review_items r
      WHERE r.status IN ('open', 'in_review')
        AND NOT EXISTS (SELECT 1 FROM diff_findings f WHERE f.fingerprint = r.fingerprint)
-       AND (r.kind = 'foreign_bundle'
+       AND (r.kind = ANY (:'upload_kinds'::text[])
             OR (r.transaction_id IN (SELECT transaction_id FROM diff_scope)
                 AND r.transaction_id NOT IN (SELECT transaction_id FROM diff_blocked)
-                AND NOT (r.kind = 'unverified_delivery'
-                         AND r.user_id IN (SELECT user_id FROM diff_pending_users))
-                AND NOT (r.kind = 'wrong_account'
-                         AND r.revoke_from_user_id IN (SELECT user_id FROM diff_pending_users))))
+                AND NOT EXISTS (SELECT 1 FROM diff_pending_users p WHERE p.user_id = r.held_by_user_id)))
      FOR UPDATE
 ), resolved AS (
     UPDATE reconcile.review_items r SET status = 'auto_resolved', updated_at = now()

@@ -3,12 +3,14 @@
 -- and, with the Server API, after Get Transaction Info answered not found in both environments.
 -- Reads:  diff_dl, diff_tx, diff_blocked, diff_pending_users, reconcile.transaction_lookups, :products
 -- Writes: diff_findings (fingerprint unverified_delivery:<transaction>:<md5 of the account>;
---         user_id: the delivery's account; amount: the catalogue price of what was delivered)
+--         user_id: the delivery's account; amount: the catalogue price of what was delivered;
+--         held by the delivery's account: judged only once it has nothing left to verify)
 -- Values: :'judge_before' (timestamptz), :'api_enabled' (boolean: Server API credentials set).
-INSERT INTO diff_findings (fingerprint, kind, transaction_id, user_id, product_id, amount_milli, currency)
+INSERT INTO diff_findings (fingerprint, kind, transaction_id, user_id, product_id, amount_milli, currency,
+                           held_by_user_id)
 SELECT 'unverified_delivery:' || d.transaction_id || ':' || md5(d.user_id) AS fingerprint,
        'unverified_delivery' AS kind, d.transaction_id, d.user_id, min(d.product_id) AS product_id,
-       sum(p.price_milli * d.quantity) AS amount_milli, min(p.currency) AS currency
+       sum(p.price_milli * d.quantity) AS amount_milli, min(p.currency) AS currency, d.user_id AS held_by_user_id
   FROM diff_dl d LEFT JOIN :products p ON p.product_id = d.product_id
  WHERE d.revoked_at IS NULL AND d.delivered_at <= :'judge_before'::timestamptz
    AND NOT EXISTS (SELECT 1 FROM diff_tx t WHERE t.transaction_id = d.transaction_id AND t.bundle_ok)

@@ -4,9 +4,10 @@
 -- Writes: diff_scope, diff_scope_uploads
 -- Values: :'resumes_after' (bigint) — the last run that finished; "this run" is every run after it;
 --         :'judge_open_items' (boolean) — false when the run carries unchanged open items over
---         (scope/changed_bindings.sql adds those whose inputs changed). A foreign_bundle item is
---         judged by its upload every run, and its evidence shows its transaction's buyer: its
---         transaction stays in scope.
+--         (scope/changed_bindings.sql adds those whose inputs changed);
+--         :'upload_kinds' (text[]: the kinds about an upload, FindingKind.isAboutAnUpload) — such
+--         an item (foreign_bundle) is judged by its upload every run, and its evidence shows its
+--         transaction's buyer: its transaction stays in scope.
 --
 -- Transactions Apple confirmed or changed in this run, what its uploads carried or said they
 -- reported, the ledger transactions Apple answered a lookup about, the deliveries of accounts
@@ -26,7 +27,7 @@ UNION SELECT u.claimed_transaction_id FROM reconcile.upload_verifications v
 UNION SELECT transaction_id FROM reconcile.transaction_lookups
  WHERE run_id > :'resumes_after'::bigint
 UNION SELECT transaction_id FROM reconcile.review_items
- WHERE (:'judge_open_items'::boolean OR kind = 'foreign_bundle')
+ WHERE (:'judge_open_items'::boolean OR kind = ANY (:'upload_kinds'::text[]))
    AND status IN ('open', 'in_review') AND transaction_id IS NOT NULL
 UNION SELECT d.transaction_id FROM :deliveries d
  WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
@@ -34,9 +35,9 @@ UNION SELECT d.transaction_id FROM :deliveries d
                       WHERE v.last_run_id > :'resumes_after'::bigint)
 ON CONFLICT DO NOTHING;
 
--- The uploads this run verified, and those an open foreign_bundle item is about.
+-- The uploads this run verified, and those an open item about an upload is about.
 INSERT INTO diff_scope_uploads (upload_id)
 SELECT upload_id FROM reconcile.upload_verifications
  WHERE last_run_id > :'resumes_after'::bigint
 UNION SELECT upload_id FROM reconcile.review_items
- WHERE kind = 'foreign_bundle' AND status IN ('open', 'in_review') AND upload_id IS NOT NULL;
+ WHERE kind = ANY (:'upload_kinds'::text[]) AND status IN ('open', 'in_review') AND upload_id IS NOT NULL;
