@@ -80,7 +80,6 @@ struct SQLFileTests {
         "Sources/Reconciliation/Review/ReviewService.swift",
         "Sources/Reconciliation/RunReport.swift",
         "Sources/Reconciliation/Schema.swift",
-        "Sources/Reconciliation/TransactionStore.swift",
         "Sources/Reconciliation/VerificationQueue.swift",
         "Sources/ReviewWeb/ReviewDatabase.swift",
         "Sources/demo-seed/DemoSeed.swift",
