@@ -79,7 +79,6 @@ struct SQLFileTests {
         "Sources/Reconciliation/Review/ReviewService.swift",
         "Sources/Reconciliation/RunReport.swift",
         "Sources/Reconciliation/VerificationQueue.swift",
-        "Sources/ReviewWeb/ReviewDatabase.swift",
         "Sources/demo-seed/DemoSeed.swift",
         "Sources/demo-seed/DemoWorld.swift",
         "Sources/reconcile-bench/DeskCommand.swift",
