@@ -81,11 +81,6 @@ struct SQLFileTests {
         "Sources/Reconciliation/VerificationQueue.swift",
         "Sources/demo-seed/DemoSeed.swift",
         "Sources/demo-seed/DemoWorld.swift",
-        "Sources/reconcile-bench/DeskCommand.swift",
-        "Sources/reconcile-bench/FullJoinCommand.swift",
-        "Sources/reconcile-bench/GenerateCommand.swift",
-        "Sources/reconcile-bench/NightCommand.swift",
-        "Sources/reconcile-bench/VerifyReceiptCommand.swift",
     ]
 
     @Test func noSwiftStringSpellsAStatementOutsideThePostgresModule() throws {
