@@ -79,8 +79,6 @@ struct SQLFileTests {
         "Sources/Reconciliation/Review/ReviewService.swift",
         "Sources/Reconciliation/RunReport.swift",
         "Sources/Reconciliation/VerificationQueue.swift",
-        "Sources/demo-seed/DemoSeed.swift",
-        "Sources/demo-seed/DemoWorld.swift",
     ]
 
     @Test func noSwiftStringSpellsAStatementOutsideThePostgresModule() throws {
