@@ -74,7 +74,7 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
 
         if uploads > 0 {
             let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
-            let stored = try connection.copyIn(Self.copyUploads) { writer in
+            let stored = try connection.copyIn(SQL.copyUploads) { writer in
                 let uploadedAt = Date().addingTimeInterval(-7200)
                 for (index, receipt) in receipts.prefix(uploads).enumerated() {
                     try writer.append(["player-\(index)", "app_receipt", receipt, uploadedAt])
@@ -84,8 +84,11 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
         }
     }
 
-    /// Stores the receipts as uploads for `reconcile run` (`--uploads`).
-    static let copyUploads: SQLFile = "bench/copy_receipts_to_verify.sql"
+    /// The command's statements (`sql/bench/`).
+    enum SQL {
+        /// The receipts as uploads for `reconcile run` (`--uploads`).
+        static let copyUploads: SQLFile = "bench/copy_receipts_to_verify.sql"
+    }
 
     /// Has the simulator judge every receipt now, so that answering them later costs it a lookup.
     static func prepareAnswers(_ receipts: [String], simulator: String) async throws {
