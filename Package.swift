@@ -122,6 +122,8 @@ let package = Package(
             name: "demo-seed",
             dependencies: [
                 "Postgres",
+                // For the SQL files (sql/demo/), embedded in it with the rest of sql/.
+                "Reconciliation",
                 "AppStore",
                 "AppStoreSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -220,6 +220,14 @@ public final class Connection {
         try query("SELECT pg_advisory_unlock($1::bigint)", [key]).first?.decode(Bool.self, at: 0) ?? false
     }
 
+    // MARK: Run-time parameters
+
+    /// Sets a run-time parameter (`set_config`) for the rest of the session, or with `local` until
+    /// the current transaction ends, as `SET LOCAL` does.
+    public func setParameter(_ name: String, to value: String, local: Bool = false) throws {
+        try execute("SELECT set_config($1, $2, $3)", [name, value, local])
+    }
+
     // MARK: COPY
 
     /// Bulk-loads rows with `COPY … FROM STDIN` (text format). `body` appends rows to the

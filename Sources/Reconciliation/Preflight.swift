@@ -21,7 +21,7 @@ public struct CheckResult: Sendable, Equatable {
 /// The database side of `reconcile check`: connectivity, schema, and the input relations'
 /// columns (SPEC section 2), each as one pass/fail line with what to fix.
 public enum Preflight {
-    /// The columns the job reads from each input relation.
+    /// The columns the job reads from each input relation (`sql/schema/read_*.sql` read them all).
     public static let requiredColumns: [(setting: String, columns: [String])] = [
         ("RECONCILE_UPLOADS_RELATION", ["id", "user_id", "kind", "payload", "application_username", "app_account_token",
                                         "claimed_transaction_id", "device", "uploaded_at"]),
@@ -47,21 +47,26 @@ public enum Preflight {
         } catch {
             results.append(CheckResult("schema", passed: false, "\(error)"))
         }
-        let relations = [settings.uploadsRelation, settings.deliveriesRelation, settings.productsRelation]
-        for ((setting, columns), relation) in zip(requiredColumns, relations) {
-            results.append(check(relation: relation, setting: setting, columns: columns, on: connection))
+        let inputs = [
+            ("uploads", settings.uploadsRelation, SQL.readUploads),
+            ("deliveries", settings.deliveriesRelation, SQL.readDeliveries),
+            ("products", settings.productsRelation, SQL.readProducts),
+        ]
+        for ((setting, columns), (name, relation, read)) in zip(requiredColumns, inputs) {
+            results.append(
+                check(relation: relation, as: name, setting: setting, columns: columns, reading: read, on: connection))
         }
         return results
     }
 
-    static func check(relation: String, setting: String, columns: [String], on connection: Connection) -> CheckResult {
+    /// Checks one input relation: `read` reads every one of `columns` from it, named `:name` there.
+    static func check(
+        relation: String, as name: String, setting: String, columns: [String], reading read: SQLFile,
+        on connection: Connection
+    ) -> CheckResult {
         do {
-            // Catalogue columns work for tables and views alike; ::regclass also checks existence.
-            let present = try connection.query(
-                """
-                SELECT a.attname FROM pg_attribute a
-                 WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
-                """, [relation]).map { try $0.decode(String.self, at: 0) }
+            let present = try connection.query(SQL.relationColumns, ["relation": relation])
+                .map { try $0.decode(String.self, at: 0) }
             let missing = columns.filter { !present.contains($0) }
             guard missing.isEmpty else {
                 return CheckResult(
@@ -69,7 +74,10 @@ public enum Preflight {
                     "missing column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")): "
                         + "add \(missing.count > 1 ? "them" : "it") or point \(setting) at a view that renames yours")
             }
-            _ = try connection.query("SELECT \(columns.joined(separator: ", ")) FROM \(relation) LIMIT 0")
+            guard let qualified = QualifiedRelation(relation) else {
+                return CheckResult(relation, passed: false, "\(setting) must be a table or view name such as app.deliveries")
+            }
+            try connection.query(read, relations: [name: qualified])
             return CheckResult(relation, passed: true, "readable, with every column the job reads")
         } catch let error as PostgresError where ["42P01", "3F000"].contains(error.sqlState ?? "") {
             return CheckResult(relation, passed: false, "does not exist: run `reconcile migrate` or set \(setting)")
@@ -78,5 +86,13 @@ public enum Preflight {
         } catch {
             return CheckResult(relation, passed: false, "\(error)")
         }
+    }
+
+    /// The checks' statements (`sql/schema/`).
+    enum SQL {
+        static let relationColumns: SQLFile = "schema/relation_columns.sql"
+        static let readUploads: SQLFile = "schema/read_uploads.sql"
+        static let readDeliveries: SQLFile = "schema/read_deliveries.sql"
+        static let readProducts: SQLFile = "schema/read_products.sql"
     }
 }

@@ -32,15 +32,17 @@ extension Schema {
     public static func requireUpToDate(_ connection: Connection) throws {
         let latest = try migrations().last?.version ?? 0
         // Two statements: a missing table fails at plan time, even in a branch never taken.
-        let exists = try connection.query("SELECT to_regclass('reconcile.schema_migrations') IS NOT NULL")[0]
-            .decode(Bool.self, at: 0)
-        let applied = exists
-            ? try connection.query("SELECT coalesce(max(version), 0) FROM reconcile.schema_migrations")[0]
-                .decode(Int.self, at: 0)
-            : 0
+        let exists = try connection.query(SQL.migrationsTableExists)[0].decode(Bool.self, at: 0)
+        let applied = exists ? try connection.query(SQL.appliedMigration)[0].decode(Int.self, at: 0) : 0
         guard applied >= latest else {
             throw SchemaOutOfDateError(applied: applied, latest: latest)
         }
+    }
+
+    /// The schema's statements (`sql/schema/`); the migrations themselves are `migrations/`.
+    enum SQL {
+        static let migrationsTableExists: SQLFile = "schema/migrations_table_exists.sql"
+        static let appliedMigration: SQLFile = "schema/applied_migration.sql"
     }
 }
 

@@ -66,15 +66,7 @@ public struct ServerAPILookups: Sendable {
         while asked < Self.maxUnclaimedHistories, !outage.isOngoing {
             try Task.checkCancellation()
             let seeds = try connection.query(
-                """
-                SELECT a.transaction_id FROM reconcile.apple_transactions a
-                 WHERE (a.last_seen_run > $1
-                        OR a.transaction_id IN (SELECT transaction_id FROM reconcile.history_retries))
-                   AND a.bundle_id = ANY ($2::text[]) AND a.transaction_id > $3
-                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_claims c WHERE c.transaction_id = a.transaction_id)
-                 ORDER BY a.transaction_id
-                 LIMIT 200
-                """, [resumesAfter, settings.bundleIDs, after]
+                SQL.unclaimedSeeds, ["resumes_after": resumesAfter, "bundle_ids": settings.bundleIDs, "after": after]
             ).map { try $0.decode(String.self, at: 0) }
             guard let last = seeds.last else { return }
             after = last
@@ -89,14 +81,9 @@ public struct ServerAPILookups: Sendable {
                     switch outcome {
                     case .retryLater, .unverifiable:
                         summary.unanswered += 1
-                        try connection.execute(
-                            """
-                            INSERT INTO reconcile.history_retries (transaction_id, run_id) VALUES ($1, $2)
-                            ON CONFLICT ((reconcile.text_digest(transaction_id))) DO UPDATE SET run_id = EXCLUDED.run_id
-                            """, [seed, runID])
+                        try connection.execute(SQL.historyRetry, ["transaction_id": seed, "run_id": runID])
                     default:
-                        try connection.execute(
-                            "DELETE FROM reconcile.history_retries WHERE transaction_id = $1", [seed])
+                        try connection.execute(SQL.historyRetriesDone, ["transaction_ids": [seed]])
                     }
                     continue
                 }
@@ -110,8 +97,7 @@ public struct ServerAPILookups: Sendable {
                     try TransactionStore.upsert(found.map { ($0, nil) }, runID: runID, on: connection)
                     try Self.shareListing(found.map(\.transactionID), fetchedFor: nil, runID: runID, on: connection)
                     try connection.execute(
-                        "DELETE FROM reconcile.history_retries WHERE transaction_id = ANY ($1::text[])",
-                        [found.map(\.transactionID) + [seed]])
+                        SQL.historyRetriesDone, ["transaction_ids": found.map(\.transactionID) + [seed]])
                 }
             }
             try outage.stopIfOngoing()
@@ -129,24 +115,7 @@ public struct ServerAPILookups: Sendable {
         while true {
             try Task.checkCancellation()
             let seeds = try connection.query(
-                """
-                WITH fresh AS (
-                    SELECT DISTINCT ON (c.user_id) c.user_id, c.transaction_id, c.upload_id
-                      FROM reconcile.transaction_claims c
-                      JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
-                      JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-                     WHERE v.last_run_id > $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
-                       AND c.source <> 'server_api' AND c.user_id > $3
-                     ORDER BY c.user_id, a.purchase_date DESC
-                )
-                SELECT user_id, transaction_id, upload_id FROM fresh
-                UNION ALL
-                SELECT p.user_id, p.transaction_id, p.upload_id FROM reconcile.history_lookups p
-                 WHERE p.result = 'retry' AND p.user_id > $3
-                   AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.user_id = p.user_id)
-                 ORDER BY 1
-                 LIMIT 200
-                """, [resumesAfter, settings.bundleIDs, after]
+                SQL.historySeeds, ["resumes_after": resumesAfter, "bundle_ids": settings.bundleIDs, "after": after]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1), try $0.decode(Int64.self, at: 2)) }
             guard let last = seeds.last else { return }
             after = last.0
@@ -205,23 +174,13 @@ public struct ServerAPILookups: Sendable {
                 // What Apple answered (or refused for good) is settled; what it could not answer
                 // now waits for the next run.
                 try connection.execute(
-                    """
-                    UPDATE reconcile.history_lookups
-                       SET result = 'answered', last_error = NULL, run_id = $2, updated_at = now()
-                     WHERE user_id = ANY($1::text[]) AND result = 'retry'
-                    """, [asked.filter { user in !unanswered.contains { $0.user == user } }, runID])
+                    SQL.historyLookupsAnswered,
+                    ["user_ids": asked.filter { user in !unanswered.contains { $0.user == user } }, "run_id": runID])
                 for pending in unanswered {
                     try connection.execute(
-                        """
-                        INSERT INTO reconcile.history_lookups
-                            (user_id, transaction_id, upload_id, result, last_error, run_id)
-                        VALUES ($1, $2, $3, 'retry', $4, $5)
-                        ON CONFLICT ((reconcile.text_digest(user_id))) DO UPDATE
-                        SET transaction_id = EXCLUDED.transaction_id, upload_id = EXCLUDED.upload_id, result = 'retry',
-                            last_error = EXCLUDED.last_error,
-                            run_id = EXCLUDED.run_id, attempts = reconcile.history_lookups.attempts + 1,
-                            updated_at = now()
-                        """, [pending.user, pending.transaction, pending.upload, pending.reason, runID])
+                        SQL.historyLookupRetry,
+                        ["user_id": pending.user, "transaction_id": pending.transaction, "upload_id": pending.upload,
+                         "last_error": pending.reason, "run_id": runID])
                 }
             }
             try outage.stopIfOngoing()
@@ -240,17 +199,7 @@ public struct ServerAPILookups: Sendable {
         throws
     {
         guard !transactions.isEmpty else { return }
-        try connection.execute(
-            """
-            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source, run_id)
-            SELECT t.transaction_id, o.upload_id, o.user_id, 'server_api', $3
-              FROM unnest($1::text[]) AS t (transaction_id)
-             CROSS JOIN (SELECT DISTINCT ON (c.user_id) c.user_id, c.upload_id
-                           FROM reconcile.transaction_claims c
-                          WHERE c.transaction_id = ANY ($1::text[]) AND c.user_id IS DISTINCT FROM $2::text
-                          ORDER BY c.user_id, c.upload_id) AS o
-            ON CONFLICT (transaction_id, upload_id) DO NOTHING
-            """, [transactions, user, runID])
+        try connection.execute(SQL.shareListing, ["transaction_ids": transactions, "user_id": user, "run_id": runID])
     }
 
     /// Histories asked at most per account and run: the pacer bounds the rate, this the total
@@ -261,16 +210,7 @@ public struct ServerAPILookups: Sendable {
     /// fetched for it covers.
     func uncovered(user: String, covered: Set<String>, on connection: Connection) throws -> String? {
         try connection.queryFirst(
-            """
-            SELECT c.transaction_id
-              FROM reconcile.transaction_claims c
-              JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
-              JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-             WHERE c.user_id = $1 AND v.state = 'verified' AND a.bundle_id = ANY($2::text[])
-               AND c.source <> 'server_api' AND NOT (c.transaction_id = ANY($3::text[]))
-             ORDER BY a.purchase_date DESC, c.transaction_id
-             LIMIT 1
-            """, user, settings.bundleIDs, Array(covered)
+            SQL.uncoveredSeed, ["user_id": user, "bundle_ids": settings.bundleIDs, "covered": Array(covered)]
         )?.decode(String.self, at: 0)
     }
 
@@ -281,36 +221,15 @@ public struct ServerAPILookups: Sendable {
         runID: Int64, since: Date?, ledgerChangesAfter: String, judgeBefore: Date, on connection: Connection,
         into summary: inout Summary, outage: inout ServerAPIOutage
     ) async throws {
-        // Deliveries of the window, of the ledger's changes (SPEC section 5: a backdated credit of
-        // a transaction Apple never issued is asked about the night it is written, as the diff
-        // judges it, or its unverified_delivery would wait for an answer nobody asks), of open
-        // unverified items, and every lookup an earlier run could not finish (Apple put it off,
-        // or the purchase was too young): those are asked again whatever the window. Paged by
-        // transaction id, so memory stays flat.
+        // Paged by transaction id, so memory stays flat.
+        let deliveries = try Differ.Relations(settings).deliveries
         var after = ""
         while true {
             let candidates = try connection.query(
-                """
-                SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
-                  FROM \(settings.deliveriesRelation) d
-                 WHERE d.revoked_at IS NULL AND d.transaction_id > $3
-                   AND (d.delivered_at >= $1
-                        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
-                                                 WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review'))
-                        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
-                                                 WHERE result = 'retry')
-                        OR d.transaction_id IN (
-                               SELECT transaction_id FROM reconcile.ledger_changes
-                                WHERE changed_xact >= pg_snapshot_xmin($4::pg_snapshot)::text::bigint
-                                  AND NOT pg_visible_in_snapshot(changed_xact::text::xid8, $4::pg_snapshot)))
-                   AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
-                                    WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY($2::text[]))
-                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
-                                    WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
-                 GROUP BY d.transaction_id
-                 ORDER BY d.transaction_id
-                 LIMIT 500
-                """, [since ?? Date.distantPast, settings.bundleIDs, after, ledgerChangesAfter]
+                SQL.transactionInfoCandidates,
+                ["since": since ?? Date.distantPast, "bundle_ids": settings.bundleIDs, "after": after,
+                 "ledger_changes_after": ledgerChangesAfter],
+                relations: ["deliveries": deliveries]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
             guard let last = candidates.last else { return }
             after = last.0
@@ -356,14 +275,8 @@ public struct ServerAPILookups: Sendable {
                 try connection.transaction {
                     try TransactionStore.upsert(records, runID: runID, on: connection)
                     try connection.execute(
-                        """
-                        INSERT INTO reconcile.transaction_lookups (transaction_id, result, attempts, last_error, run_id)
-                        VALUES ($1, $2, 1, $3, $4)
-                        ON CONFLICT ((reconcile.text_digest(transaction_id))) DO UPDATE
-                        SET result = EXCLUDED.result, last_error = EXCLUDED.last_error,
-                            attempts = reconcile.transaction_lookups.attempts + 1, run_id = EXCLUDED.run_id,
-                            checked_at = now()
-                        """, [transaction, result, error, runID])
+                        SQL.transactionInfoAnswer,
+                        ["transaction_id": transaction, "result": result, "last_error": error, "run_id": runID])
                 }
             }
         }
@@ -376,6 +289,20 @@ public struct ServerAPILookups: Sendable {
         } catch let error as ServerAPIConfigurationError {
             throw RunConfigurationError("\(error)")
         }
+    }
+
+    /// The lookups' statements (`sql/serverapi/`).
+    enum SQL {
+        static let unclaimedSeeds: SQLFile = "serverapi/unclaimed_seeds.sql"
+        static let historyRetry: SQLFile = "serverapi/history_retry.sql"
+        static let historyRetriesDone: SQLFile = "serverapi/history_retries_done.sql"
+        static let historySeeds: SQLFile = "serverapi/history_seeds.sql"
+        static let historyLookupsAnswered: SQLFile = "serverapi/history_lookups_answered.sql"
+        static let historyLookupRetry: SQLFile = "serverapi/history_lookup_retry.sql"
+        static let shareListing: SQLFile = "serverapi/share_listing.sql"
+        static let uncoveredSeed: SQLFile = "serverapi/uncovered_seed.sql"
+        static let transactionInfoCandidates: SQLFile = "serverapi/transaction_info_candidates.sql"
+        static let transactionInfoAnswer: SQLFile = "serverapi/transaction_info_answer.sql"
     }
 }
 

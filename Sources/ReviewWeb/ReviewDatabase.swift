@@ -136,7 +136,7 @@ private final class Workers: @unchecked Sendable {
         let connection = try Connection(url: url)
         let (seconds, attoseconds) = statementTimeout.components
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        _ = try connection.query("SELECT set_config('statement_timeout', $1, false)", String(max(1, milliseconds)))
+        try connection.setParameter("statement_timeout", to: String(max(1, milliseconds)))
         return connection
     }
 }

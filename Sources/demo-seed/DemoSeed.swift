@@ -3,6 +3,7 @@ import AppStoreSimulator
 import ArgumentParser
 import Foundation
 import Postgres
+import Reconciliation
 
 /// Seeds the demo: a game selling coin packs and VIP, a few thousand players, StoreKit 1 clients
 /// uploading receipts signed by the local simulator's CA, the ledger the game's backend wrote, and
@@ -35,7 +36,7 @@ struct DemoSeed: ParsableCommand {
             return
         }
         let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
-        if try connection.queryFirst("SELECT 1 FROM reconcile.receipt_uploads WHERE user_id LIKE 'player-%' LIMIT 1") != nil {
+        if try connection.queryFirst(DemoWorld.SQL.seeded) != nil {
             print("demo data already seeded")
             return
         }

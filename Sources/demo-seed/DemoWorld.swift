@@ -2,6 +2,7 @@ import AppStore
 import AppStoreSimulator
 import Foundation
 import Postgres
+import Reconciliation
 
 /// The demo's game, players, uploads and ledger.
 struct DemoWorld {
@@ -62,7 +63,7 @@ struct DemoWorld {
     }
 
     func sha256(_ text: String, on connection: Connection) throws -> String {
-        try connection.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", [text])[0].decode(String.self, at: 0)
+        try connection.query(SQL.accountHash, ["account": text])[0].decode(String.self, at: 0)
     }
 
     mutating func receipt(_ purchases: [SimulatedReceipt.Purchase], bundle: String = DemoWorld.bundle,
@@ -289,35 +290,34 @@ struct DemoWorld {
             let account = String(upload.username!.dropFirst("sha256:".count))
             hashed[account] = try sha256(account, on: connection)
         }
-        try connection.copyIn(
-            "COPY reconcile.products (product_id, product_type, price_milli, currency) FROM STDIN"
-        ) { writer in
+        try connection.copyIn(SQL.copyProducts) { writer in
             for (product, type, price) in Self.catalogue { try writer.append([product, type, Int64(price), "CNY"]) }
         }
-        try connection.copyIn(
-            """
-            COPY reconcile.receipt_uploads (user_id, kind, payload, application_username, claimed_transaction_id, device,
-                                            uploaded_at) FROM STDIN
-            """
-        ) { writer in
+        try connection.copyIn(SQL.copyUploads) { writer in
             for upload in uploads {
                 let username = upload.username.map { $0.hasPrefix("sha256:") ? hashed[String($0.dropFirst(7))]! : $0 }
                 try writer.append([upload.user, upload.kind, upload.payload, username, upload.claimed, upload.device,
                                    upload.uploadedAt])
             }
         }
-        try connection.copyIn("COPY reconcile.account_tokens (app_account_token, user_id) FROM STDIN") { writer in
+        try connection.copyIn(SQL.copyAccountTokens) { writer in
             for (token, user) in accountTokens { try writer.append([token, user]) }
         }
-        try connection.copyIn(
-            """
-            COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at) FROM STDIN
-            """
-        ) { writer in
+        try connection.copyIn(SQL.copyDeliveries) { writer in
             for delivery in deliveries {
                 try writer.append([delivery.transaction, delivery.user, delivery.product, delivery.quantity,
                                    delivery.deliveredAt, delivery.revokedAt])
             }
         }
+    }
+
+    /// The seed's statements (`sql/demo/`).
+    enum SQL {
+        static let seeded: SQLFile = "demo/seeded.sql"
+        static let accountHash: SQLFile = "demo/account_hash.sql"
+        static let copyProducts: SQLFile = "demo/copy_products.sql"
+        static let copyUploads: SQLFile = "demo/copy_uploads.sql"
+        static let copyAccountTokens: SQLFile = "demo/copy_account_tokens.sql"
+        static let copyDeliveries: SQLFile = "demo/copy_deliveries.sql"
     }
 }

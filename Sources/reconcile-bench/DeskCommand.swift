@@ -56,42 +56,18 @@ struct DeskCommand: AsyncParsableCommand {
 
     /// The customer's purchases, uploads, verifications, claims and deliveries, set-based.
     private func plant(bundle: String, on connection: Connection) throws {
-        guard try connection.queryFirst(
-            "SELECT 1 FROM reconcile.receipt_uploads WHERE user_id = $1 LIMIT 1", Self.customer) == nil
-        else { return }
+        guard try connection.queryFirst(SQL.planted, ["user_id": Self.customer]) == nil else { return }
         try connection.transaction {
             try connection.execute(
-                """
-                WITH ids AS (
-                    SELECT n, (9100000000000000 + n)::text AS id FROM generate_series(1, $2::int) n
-                ), uploads AS (
-                    INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                    SELECT $1, 'signed_transaction', 'planted by reconcile-bench desk', id,
-                           now() - interval '2 days' + n * interval '1 minute'
-                      FROM ids
-                    RETURNING id AS upload_id, claimed_transaction_id AS transaction_id
-                ), verified AS (
-                    INSERT INTO reconcile.upload_verifications (upload_id, state, method, environment, bundle_id)
-                    SELECT upload_id, 'verified', 'jws', 'Production', $3 FROM uploads
-                ), claims AS (
-                    INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source)
-                    SELECT transaction_id, upload_id, $1, 'jws' FROM uploads
-                )
-                INSERT INTO reconcile.apple_transactions
-                    (transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment,
-                     quantity, purchase_date, price_milli, currency, source)
-                SELECT id, id, 'com.hncs.szj.coin42', 'consumable', $3, 'Production', 1,
-                       now() - interval '2 days' + n * interval '1 minute', 6000, 'CNY', 'jws'
-                  FROM ids
-                """, [Self.customer, transactions, bundle])
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
-                SELECT (9100000000000000 + n)::text, $1, 'com.hncs.szj.coin42', 1,
-                       now() - interval '2 days' + n * interval '1 minute'
-                  FROM generate_series(1, $2::int) n WHERE n % 10 <> 0
-                """, [Self.customer, transactions])
+                SQL.plant, ["user_id": Self.customer, "transactions": transactions, "bundle_id": bundle])
         }
-        try connection.execute("ANALYZE reconcile.apple_transactions")
+        try connection.execute(SQL.analyze)
+    }
+
+    /// The command's statements (`sql/bench/`).
+    enum SQL {
+        static let planted: SQLFile = "bench/desk_customer_planted.sql"
+        static let plant: SQLFile = "bench/plant_desk_customer.sql"
+        static let analyze: SQLFile = "bench/analyze_desk_customer.sql"
     }
 }

@@ -3,6 +3,7 @@ import AppStoreSimulator
 import ArgumentParser
 import Foundation
 import Postgres
+import Reconciliation
 
 /// `reconcile-bench generate`: writes the ``BenchWorld`` history into a migrated database, one
 /// COPY per table, and prints how many rows each table received.
@@ -22,7 +23,7 @@ struct GenerateCommand: ParsableCommand {
 
     func run() throws {
         let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
-        guard try connection.queryFirst("SELECT 1 FROM reconcile.apple_transactions LIMIT 1") == nil else {
+        guard try connection.queryFirst(HistoryWriter.SQL.anyAppleTransaction) == nil else {
             throw ValidationError("the database already holds Apple transactions; generate into an empty one")
         }
         let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
@@ -64,49 +65,36 @@ struct HistoryWriter {
     /// Loads one table the way bulk loads are done: its secondary indexes are dropped first and
     /// built again afterwards, which sorts each once instead of inserting millions of random keys.
     func write(_ table: Table) throws -> Int {
-        let indexes = try connection.query(
-            """
-            SELECT i.indexname, i.indexdef FROM pg_indexes i
-             WHERE i.schemaname = 'reconcile' AND i.tablename = $1
-               AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)
-            """, [table.rawValue]
-        ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) }
-        for (name, _) in indexes { try connection.execute("DROP INDEX reconcile.\(Identifier.quote(name))") }
+        let indexes = try connection.query(SQL.secondaryIndexes, ["table": table.rawValue])
+            .map { (drop: try $0.decode(String.self, at: 0), build: try $0.decode(String.self, at: 1)) }
+        for index in indexes { try connection.execute(index.drop) }
         let rows: Int
         if table == .transaction_claims {
             // The white rows were written with their claims' facts (migrations 0011, 0013): the
             // trigger that keeps them would write millions of rows a second time. Checked
             // afterwards against the facts' one definition, the view reconcile.claim_facts.
-            try connection.execute("ALTER TABLE reconcile.transaction_claims DISABLE TRIGGER transaction_claims_note_inserts")
+            try connection.execute(SQL.claimsTriggerOff)
             rows = try copy(table)
-            try connection.execute("ALTER TABLE reconcile.transaction_claims ENABLE TRIGGER transaction_claims_note_inserts")
+            try connection.execute(SQL.claimsTriggerOn)
             try checkClaimFacts()
         } else {
             rows = try copy(table)
         }
-        for (_, definition) in indexes { try connection.execute(definition) }
+        for index in indexes { try connection.execute(index.build) }
         return rows
     }
 
     /// The facts written with the white rows are those of their claims, as the view
     /// `reconcile.claim_facts` (migration 0013) defines them and the claims' trigger writes them.
     private func checkClaimFacts() throws {
-        let wrong = try connection.query(
-            """
-            SELECT count(*) FROM reconcile.apple_transactions a
-              LEFT JOIN reconcile.claim_facts f ON f.transaction_id = a.transaction_id
-             WHERE (a.claimed_by, a.claim_token, a.claim_usernames_name_uploader)
-                   IS DISTINCT FROM (f.claimed_by, f.claim_token, f.claim_usernames_name_uploader)
-            """)[0].decode(Int.self, at: 0)
+        let wrong = try connection.query(SQL.claimFactsDiffering)[0].decode(Int.self, at: 0)
         guard wrong == 0 else { throw ValidationError("\(wrong) white rows were generated with other facts than their claims'") }
     }
 
     private func copy(_ table: Table) throws -> Int {
         switch table {
         case .products:
-            return try connection.copyIn(
-                "COPY reconcile.products (product_id, product_type, price_milli, currency) FROM STDIN"
-            ) { writer in
+            return try connection.copyIn(SQL.copyProducts) { writer in
                 for (product, price) in BenchWorld.consumables {
                     try writer.append([product, "consumable", price, "CNY"])
                 }
@@ -118,8 +106,7 @@ struct HistoryWriter {
                 }
             }
         case .account_tokens:
-            return try connection.copyIn("COPY reconcile.account_tokens (app_account_token, user_id) FROM STDIN") {
-                writer in
+            return try connection.copyIn(SQL.copyAccountTokens) { writer in
                 // StoreKit 2 clients (even accounts) bind their purchases with a token per account.
                 for user in stride(from: 0, to: world.users, by: 2) {
                     try writer.append([world.accountToken(user), world.userID(user)])
@@ -134,12 +121,7 @@ struct HistoryWriter {
         case .transaction_claims:
             return try copyClaims()
         case .deliveries:
-            return try connection.copyIn(
-                """
-                COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at)
-                FROM STDIN
-                """
-            ) { writer in
+            return try connection.copyIn(SQL.copyDeliveries) { writer in
                 for index in 0..<world.transactions {
                     for delivery in world.deliveries(world.purchase(index)) {
                         try writer.append([
@@ -154,29 +136,11 @@ struct HistoryWriter {
 
     /// Identity sequences past the explicit ids, and fresh statistics for the planner.
     func finish() throws {
-        try connection.execute(
-            """
-            SELECT setval(pg_get_serial_sequence('reconcile.receipt_uploads', 'id'),
-                          (SELECT max(id) FROM reconcile.receipt_uploads))
-            """)
-        // The history's uploads come with their verifications, as if earlier runs had read them:
-        // their arrival notes (migration 0014) are not new work for the first run.
-        try connection.execute("DELETE FROM reconcile.upload_arrivals")
-        // Its own statement: VACUUM refuses to run inside the transaction a script is.
-        try connection.execute("VACUUM ANALYZE")
+        try connection.execute(SQL.finishHistory)
     }
 
     private func copyTransactions() throws -> Int {
-        try connection.copyIn(
-            """
-            COPY reconcile.apple_transactions (
-                transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment, quantity,
-                purchase_date, original_purchase_date, expires_date, revocation_date, revocation_reason,
-                ownership_type, app_account_token, web_order_line_item_id, price_milli, currency, storefront,
-                signed_date, source, first_seen_at, last_seen_at, claimed_by, claim_token,
-                claim_usernames_name_uploader) FROM STDIN
-            """
-        ) { writer in
+        try connection.copyIn(SQL.copyAppleTransactions) { writer in
             for index in 0..<world.transactions {
                 let purchase = world.purchase(index)
                 guard purchase.isKnownToJob else { continue }
@@ -216,12 +180,7 @@ struct HistoryWriter {
             #"{"model": "iPhone14,5", "os": "17.5.1", "app": "4.2.0"}"#,
             #"{"model": "iPad13,18", "os": "18.2", "app": "4.2.3"}"#,
         ]
-        return try connection.copyIn(
-            """
-            COPY reconcile.receipt_uploads (id, user_id, kind, payload, application_username, app_account_token,
-                                            claimed_transaction_id, device, uploaded_at) FROM STDIN
-            """
-        ) { writer in
+        return try connection.copyIn(SQL.copyReceiptUploads) { writer in
             for index in 0..<world.transactions {
                 let purchase = world.purchase(index)
                 let uploadedAt = purchase.purchaseDate.addingTimeInterval(3)
@@ -261,12 +220,7 @@ struct HistoryWriter {
     }
 
     private func copyVerifications() throws -> Int {
-        try connection.copyIn(
-            """
-            COPY reconcile.upload_verifications (upload_id, state, method, apple_status, environment, bundle_id,
-                                                 attempts, verified_at, updated_at) FROM STDIN
-            """
-        ) { writer in
+        try connection.copyIn(SQL.copyUploadVerifications) { writer in
             for index in 0..<world.transactions {
                 let purchase = world.purchase(index)
                 // Uploads since the last run have no verification yet: the run enqueues them.
@@ -290,12 +244,7 @@ struct HistoryWriter {
     }
 
     private func copyClaims() throws -> Int {
-        try connection.copyIn(
-            """
-            COPY reconcile.transaction_claims (transaction_id, upload_id, user_id, application_username,
-                                               app_account_token, source, created_at) FROM STDIN
-            """
-        ) { writer in
+        try connection.copyIn(SQL.copyTransactionClaims) { writer in
             for index in 0..<world.transactions {
                 let purchase = world.purchase(index)
                 guard purchase.isKnownToJob else { continue }
@@ -342,5 +291,22 @@ struct HistoryWriter {
         transaction.price = purchase.price * Int64(purchase.quantity)
         transaction.currency = "CNY"
         return try ca.signJWS(transaction)
+    }
+
+    /// The history's statements (`sql/bench/`).
+    enum SQL {
+        static let anyAppleTransaction: SQLFile = "bench/any_apple_transaction.sql"
+        static let secondaryIndexes: SQLFile = "bench/secondary_indexes.sql"
+        static let claimsTriggerOff: SQLFile = "bench/claims_trigger_off.sql"
+        static let claimsTriggerOn: SQLFile = "bench/claims_trigger_on.sql"
+        static let claimFactsDiffering: SQLFile = "bench/claim_facts_differing.sql"
+        static let copyProducts: SQLFile = "bench/copy_products.sql"
+        static let copyAccountTokens: SQLFile = "bench/copy_account_tokens.sql"
+        static let copyAppleTransactions: SQLFile = "bench/copy_apple_transactions.sql"
+        static let copyReceiptUploads: SQLFile = "bench/copy_receipt_uploads.sql"
+        static let copyUploadVerifications: SQLFile = "bench/copy_upload_verifications.sql"
+        static let copyTransactionClaims: SQLFile = "bench/copy_transaction_claims.sql"
+        static let copyDeliveries: SQLFile = "bench/copy_deliveries.sql"
+        static let finishHistory: SQLFile = "bench/finish_history.sql"
     }
 }

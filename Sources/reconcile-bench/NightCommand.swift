@@ -3,6 +3,7 @@ import AppStoreSimulator
 import ArgumentParser
 import Foundation
 import Postgres
+import Reconciliation
 
 /// `reconcile-bench night`: one night's new work for SPEC section 12's "new work on a big
 /// history" target. Adds `--uploads` purchases the job has not seen, each a StoreKit 2 upload
@@ -37,25 +38,16 @@ struct NightCommand: ParsableCommand {
         let products = BenchWorld.consumables
 
         for (product, price) in products {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.products (product_id, product_type, price_milli, currency)
-                VALUES ($1, 'consumable', $2, 'CNY') ON CONFLICT (product_id) DO NOTHING
-                """, [product, price])
+            try connection.execute(SQL.product, ["product_id": product, "price_milli": price])
         }
-        _ = try connection.copyIn("COPY reconcile.account_tokens (app_account_token, user_id) FROM STDIN") { writer in
+        try connection.copyIn(HistoryWriter.SQL.copyAccountTokens) { writer in
             for account in 0..<accounts { try writer.append([token(account), userID(account)]) }
         }
 
         let started = Date()
         var transactions: [(id: String, account: Int, product: String, at: Date)] = []
         transactions.reserveCapacity(uploads)
-        let stored = try connection.copyIn(
-            """
-            COPY reconcile.receipt_uploads (user_id, kind, payload, app_account_token, claimed_transaction_id,
-                                            uploaded_at) FROM STDIN
-            """
-        ) { writer in
+        let stored = try connection.copyIn(SQL.copyUploads) { writer in
             for index in 0..<uploads {
                 let account = index % accounts
                 let (product, price) = products[index % products.count]
@@ -85,19 +77,22 @@ struct NightCommand: ParsableCommand {
                 transactions.append((transaction.transactionId!, account, product, at))
             }
         }
-        _ = try connection.copyIn(
-            """
-            COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at) FROM STDIN
-            """
-        ) { writer in
+        try connection.copyIn(HistoryWriter.SQL.copyDeliveries) { writer in
             for transaction in transactions {
                 try writer.append([
                     transaction.id, userID(transaction.account), transaction.product, 1,
-                    transaction.at.addingTimeInterval(5),
+                    transaction.at.addingTimeInterval(5), Date?.none,
                 ])
             }
         }
-        try connection.execute("ANALYZE reconcile.receipt_uploads, reconcile.deliveries, reconcile.account_tokens")
+        try connection.execute(SQL.analyze)
         Bench.log("night \(night): \(stored) uploads and deliveries in \(Bench.seconds(Date().timeIntervalSince(started))) s")
+    }
+
+    /// The night's statements (`sql/bench/`; its account tokens and deliveries load as the history's).
+    enum SQL {
+        static let product: SQLFile = "bench/night_product.sql"
+        static let copyUploads: SQLFile = "bench/copy_night_uploads.sql"
+        static let analyze: SQLFile = "bench/analyze_night.sql"
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import NIOCore
 import Postgres
+import Reconciliation
 
 /// `reconcile-bench verify-receipt`: verifyReceipt throughput against a running `appstore-sim`
 /// (started by the script with 20 ms of latency), for a one-at-a-time client and for the job's
@@ -73,9 +74,7 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
 
         if uploads > 0 {
             let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
-            let stored = try connection.copyIn(
-                "COPY reconcile.receipt_uploads (user_id, kind, payload, uploaded_at) FROM STDIN"
-            ) { writer in
+            let stored = try connection.copyIn(SQL.copyUploads) { writer in
                 let uploadedAt = Date().addingTimeInterval(-7200)
                 for (index, receipt) in receipts.prefix(uploads).enumerated() {
                     try writer.append(["player-\(index)", "app_receipt", receipt, uploadedAt])
@@ -83,6 +82,12 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
             }
             Bench.log("stored \(stored) receipt uploads for reconcile run")
         }
+    }
+
+    /// The command's statements (`sql/bench/`).
+    enum SQL {
+        /// The receipts as uploads for `reconcile run` (`--uploads`).
+        static let copyUploads: SQLFile = "bench/copy_receipts_to_verify.sql"
     }
 
     /// Has the simulator judge every receipt now, so that answering them later costs it a lookup.

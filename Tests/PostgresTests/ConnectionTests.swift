@@ -236,6 +236,22 @@ struct ConnectionTests {
         #expect(try second.tryAdvisoryLock(key))
     }
 
+    @Test func aLocalParameterEndsWithItsTransactionAndASessionOneStays() throws {
+        let connection = try database.connect()
+        func workMem() throws -> String { try connection.query("SHOW work_mem")[0].decode(String.self, at: 0) }
+        let serverDefault = try workMem()
+        let local = try connection.transaction {
+            try connection.setParameter("work_mem", to: "7MB", local: true)
+            return try workMem()
+        }
+        #expect(local == "7MB")
+        #expect(try workMem() == serverDefault)
+        try connection.setParameter("work_mem", to: "9MB")
+        let inATransaction = try connection.transaction { try workMem() }
+        #expect(inATransaction == "9MB")
+        #expect(try workMem() == "9MB")
+    }
+
     @Test func aWrongPasswordGivesAClearErrorWithoutThePassword() throws {
         let wrong = "not-the-password-\(UUID().uuidString)"
         var components = try #require(URLComponents(string: database.url))

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import TestSupport
 import Testing
 
@@ -34,6 +34,16 @@ struct PreflightTests {
         #expect(failed.name == "\"app\".\"credits\"")
         #expect(failed.detail.contains("missing column quantity"))
         #expect(failed.detail.contains("RECONCILE_DELIVERIES_RELATION"))
+    }
+
+    /// What passes the check is what the job can read: each relation's file reads the columns listed.
+    @Test(arguments: zip(["uploads", "deliveries", "products"], Preflight.requiredColumns.map(\.columns)))
+    func theReadFileReadsTheRequiredColumns(relation: String, columns: [String]) throws {
+        let text = try #require(SQLFile.text("schema/read_\(relation).sql"))
+        let statement = text.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: " ")
+        let list = try #require(statement.firstRange(of: "SELECT ").map { statement[$0.upperBound...] })
+        let selected = list.prefix { $0 != ":" }.replacing(" FROM ", with: "").split(separator: ",")
+        #expect(selected.map { $0.trimmingCharacters(in: .whitespaces) } == columns)
     }
 
     @Test func aWrongPasswordSaysSoWithoutThePassword() throws {

@@ -136,55 +136,31 @@ public struct DeskService: Sendable {
 
     /// The transactions a query names, from what the job already knows.
     func transactions(of query: DeskQuery, on connection: Connection) throws -> [String] {
-        let sql: String
+        let rows: [Row]
         switch query.kind {
         case .order:
-            sql = "SELECT transaction_id FROM reconcile.order_transactions WHERE order_id = $1"
+            rows = try connection.query(
+                SQL.orderTransactions, ["order_id": query.value, "most": Self.maximumTransactions])
         case .transaction:
             return [query.value]
         case .user:
-            // What the account uploaded (verified or not), was credited, or is bound to by a token.
-            sql = """
-                SELECT transaction_id FROM reconcile.transaction_claims WHERE user_id = $1
-                UNION SELECT transaction_id FROM \(settings.deliveriesRelation) WHERE user_id = $1
-                UNION SELECT claimed_transaction_id FROM \(settings.uploadsRelation)
-                 WHERE user_id = $1 AND claimed_transaction_id IS NOT NULL
-                UNION SELECT a.transaction_id FROM reconcile.account_tokens k
-                  JOIN reconcile.apple_transactions a ON a.app_account_token = k.app_account_token
-                 WHERE k.user_id = $1
-                """
+            let relations = try Differ.Relations(settings)
+            rows = try connection.query(
+                SQL.userTransactions, ["user_id": query.value, "most": Self.maximumTransactions],
+                relations: ["deliveries": relations.deliveries, "uploads": relations.uploads])
         case .token:
-            sql = """
-                SELECT transaction_id FROM reconcile.apple_transactions WHERE app_account_token = $1::uuid
-                UNION SELECT transaction_id FROM reconcile.transaction_claims WHERE app_account_token = $1::uuid
-                """
+            rows = try connection.query(SQL.tokenTransactions, ["token": query.value, "most": Self.maximumTransactions])
         }
-        return try connection.query(
-            "SELECT transaction_id FROM (\(sql)) q ORDER BY 1 LIMIT \(Self.maximumTransactions)", [query.value]
-        ).map { try $0.decode(String.self, at: 0) }
+        return try rows.map { try $0.decode(String.self, at: 0) }
     }
 
     /// Uploads of the customer no run has seen yet are queued for the next run's verification, so
     /// that the diff calls what they carry `pending` rather than judging without them.
     private func queueUnseenUploads(of query: DeskQuery, ids: [String], on connection: Connection) throws {
-        // Two statements rather than an OR, so that each reads its own index.
-        try connection.execute(
-            """
-            INSERT INTO reconcile.upload_verifications (upload_id, state)
-            SELECT u.id, 'pending' FROM \(settings.uploadsRelation) u
-             WHERE u.claimed_transaction_id = ANY($1::text[])
-               AND NOT EXISTS (SELECT 1 FROM reconcile.upload_verifications v WHERE v.upload_id = u.id)
-            ON CONFLICT (upload_id) DO NOTHING
-            """, [ids])
+        let uploads = ["uploads": try Differ.Relations(settings).uploads]
+        try connection.execute(SQL.queueUnseenUploadsOfTransactions, ["transaction_ids": ids], relations: uploads)
         guard query.kind == .user else { return }
-        try connection.execute(
-            """
-            INSERT INTO reconcile.upload_verifications (upload_id, state)
-            SELECT u.id, 'pending' FROM \(settings.uploadsRelation) u
-             WHERE u.user_id = $1
-               AND NOT EXISTS (SELECT 1 FROM reconcile.upload_verifications v WHERE v.upload_id = u.id)
-            ON CONFLICT (upload_id) DO NOTHING
-            """, [query.value])
+        try connection.execute(SQL.queueUnseenUploadsOfUser, ["user_id": query.value], relations: uploads)
     }
 
     // MARK: - Asking Apple
@@ -208,11 +184,7 @@ public struct DeskService: Sendable {
             verified = answer
         case .notFound, .rejected:
             try await database.run { connection in
-                try connection.execute(
-                    """
-                    INSERT INTO reconcile.order_lookups (order_id, status) VALUES ($1, 'invalid')
-                    ON CONFLICT (order_id) DO UPDATE SET status = 'invalid', checked_at = now()
-                    """, [orderID])
+                try connection.execute(SQL.orderInvalid, ["order_id": orderID])
             }
             return (CustomerPicture.Order(orderID: orderID, status: "invalid"), [])
         case .retryLater(let reason, _, _):
@@ -231,15 +203,8 @@ public struct DeskService: Sendable {
             try connection.transaction {
                 try TransactionStore.upsert(records.map { ($0, nil) }, runID: runID, on: connection)
                 try connection.execute(
-                    """
-                    INSERT INTO reconcile.order_lookups (order_id, status, run_id) VALUES ($1, 'valid', $2)
-                    ON CONFLICT (order_id) DO UPDATE SET status = 'valid', run_id = EXCLUDED.run_id, checked_at = now()
-                    """, [orderID, runID])
-                try connection.execute(
-                    """
-                    INSERT INTO reconcile.order_transactions (order_id, transaction_id)
-                    SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING
-                    """, [orderID, records.map(\.transactionID)])
+                    SQL.orderValid,
+                    ["order_id": orderID, "run_id": runID, "transaction_ids": records.map(\.transactionID)])
             }
             return runID
         }
@@ -258,18 +223,11 @@ public struct DeskService: Sendable {
         database: ConnectionLender
     ) async throws {
         let settings = self.settings
+        let deliveries = try Differ.Relations(settings).deliveries
         let unknown = try await database.run { connection in
             try connection.query(
-                """
-                SELECT s.id, (SELECT max(d.delivered_at) FROM \(settings.deliveriesRelation) d
-                               WHERE d.transaction_id = s.id AND d.revoked_at IS NULL) AS delivered_at
-                  FROM unnest($1::text[]) s(id)
-                 WHERE NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
-                                    WHERE a.transaction_id = s.id AND a.bundle_id = ANY($2::text[]))
-                   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
-                                    WHERE l.transaction_id = s.id AND l.result IN ('found', 'not_found'))
-                 ORDER BY 1 LIMIT 100
-                """, [ids, settings.bundleIDs]
+                SQL.unknownTransactions, ["transaction_ids": ids, "bundle_ids": settings.bundleIDs],
+                relations: ["deliveries": deliveries]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date?.self, at: 1)) }
         }
         let runID = { @Sendable () async throws -> Int64 in
@@ -296,15 +254,7 @@ public struct DeskService: Sendable {
         // One history per Apple account: each answer covers every transaction of that account,
         // so the next seed is a verified transaction no fetched history holds yet.
         let seeds = try await database.run { connection in
-            try connection.query(
-                """
-                SELECT DISTINCT ON (c.transaction_id) c.transaction_id, c.upload_id
-                  FROM reconcile.transaction_claims c
-                  JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
-                 WHERE c.user_id = $1 AND c.source <> 'server_api' AND a.bundle_id = ANY($2::text[])
-                 ORDER BY c.transaction_id, c.upload_id
-                """, [query.value, settings.bundleIDs]
-            ).map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
+            try connection.query(SQL.historySeeds, ["user_id": query.value, "bundle_ids": settings.bundleIDs]).map { (try $0.decode(String.self, at: 0), try $0.decode(Int64.self, at: 1)) }
         }
         var covered = Set<String>()
         var calls = 0
@@ -343,6 +293,20 @@ public struct DeskService: Sendable {
         }
         return []
     }
+
+    /// The desk's statements (`sql/desk/`).
+    enum SQL {
+        static let orderTransactions: SQLFile = "desk/order_transactions.sql"
+        static let userTransactions: SQLFile = "desk/user_transactions.sql"
+        static let tokenTransactions: SQLFile = "desk/token_transactions.sql"
+        static let queueUnseenUploadsOfTransactions: SQLFile = "desk/queue_unseen_uploads_of_transactions.sql"
+        static let queueUnseenUploadsOfUser: SQLFile = "desk/queue_unseen_uploads_of_user.sql"
+        static let orderInvalid: SQLFile = "desk/order_invalid.sql"
+        static let orderValid: SQLFile = "desk/order_valid.sql"
+        static let unknownTransactions: SQLFile = "desk/unknown_transactions.sql"
+        static let historySeeds: SQLFile = "desk/history_seeds.sql"
+        static let lookupRun: SQLFile = "desk/lookup_run.sql"
+    }
 }
 
 /// The desk's entry in `reconcile.runs`, made the first time the lookup writes something that
@@ -357,11 +321,9 @@ final class LookupRun: Sendable {
     func id(environment: Settings.Environment, on connection: Connection) throws -> Int64 {
         if let existingID { return existingID }
         let id = try connection.query(
-            """
-            INSERT INTO reconcile.runs (kind, status, window_until, environment, dry_run, finished_at, host, pid)
-            VALUES ('lookup', 'completed', now(), $1, true, now(), $2, $3) RETURNING id
-            """,
-            [environment.rawValue, ProcessInfo.processInfo.hostName, Int(ProcessInfo.processInfo.processIdentifier)]
+            DeskService.SQL.lookupRun,
+            ["environment": environment.rawValue, "host": ProcessInfo.processInfo.hostName,
+             "pid": Int(ProcessInfo.processInfo.processIdentifier)]
         )[0].decode(Int64.self, at: 0)
         stored.withLock { $0 = id }
         return id

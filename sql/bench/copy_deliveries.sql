@@ -1,0 +1,5 @@
+-- The ledger's credits, loaded by COPY.
+-- Reads:  nothing.
+-- Writes: reconcile.deliveries
+-- Values: none.
+COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at) FROM STDIN;

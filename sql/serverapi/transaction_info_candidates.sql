@@ -1,0 +1,32 @@
+-- The next 500 delivered transactions (by id, after :'after') to ask Get Transaction Info about,
+-- with when each was last credited: deliveries of the window, of the ledger's changes since the
+-- last finished run (SPEC section 5: a backdated credit of a transaction Apple never issued is
+-- asked about the night it is written, as the diff judges it, or its unverified_delivery would
+-- wait for an answer nobody asks), of open unverified_delivery items, and every lookup an earlier
+-- run could not finish (Apple put it off, or the purchase was too young), whatever the window;
+-- none that a verified source contains or that Apple answered for good.
+-- Reads:  :deliveries, reconcile.review_items, reconcile.transaction_lookups, reconcile.ledger_changes,
+--         reconcile.apple_transactions
+-- Writes: nothing.
+-- Values: :'since' (timestamptz: the window's start, year 1 for the whole history),
+--         :'bundle_ids' (text[]), :'after' (text: the last transaction id of the previous page,
+--         '' at first), :'ledger_changes_after' (pg_snapshot: the last finished run's).
+SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
+  FROM :deliveries d
+ WHERE d.revoked_at IS NULL AND d.transaction_id > :'after'::text
+   AND (d.delivered_at >= :'since'::timestamptz
+        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
+                                 WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review'))
+        OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
+                                 WHERE result = 'retry')
+        OR d.transaction_id IN (
+               SELECT transaction_id FROM reconcile.ledger_changes
+                WHERE changed_xact >= pg_snapshot_xmin(:'ledger_changes_after'::pg_snapshot)::text::bigint
+                  AND NOT pg_visible_in_snapshot(changed_xact::text::xid8, :'ledger_changes_after'::pg_snapshot)))
+   AND NOT EXISTS (SELECT 1 FROM reconcile.apple_transactions a
+                    WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY(:'bundle_ids'::text[]))
+   AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                    WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
+ GROUP BY d.transaction_id
+ ORDER BY d.transaction_id
+ LIMIT 500;
