@@ -158,17 +158,13 @@ public struct ReviewService {
         let note = try Self.note(note, required: false)
         return try connection.transaction {
             let item = try lockedItem(id)
-            switch item.status {
-            case .resolved where item.resolution == resolution && item.resolvedBy == person:
-                return TransitionOutcome(
+            let repeated = item.status == .resolved && item.resolution == resolution && item.resolvedBy == person
+            if let outcome = try undecided(item, unless: repeated, {
+                TransitionOutcome(
                     item: item, changed: false, outbox: try outbox(itemID: id),
                     message: "item \(id) is already resolved as \(resolution.rawValue) by \(person); nothing to do")
-            case .resolved, .dismissed:
-                throw Self.decided(item)
-            case .autoResolved:
-                throw ReviewError.autoResolved(id: id)
-            case .open, .inReview:
-                break
+            }) {
+                return outcome
             }
             let draft = try actionDraft(for: item, resolution: resolution)
             var details: [String: String] = ["resolution": resolution.rawValue]
@@ -202,17 +198,12 @@ public struct ReviewService {
         let note = try Self.note(note, required: true)
         return try connection.transaction {
             let item = try lockedItem(id)
-            switch item.status {
-            case .dismissed where item.resolvedBy == person:
-                return TransitionOutcome(
+            if let outcome = try undecided(item, unless: item.status == .dismissed && item.resolvedBy == person, {
+                TransitionOutcome(
                     item: item, changed: false, outbox: nil,
                     message: "item \(id) is already dismissed by \(person); nothing to do")
-            case .resolved, .dismissed:
-                throw Self.decided(item)
-            case .autoResolved:
-                throw ReviewError.autoResolved(id: id)
-            case .open, .inReview:
-                break
+            }) {
+                return outcome
             }
             _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:])
             let updated = try update(SQL.dismiss, ["id": id, "person": person, "note": note])
@@ -303,6 +294,20 @@ public struct ReviewService {
             return ActionDraft(
                 action: .move, productID: try row["delivery_product"] ?? item.productID,
                 quantity: try row["delivery_quantity"], fromUserID: deliveryUser, toUserID: buyer)
+        }
+    }
+
+    /// The guard of every decision: nil when the item is open or in review (decide it); the
+    /// `again` outcome when the same decision by the same person already took effect (nothing
+    /// is written again); otherwise the refusal (decided by someone or something else).
+    private func undecided(
+        _ item: ReviewItem, unless repeated: Bool, _ again: () throws -> TransitionOutcome
+    ) throws -> TransitionOutcome? {
+        switch item.status {
+        case .open, .inReview: return nil
+        case _ where repeated: return try again()
+        case .resolved, .dismissed: throw Self.decided(item)
+        case .autoResolved: throw ReviewError.autoResolved(id: item.id)
         }
     }
 
