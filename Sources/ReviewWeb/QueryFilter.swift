@@ -50,7 +50,7 @@ struct QueryFilter {
         var filter = ReviewFilter()
         filter.statuses = Self.statusChoices.first { $0.value == statusChoice }?.statuses ?? []
         if let kind = values["kind"].flatMap(FindingKind.init(rawValue:)) { filter.kinds = [kind] }
-        if let severity = values["severity"], ReviewFilter.severityValues.contains(severity) {
+        if let severity = values["severity"].map(Severity.init(rawValue:)), Severity.known.contains(severity) {
             filter.severities = [severity]
         }
         filter.userID = values["user"]

@@ -61,6 +61,38 @@ struct InputBoundsTests {
         #expect(!process.standardError.contains("Fatal error"), "\(process.output)")
     }
 
+    /// The filters' codes are parsed as the domain's types: an unknown one is a usage error
+    /// naming the known ones; a comma list of known ones filters.
+    @Test func theCLIsFilterCodesAreTyped() async throws {
+        let database = try TestDatabase.create("bounds_codes")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try ReviewFixtures.seed(on: connection)
+        func reconcile(_ arguments: [String]) async throws -> (Int32, ChildProcess) {
+            let process = try ChildProcess(
+                try ChildProcess.executable("reconcile"), arguments: arguments,
+                environment: ["DATABASE_URL": database.url],
+                logDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("codes-\(UUID().uuidString)"),
+                label: "codes")
+            return (try await process.waitForExit(timeout: .seconds(60)), process)
+        }
+        for (option, value, expected) in [
+            ("--status", "open,closed", "open, in_review, resolved, dismissed, auto_resolved"),
+            ("--kind", "missed_delivery,lost", "missed_delivery, duplicate_delivery"),
+            ("--severity", "urgent", "high, medium, low"),
+        ] {
+            let (status, process) = try await reconcile(["review", "list", option, value])
+            #expect(status == 64, "\(option) \(value): \(process.output)")
+            #expect(process.standardError.contains("expected \(expected)"), "\(process.output)")
+        }
+        let (status, process) = try await reconcile(["review", "list", "--severity", "high,low", "--format", "json"])
+        #expect(status == 0, "\(process.output)")
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(process.standardOutput.utf8)) as? [String: Any])
+        let items = try #require(page["items"] as? [[String: Any]])
+        let severities = Set(items.compactMap { $0["severity"] as? String })
+        #expect(!severities.isEmpty && severities.isSubset(of: ["high", "low"]), "\(severities)")
+    }
+
     @Test(arguments: [
         "eve\u{202E}gnp.exe", "a\u{2066}b\u{2069}", "zero\u{200B}width", "\u{600}x", "reconcile", "RECONCILE",
         String(repeating: "e\u{301}", count: 101), "line\u{2028}break",

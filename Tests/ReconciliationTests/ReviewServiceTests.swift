@@ -206,7 +206,7 @@ struct ReviewServiceTests {
         filter.productID = "vip_month"
         #expect(try service.list(filter).items.map(\.transactionID) == ["t-r1"])
         filter = ReviewFilter()
-        filter.severities = ["high"]
+        filter.severities = [.high]
         #expect(try service.list(filter).items.allSatisfy { $0.severity == .high })
         filter = ReviewFilter()
         filter.since = Date().addingTimeInterval(3600)

@@ -7,8 +7,8 @@ public struct ReviewFilter: Sendable, Equatable {
     public var statuses: [ReviewStatus] = []
     /// Any of these kinds (raw values of `FindingKind`).
     public var kinds: [FindingKind] = []
-    /// Any of these severities (`high`, `medium`, `low`).
-    public var severities: [String] = []
+    /// Any of these severities.
+    public var severities: [Severity] = []
     /// Exactly this account.
     public var userID: String?
     /// Exactly this product.
@@ -25,9 +25,6 @@ public struct ReviewFilter: Sendable, Equatable {
     /// No filter: every item.
     public init() {}
 
-    /// The severities a filter accepts.
-    public static let severityValues = ["high", "medium", "low"]
-
     /// The filter's values for the statements of `sql/review/` (`reconcile.review_item_matches`,
     /// migration 0015): null where the filter does not filter. `excludingKinds` leaves the kind
     /// filter out, for counts by kind beside a kind filter.
@@ -35,7 +32,7 @@ public struct ReviewFilter: Sendable, Equatable {
         func list(_ values: [String]) -> [String]? { values.isEmpty ? nil : values }
         return [
             "statuses": list(statuses.map(\.rawValue)), "kinds": excludingKinds ? nil : list(kinds.map(\.rawValue)),
-            "severities": list(severities), "user_id": userID, "product_id": productID,
+            "severities": list(severities.map(\.rawValue)), "user_id": userID, "product_id": productID,
             "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until,
         ]
     }

@@ -29,8 +29,8 @@ extension ReviewSite {
         let kindOptions = FindingKind.allCases.map {
             OptionView(value: $0.rawValue, label: t.kind($0), selected: $0.rawValue == selectedKind)
         }
-        let severityOptions = ReviewFilter.severityValues.map {
-            OptionView(value: $0, label: t.severity($0), selected: filter.severities.first == $0)
+        let severityOptions = Severity.known.map {
+            OptionView(value: $0.rawValue, label: t.severity($0.rawValue), selected: filter.severities.first == $0)
         }
         let kindCounts = result.countsByKind.map { entry -> QueuePage.KindCount in
             let href = "/?" + query.encoded(replacing: ["kind": entry.kind.rawValue, "page": nil])

@@ -18,14 +18,16 @@ struct ReviewDatabaseOptions: ParsableArguments {
 
 /// The filters `list` and `export` share.
 struct ReviewFilterOptions: ParsableArguments {
-    @Option(help: "Status: open, in_review, resolved, dismissed, auto_resolved (comma list; default any).")
-    var status: String?
+    @Option(
+        help: "Status: open, in_review, resolved, dismissed, auto_resolved (comma list; default any).",
+        transform: commaList("--status"))
+    var status: [ReviewStatus] = []
 
-    @Option(help: "Finding kind, e.g. missed_delivery (comma list; default any).")
-    var kind: String?
+    @Option(help: "Finding kind, e.g. missed_delivery (comma list; default any).", transform: commaList("--kind"))
+    var kind: [FindingKind] = []
 
-    @Option(help: "Severity: high, medium, low (comma list; default any).")
-    var severity: String?
+    @Option(help: "Severity: high, medium, low (comma list; default any).", transform: commaList("--severity"))
+    var severity: [Severity] = []
 
     @Option(help: "Only this account (user id).")
     var user: String?
@@ -50,29 +52,9 @@ struct ReviewFilterOptions: ParsableArguments {
     /// The filter, or a `ValidationError` naming the bad value (exit 64).
     func filter(now: Date = Date()) throws -> ReviewFilter {
         var filter = ReviewFilter()
-        func list(_ text: String?) -> [String] {
-            (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        filter.statuses = try list(status).map { value in
-            guard let status = ReviewStatus(rawValue: value) else {
-                throw ValidationError(
-                    "--status \(value): expected \(ReviewStatus.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return status
-        }
-        filter.kinds = try list(kind).map { value in
-            guard let kind = FindingKind(rawValue: value) else {
-                throw ValidationError(
-                    "--kind \(value): expected \(FindingKind.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return kind
-        }
-        filter.severities = try list(severity).map { value in
-            guard ReviewFilter.severityValues.contains(value) else {
-                throw ValidationError("--severity \(value): expected high, medium or low")
-            }
-            return value
-        }
+        filter.statuses = status
+        filter.kinds = kind
+        filter.severities = severity
         filter.userID = user
         filter.productID = product
         filter.transactionID = transaction
@@ -85,6 +67,38 @@ struct ReviewFilterOptions: ParsableArguments {
             filter[keyPath: keyPath] = instant
         }
         return filter
+    }
+}
+
+/// A code of the domain an option takes by its raw text, with every value this build knows.
+protocol CommandLineValue: RawRepresentable, SendableMetatype where RawValue == String {
+    static var commandLineValues: [Self] { get }
+}
+
+extension ReviewStatus: CommandLineValue {
+    static var commandLineValues: [ReviewStatus] { allCases }
+}
+
+extension FindingKind: CommandLineValue {
+    static var commandLineValues: [FindingKind] { allCases }
+}
+
+extension Severity: CommandLineValue {
+    static var commandLineValues: [Severity] { known }
+}
+
+/// Parses an option's comma list of domain codes (`--status open,in_review`); a value this build
+/// does not know is a usage error naming the ones it does (exit 64).
+func commaList<Value: CommandLineValue>(_ option: String) -> @Sendable (String) throws -> [Value] {
+    { text in
+        try text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map {
+            guard let value = Value(rawValue: $0), Value.commandLineValues.contains(where: { $0.rawValue == value.rawValue })
+            else {
+                throw ValidationError(
+                    "\(option) \($0): expected \(Value.commandLineValues.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
+        }
     }
 }
 
