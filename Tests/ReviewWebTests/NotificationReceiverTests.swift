@@ -40,8 +40,9 @@ struct NotificationReceiverTests {
                 configuration: .init(stateDirectory: state, logger: logger, notificationRetryScale: retryScale))
         }
 
-        func settings(_ running: RunningSimulator, answers: Bool = false, grace: TimeInterval = 2) throws -> Settings {
-            var settings = try Settings(lookup: [
+        /// The environment `reconcile` reads, with the simulator as Apple.
+        func environment(_ running: RunningSimulator) -> [String: String] {
+            [
                 "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": NotificationReceiverTests.bundle,
                 "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
                 "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
@@ -50,7 +51,11 @@ struct NotificationReceiverTests {
                 "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
                 "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
                 "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
-            ].lookupFunction)
+            ]
+        }
+
+        func settings(_ running: RunningSimulator, answers: Bool = false, grace: TimeInterval = 2) throws -> Settings {
+            var settings = try Settings(lookup: environment(running).lookupFunction)
             settings.grace = grace
             settings.consumption.enabled = answers
             settings.consumption.refundPreference = .ledger
@@ -443,6 +448,68 @@ struct NotificationReceiverTests {
         #expect(try row.decode(Int.self, at: 0) == 4)
         #expect(try row.decode(Int.self, at: 1) == 200)
         #expect(try row.decode(Bool.self, at: 2))
+    }
+
+    // MARK: - kill -9
+
+    /// The real `reconcile notifications receive`, killed with SIGKILL at each of its failpoints
+    /// and started again: Apple's retry (the simulator's, on a compressed schedule) reaches the new
+    /// process, and the notification is stored once, judged into one review item, and forwarded
+    /// to the app's endpoint (at least once, each copy the stored body).
+    @Test(arguments: ["receiver.stored", "receiver.applied", "receiver.judge", "receiver.forward"])
+    func killedAtAnyPointTheReceiverLosesNothingAndDuplicatesNothing(_ failpoint: String) async throws {
+        let world = try World("receiver_kill", retryScale: 0.0002)
+        let pack = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        let endpoint = AppEndpoint(failures: 0)
+        let logs = world.state.appendingPathComponent("logs")
+        try await world.sim.withRunning { running in
+            try await endpoint.withRunning { appURL in
+                var environment = world.environment(running)
+                environment["RECONCILE_NOTIFICATION_FORWARD_URL"] = appURL
+                let binary = try ChildProcess.executable("reconcile")
+                func start(_ label: String, failpoint: String?) async throws -> ChildProcess {
+                    let portFile = logs.appendingPathComponent("\(label).port")
+                    var environment = environment
+                    environment["RECONCILE_FAILPOINT"] = failpoint
+                    let child = try ChildProcess(
+                        binary,
+                        arguments: [
+                            "notifications", "receive", "--listen", "127.0.0.1:0", "--port-file", portFile.path,
+                            "--pass-interval", "0.2", "--forward-first-wait", "0.2", "--forward-timeout", "2",
+                        ],
+                        environment: environment, logDirectory: logs, label: label)
+                    try await Self.eventually("the receiver listening: \(child.output)") {
+                        FileManager.default.fileExists(atPath: portFile.path) || !child.process.isRunning
+                    }
+                    let port = try String(contentsOf: portFile, encoding: .utf8)
+                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                    world.sim.poster.url = "http://127.0.0.1:\(port)/apple/notifications"
+                    return child
+                }
+                let first = try await start("first", failpoint: failpoint)
+                _ = try world.sim.refundTransaction(pack.transactionId)
+                _ = try world.sim.signNotification(type: .refund, transactionId: pack.transactionId)
+                try await first.waitUntilStopped()
+                try await first.killNow()
+                let second = try await start("second", failpoint: nil)
+                defer { second.send(SIGKILL) }
+                try await Self.eventually("the item and the forwarded copy: \(second.output)") {
+                    try world.items() == ["refunded_delivery \(pack.transactionId) open"]
+                        && world.connection.queryFirst(
+                            "SELECT 1 FROM reconcile.notification_forwards WHERE forwarded_at IS NOT NULL") != nil
+                }
+                second.send(SIGTERM)
+                #expect(try await second.waitForExit() == 0, "\(second.output)")
+            }
+        }
+        let stored = try world.connection.query("SELECT signed_payload FROM reconcile.notifications")
+            .map { try $0.decode(String.self, at: 0) }
+        #expect(stored.count == 1)
+        #expect(!endpoint.received.isEmpty && endpoint.received.allSatisfy { $0 == stored.first })
+        let seen = try world.connection.query("SELECT count(*) FROM reconcile.notifications_seen")[0]
+            .decode(Int.self, at: 0)
+        #expect(seen == 1)
+        #expect(try world.items() == ["refunded_delivery \(pack.transactionId) open"])
     }
 
     // MARK: - The simulator posts as Apple does

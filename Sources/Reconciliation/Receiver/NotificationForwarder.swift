@@ -28,8 +28,10 @@ public struct NotificationForwarder: Sendable {
 
         public init(url: String) { self.url = url }
 
-        /// How long a claimed row is left to its pass: one exchange and a minute besides.
-        var lease: Duration { timeout + .seconds(60) }
+        /// How long a claimed row is left to its pass: twice one exchange's deadline, so that no
+        /// other pass sends it while this one may still be sending, and a pass killed mid-send
+        /// leaves it for only that long.
+        var lease: Duration { timeout * 2 + .seconds(1) }
 
         /// The wait before the attempt after `attempts` failed ones.
         func wait(afterAttempts attempts: Int) -> Duration {
@@ -63,6 +65,7 @@ public struct NotificationForwarder: Sendable {
             let id = try row.decode(Int64.self, "notification_id")
             let attempts = try row.decode(Int.self, "attempts")
             let body = try row.decode(String.self, "body")
+            Failpoint.pass("receiver.forward")
             var status: Int?
             var failure: String?
             do {

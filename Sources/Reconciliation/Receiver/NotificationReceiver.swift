@@ -66,6 +66,7 @@ public struct NotificationReceiver: Sendable {
         let rows = try ReceiverSQL.run(
             "store_notification",
             ["body": verified.body, "notification_uuid": verified.uuid, "forward": forwarding], on: connection)
+        Failpoint.pass("receiver.stored")
         guard let row = rows.first, try row.decode(Bool.self, "stored") else { return .duplicate }
         return .new(id: try row.decode(Int64.self, "id"))
     }

@@ -121,6 +121,7 @@ public struct ReceiverWorker: Sendable {
             let id = try runID()
             pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100)
             try ReceiverSQL.run("note_judgements", ["run_id": id, "grace_seconds": settings.grace], on: connection)
+            Failpoint.pass("receiver.applied")
         }
         if let answerer {
             pass.consumption = try await answerer.answerPending(on: connection)
@@ -176,6 +177,7 @@ public struct ReceiverWorker: Sendable {
             try differ.computeFindings(parameters, evidence: true, on: connection)
             let changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
             try ReceiverSQL.run("mark_judged", ["run_id": runID, "transaction_ids": transactions], on: connection)
+            Failpoint.pass("receiver.judge")
             return changes
         }
     }

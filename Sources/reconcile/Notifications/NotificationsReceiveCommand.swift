@@ -46,6 +46,11 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
         help: "Seconds before a failed forward is tried again; doubles per attempt, at most an hour.")
     var forwardFirstWait = 30.0
 
+    @Option(
+        name: .customLong("forward-timeout"),
+        help: "Seconds one forward to the app's endpoint may take, head and body.")
+    var forwardTimeout = 10.0
+
     @Option(name: .customLong("port-file"), help: "Write the bound port to this file once listening.")
     var portFile: String?
 
@@ -61,8 +66,11 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
         guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#") else {
             throw ValidationError("--path \(path): expected an absolute path such as /apple/notifications")
         }
-        guard passInterval > 0, passInterval <= 3600, forwardFirstWait > 0, forwardFirstWait <= 3600 else {
-            throw ValidationError("--pass-interval and --forward-first-wait take seconds between 0 and 3600")
+        for (name, value) in [
+            ("--pass-interval", passInterval), ("--forward-first-wait", forwardFirstWait),
+            ("--forward-timeout", forwardTimeout),
+        ] where !(value > 0 && value <= 3600) {
+            throw ValidationError("\(name) \(value): expected seconds above 0 and at most 3600")
         }
     }
 
@@ -80,6 +88,7 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             let forwarder = settings.notificationForwardURL.map { url in
                 var endpoint = NotificationForwarder.Endpoint(url: url)
                 endpoint.firstWait = .milliseconds(Int64(forwardFirstWait * 1000))
+                endpoint.timeout = .milliseconds(Int64(forwardTimeout * 1000))
                 return NotificationForwarder(endpoint: endpoint, logger: logger)
             }
             let portFile = self.portFile
