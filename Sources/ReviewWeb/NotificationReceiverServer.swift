@@ -30,6 +30,8 @@ public struct NotificationReceiverConfiguration: Sendable {
     public var requestTimeout: TimeInterval = 15
     /// Called after each notification stored, to wake the worker.
     public var onStored: @Sendable () -> Void = {}
+    /// Counts every POST's outcome, for the metrics file.
+    public var counters = ReceiverCounters()
 
     public init(host: String, port: Int, path: String, databaseURL: String?, logger: Logger) {
         self.host = host
@@ -71,6 +73,7 @@ public func buildNotificationReceiver(
     let router = Router(context: ReceiverRequestContext.self)
     let deadline = TimeAmount.milliseconds(Int64(configuration.requestTimeout * 1000))
     let onStored = configuration.onStored
+    let counters = configuration.counters
     router.post(RouterPath(configuration.path)) { request, context -> Response in
         // One deadline for the whole request, body included: past it the connection is closed.
         let channel = context.channel
@@ -86,6 +89,7 @@ public func buildNotificationReceiver(
             context.logger.notice(
                 "notification refused: payload_too_large",
                 metadata: ["client.address": "\(context.clientAddress)", "http.content_length": "\(length)"])
+            counters.count("too_large")
             return Response(status: .contentTooLarge, headers: [.connection: "close"])
         }
         let body: ByteBuffer
@@ -95,11 +99,13 @@ public func buildNotificationReceiver(
             context.logger.notice(
                 "notification refused: payload_too_large",
                 metadata: ["client.address": "\(context.clientAddress)"])
+            counters.count("too_large")
             return Response(status: .contentTooLarge, headers: [.connection: "close"])
         } catch {
             context.logger.notice(
                 "notification body unreadable",
                 metadata: ["client.address": "\(context.clientAddress)", "error": "\(error)"])
+            counters.count("rejected")
             return Response(status: .badRequest, headers: [.connection: "close"])
         }
         let verified: NotificationReceiver.Verified
@@ -111,6 +117,7 @@ public func buildNotificationReceiver(
                     "client.address": "\(context.clientAddress)", "reason": "\(refusal)",
                     "http.body_bytes": "\(body.readableBytes)",
                 ])
+            counters.count("rejected")
             return Response(status: .badRequest)
         case .success(let value):
             verified = value
@@ -122,6 +129,7 @@ public func buildNotificationReceiver(
             switch stored {
             case .new(let id):
                 outcome = "stored"
+                counters.count(outcome)
                 context.logger.info(
                     "notification stored",
                     metadata: [
@@ -131,6 +139,7 @@ public func buildNotificationReceiver(
                 onStored()
             case .duplicate:
                 outcome = "duplicate"
+                counters.count(outcome)
                 context.logger.info(
                     "notification received again; stored before",
                     metadata: ["notification.uuid": "\(verified.uuid)", "notification.type": "\(verified.type)"])
@@ -142,6 +151,7 @@ public func buildNotificationReceiver(
             // Apple retries: nothing is lost by answering 503 now.
             context.logger.error(
                 "notification not stored; Apple will retry", metadata: ["error": "\(error)"])
+            counters.count("unavailable")
             return Response(status: .serviceUnavailable)
         }
     }

@@ -171,7 +171,7 @@ struct NotificationReceiverTests {
 
     @Test func everyReceiverSQLFileParsesAndSaysWhatItReadsAndWrites() throws {
         #expect(ReceiverSQL.files.keys.sorted() == [
-            "claim_forward", "due_judgements", "finish_run", "forward_attempted", "mark_judged", "note_judgements",
+            "claim_forward", "due_judgements", "finish_run", "forward_attempted", "mark_judged", "metrics", "note_judgements",
             "pending_notifications", "start_run", "store_notification",
         ])
         for name in ReceiverSQL.files.keys {
@@ -204,12 +204,18 @@ struct NotificationReceiverTests {
             #expect(try item[0].decode(String.self, at: 0) == "refunded_delivery:\(pack.transactionId)")
             #expect(try item[0].decode(String.self, at: 1) == "receiver")
 
+            let metrics = try ReceiverMetrics.text(counters: .init(), lastPass: Date(), on: world.connection)
+            #expect(metrics.contains("reconcile_receiver_notifications{type=\"REFUND\"} 1\n"), "\(metrics)")
+            #expect(metrics.contains("reconcile_receiver_items_opened_since_nightly 1\n"), "\(metrics)")
+
             // The next nightly run finds the same and opens, reopens or resolves nothing (its
             // report lists the item as new since the previous night: the receiver opened it since).
             let before = try world.items()
             let night = try await world.nightly(settings)
             #expect(night.changes.created == 0 && night.changes.reopened == 0 && night.changes.autoResolved == 0)
             #expect(try world.items() == before)
+            let after = try ReceiverMetrics.text(counters: .init(), lastPass: Date(), on: world.connection)
+            #expect(after.contains("reconcile_receiver_items_opened_since_nightly 0\n"), "\(after)")
         }
     }
 
@@ -265,6 +271,8 @@ struct NotificationReceiverTests {
             let status = try world.connection.query("SELECT status FROM reconcile.consumption_answers")
                 .map { try $0.decode(String.self, at: 0) }
             #expect(status == ["answered"])
+            let metrics = try ReceiverMetrics.text(counters: .init(), lastPass: Date(), on: world.connection)
+            #expect(metrics.contains("reconcile_receiver_consumption_answer_seconds{quantile=\"0.95\"} "), "\(metrics)")
         }
     }
 

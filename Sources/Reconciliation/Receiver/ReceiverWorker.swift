@@ -30,8 +30,11 @@ public struct ReceiverWorker: Sendable {
         public var afterFailure: Duration = .seconds(10)
         /// The most transactions one pass judges.
         public var judgementsPerPass = 1000
-        /// Told of every pass that ended (metrics, tests).
+        /// Told of every pass that ended (tests).
         public var observe: @Sendable (Pass) -> Void = { _ in }
+        /// The metrics file (`--metrics-file`), rewritten after a pass at most this often.
+        public var metricsFile: String?
+        public var metricsInterval: Duration = .seconds(15)
 
         public init() {}
     }
@@ -56,14 +59,18 @@ public struct ReceiverWorker: Sendable {
     let answerer: ConsumptionAnswerer?
     let forwarder: NotificationForwarder?
     public let timing: Timing
+    /// What the listener counted (refusals), for the metrics file.
+    public let counters: ReceiverCounters
     let logger: Logger
 
     /// A worker; `answerer` nil when answers are off or there are no Server API credentials,
     /// `forwarder` nil without `RECONCILE_NOTIFICATION_FORWARD_URL`.
     public init(
         settings: Settings, applier: NotificationApplier, answerer: ConsumptionAnswerer?,
-        forwarder: NotificationForwarder?, timing: Timing = Timing(), logger: Logger
+        forwarder: NotificationForwarder?, timing: Timing = Timing(), counters: ReceiverCounters = ReceiverCounters(),
+        logger: Logger
     ) {
+        self.counters = counters
         self.settings = settings
         self.applier = applier
         self.answerer = answerer
@@ -77,6 +84,7 @@ public struct ReceiverWorker: Sendable {
     public func run(wakeup: ReceiverWakeup) async throws {
         try await HTTPClient.withHTTPClient(configuration: .init(redirectConfiguration: .disallow)) { http in
             var connection: Connection?
+            var metricsWritten: ContinuousClock.Instant?
             while !Task.isCancelled {
                 var wait = timing.interval
                 do {
@@ -84,6 +92,12 @@ public struct ReceiverWorker: Sendable {
                     connection = open
                     let pass = try await self.pass(http: http, on: open)
                     timing.observe(pass)
+                    if let path = timing.metricsFile,
+                        metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
+                    {
+                        try ReceiverMetrics.write(to: path, counters: counters, on: open)
+                        metricsWritten = ContinuousClock.now
+                    }
                     if pass.runID != nil || pass.consumption != ConsumptionAnswerer.Summary()
                         || pass.forwarding != .init()
                     {

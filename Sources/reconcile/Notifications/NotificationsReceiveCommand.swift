@@ -51,6 +51,11 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
         help: "Seconds one forward to the app's endpoint may take, head and body.")
     var forwardTimeout = 10.0
 
+    @Option(
+        name: .customLong("metrics-file"),
+        help: "Write Prometheus metrics here (node-exporter's textfile collector), at most every 15 s.")
+    var metricsFile: String?
+
     @Option(name: .customLong("port-file"), help: "Write the bound port to this file once listening.")
     var portFile: String?
 
@@ -81,9 +86,12 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
             let (host, port) = listenAddress(listen) ?? ("127.0.0.1", 8091)
-            let configuration = NotificationReceiverConfiguration(
+            var configuration = NotificationReceiverConfiguration(
                 host: host, port: port, path: path, databaseURL: settings.databaseURL, logger: logger)
+            let counters = ReceiverCounters()
+            configuration.counters = counters
             var timing = ReceiverWorker.Timing()
+            timing.metricsFile = metricsFile
             timing.interval = .milliseconds(Int64(passInterval * 1000))
             let forwarder = settings.notificationForwardURL.map { url in
                 var endpoint = NotificationForwarder.Endpoint(url: url)
@@ -102,14 +110,14 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                         ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
                     let worker = ReceiverWorker(
                         settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
-                        answerer: answerer, forwarder: forwarder, timing: timing, logger: logger)
+                        answerer: answerer, forwarder: forwarder, timing: timing, counters: counters, logger: logger)
                     let receiver = NotificationReceiver(
                         forwarding: forwarder != nil, verify: verifier.verifyNotification)
                     try await runNotificationReceiver(
                         configuration: configuration, receiver: receiver, worker: worker
                     ) { port in
                         logger.notice("receiving notifications", metadata: [
-                            "listen.port": "\(port)", "http.path": "\(configuration.path)",
+                            "listen.port": "\(port)", "http.path": "\(path)",
                             "forwarding": "\(forwarder != nil)", "consumption_answers": "\(answerer != nil)",
                         ])
                         if let portFile {
