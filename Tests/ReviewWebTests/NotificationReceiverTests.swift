@@ -172,7 +172,7 @@ struct NotificationReceiverTests {
     @Test func everyReceiverSQLFileParsesAndSaysWhatItReadsAndWrites() throws {
         #expect(ReceiverSQL.files.keys.sorted() == [
             "claim_forward", "due_judgements", "finish_run", "forward_attempted", "mark_judged", "metrics", "note_judgements",
-            "pending_notifications", "start_run", "store_notification",
+            "pending_notifications", "recent_runs", "start_run", "store_notification",
         ])
         for name in ReceiverSQL.files.keys {
             let text = try #require(ReceiverSQL.text(name))
@@ -456,6 +456,34 @@ struct NotificationReceiverTests {
         #expect(try row.decode(Int.self, at: 0) == 4)
         #expect(try row.decode(Int.self, at: 1) == 200)
         #expect(try row.decode(Bool.self, at: 2))
+    }
+
+    // MARK: - The runs page
+
+    @Test(arguments: [("en", "Notification receiver"), ("zh-Hans", "实时通知接收")])
+    func theRunsPageListsTheReceiversPassesApartFromTheNightlyRuns(_ language: String, _ heading: String) async throws {
+        let database = try TestDatabase.create("receiver_runs_page")
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try ReviewFixtures.seed(on: connection)
+        let pass = try connection.query(
+            """
+            INSERT INTO reconcile.runs (kind, status, window_until, environment, dry_run, finished_at, counts)
+            VALUES ('receiver', 'completed', now(), 'production', true, now(),
+                    '{"notifications_applied": 3, "transactions_judged": 2, "items_opened": 1}') RETURNING id
+            """)[0].decode(Int64.self, at: 0)
+        let application = try buildApplication(configuration: ReviewWebConfiguration(
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token)))
+        try await application.test(.router) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let page = String(
+                buffer: try await ReviewWebTests.get(client, "/runs?lang=\(language)", cookie: cookie).body)
+            let parts = page.components(separatedBy: "class=\"receiver-passes\"")
+            #expect(parts.count == 2 && page.contains(heading))
+            #expect(!parts[0].contains("<tr><td>\(pass)</td>"))
+            #expect(parts.last?.contains("<tr><td>\(pass)</td>") == true)
+            #expect(parts.last?.contains("<td>3</td><td>2</td><td>1</td>") == true)
+        }
     }
 
     // MARK: - kill -9
