@@ -301,6 +301,31 @@ struct NotificationReceiverTests {
         }
     }
 
+    /// A nightly run that starts while the receiver judges (it holds the run lock, and no run is
+    /// recorded as running) waits for it instead of exiting 3.
+    @Test func aNightlyRunWaitsForTheReceiversJudgementInsteadOfExiting() async throws {
+        let world = try World("receiver_nightly_waits")
+        _ = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        let receiver = Held(try world.database.connect())
+        #expect(try receiver.connection.tryAdvisoryLock(Schema.LockKey.run))
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            let night = Task { try await world.nightly(settings) }
+            // The run asked for the lock, found no run recorded as holding it, and waits.
+            try await Self.eventually("the nightly run waiting for the lock") {
+                try world.connection.queryFirst(
+                    """
+                    SELECT 1 FROM pg_stat_activity
+                     WHERE datname = current_database() AND pid <> pg_backend_pid()
+                       AND query LIKE '%FROM reconcile.runs WHERE status = ''running''%'
+                    """) != nil
+            }
+            _ = try receiver.connection.advisoryUnlock(Schema.LockKey.run)
+            let report = try await night.value
+            #expect(report.status == "completed")
+        }
+    }
+
     // MARK: - What Apple posts, and what it must not
 
     @Test func theSameNotificationPostedTwiceIsStoredOnceAndAnsweredTwice() async throws {
