@@ -395,6 +395,45 @@ struct NotificationReceiverTests {
         #expect(count == 0)
     }
 
+    /// A client that sends the head and part of a body, then nothing, has its connection closed
+    /// at the request's deadline (the idle timeout alone would wait 30 s), and nothing is stored.
+    @Test func aClientTricklingItsBodyIsCutOffAtTheRequestDeadline() async throws {
+        let world = try World("receiver_slow")
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings, configure: { $0.requestTimeout = 1 }) { client in
+                let port = try #require(client.port)
+                let head = "POST /apple/notifications HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 1000\r\n\r\n{\"signedPayload\":\""
+                let closed = try await onOwnThread { try HardeningTests.serverCloses(port: port, after: head, within: 8) }
+                #expect(closed, "the receiver still held the connection after 8 s")
+            }
+        }
+        let count = try world.connection.query("SELECT count(*) FROM reconcile.notifications")[0].decode(Int.self, at: 0)
+        #expect(count == 0)
+    }
+
+    /// A refused body is logged with the reason, never with the body.
+    @Test func aRefusalIsLoggedWithItsReasonAndWithoutTheBody() async throws {
+        let world = try World("receiver_refusal_log")
+        let records = LogRecords()
+        let secretish = "eyJhbGciOiJub25lIn0.eyJub3RpZmljYXRpb25UeXBlIjoiUkVGVU5EIn0.c2ln"
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings, logger: records.logger()) { client in
+                let response = try await client.execute(
+                    uri: "/apple/notifications", method: .post,
+                    body: ByteBuffer(string: #"{"signedPayload":"\#(secretish)"}"#))
+                #expect(response.status == .badRequest)
+            }
+        }
+        let refusal = records.messages.first { $0.message.contains("refused") }
+        #expect(refusal?.metadata["reason"]?.contains("algorithm") == true, "\(records.messages)")
+        #expect(!records.messages.contains { record in
+            record.message.contains(secretish) || record.metadata.values.contains { $0.contains(secretish) }
+        })
+    }
+
     @Test func aBodyOver256KBIsRefusedWith413() async throws {
         let world = try World("receiver_large")
         let huge = #"{"signedPayload":""# + String(repeating: "a", count: 300 * 1024) + #""}"#
@@ -613,15 +652,17 @@ struct NotificationReceiverTests {
 
     /// The listener alone, with a real HTTP client (HummingbirdTesting's live mode).
     static func withListener(
-        _ settings: Settings, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+        _ settings: Settings, logger: Logger = quiet,
+        configure: (inout NotificationReceiverConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
             let receiver = NotificationReceiver(forwarding: false, verify: verifier.verifyNotification)
-            let application = buildNotificationReceiver(
-                configuration: .init(
-                    host: "127.0.0.1", port: 0, path: "/apple/notifications", databaseURL: settings.databaseURL,
-                    logger: quiet),
-                receiver: receiver)
+            var configuration = NotificationReceiverConfiguration(
+                host: "127.0.0.1", port: 0, path: "/apple/notifications", databaseURL: settings.databaseURL,
+                logger: logger)
+            configure(&configuration)
+            let application = buildNotificationReceiver(configuration: configuration, receiver: receiver)
             try await application.test(.live) { client in try await body(client) }
         }
     }
