@@ -30,6 +30,9 @@ public struct ReceiverWorker: Sendable {
         public var afterFailure: Duration = .seconds(10)
         /// The most transactions one pass judges.
         public var judgementsPerPass = 1000
+        /// How often refund requests left waiting (no consent yet, Apple unreachable) are tried
+        /// again; a pass that applied notifications tries at once.
+        public var answersRetry: Duration = .seconds(300)
         /// Told of every pass that ended (tests).
         public var observe: @Sendable (Pass) -> Void = { _ in }
         /// The metrics file (`--metrics-file`), rewritten after a pass at most this often.
@@ -85,12 +88,15 @@ public struct ReceiverWorker: Sendable {
         try await HTTPClient.withHTTPClient(configuration: .init(redirectConfiguration: .disallow)) { http in
             var connection: Connection?
             var metricsWritten: ContinuousClock.Instant?
+            var answersTried: ContinuousClock.Instant?
             while !Task.isCancelled {
                 var wait = timing.interval
                 do {
                     let open = try connection ?? Connection(url: settings.databaseURL)
                     connection = open
-                    let pass = try await self.pass(http: http, on: open)
+                    let retryAnswers = answersTried.map { ContinuousClock.now - $0 >= timing.answersRetry } ?? true
+                    let pass = try await self.pass(http: http, retryingAnswers: retryAnswers, on: open)
+                    if retryAnswers { answersTried = ContinuousClock.now }
                     timing.observe(pass)
                     if let path = timing.metricsFile,
                         metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
@@ -116,8 +122,13 @@ public struct ReceiverWorker: Sendable {
         }
     }
 
-    /// One pass: apply, answer, judge, forward.
-    public func pass(http: HTTPClient? = nil, on connection: Connection) async throws -> Pass {
+    /// One pass: apply, answer, judge, forward. Refund requests are answered when the pass
+    /// applied notifications (a new request answered within seconds) or `retryingAnswers` (those
+    /// left waiting, every `timing.answersRetry`: each costs a few queries, and an Apple call
+    /// when Apple was unreachable).
+    public func pass(http: HTTPClient? = nil, retryingAnswers: Bool = true, on connection: Connection) async throws
+        -> Pass
+    {
         var pass = Pass()
         var run: Int64?
         func runID() throws -> Int64 {
@@ -137,7 +148,7 @@ public struct ReceiverWorker: Sendable {
             try ReceiverSQL.run("note_judgements", ["run_id": id, "grace_seconds": settings.grace], on: connection)
             Failpoint.pass("receiver.applied")
         }
-        if let answerer {
+        if let answerer, pass.applied > 0 || retryingAnswers {
             pass.consumption = try await answerer.answerPending(on: connection)
         }
         let due = try ReceiverSQL.run("due_judgements", ["limit": timing.judgementsPerPass], on: connection)
