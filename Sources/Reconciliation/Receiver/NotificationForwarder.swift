@@ -54,7 +54,9 @@ public struct NotificationForwarder: Sendable {
         self.logger = logger
     }
 
-    /// Sends every row due, oldest first, until none is due or the pass's row budget is spent.
+    /// Sends every row due, oldest first, until none is due, the pass's row budget is spent, or
+    /// one attempt fails: the endpoint is then likely down, and the worker must not spend its pass
+    /// (which also judges refunds) waiting out one deadline per row; the rest wait for the next pass.
     public func pass(http: HTTPClient, on connection: Connection) async throws -> Pass {
         var pass = Pass()
         for _ in 0..<endpoint.rowsPerPass {
@@ -90,6 +92,7 @@ public struct NotificationForwarder: Sendable {
                 logger.notice("notification not forwarded; it waits for its next attempt", metadata: [
                     "notification.id": "\(id)", "attempt": "\(attempts + 1)", "error": "\(failure ?? "")",
                 ])
+                break
             }
         }
         return pass
