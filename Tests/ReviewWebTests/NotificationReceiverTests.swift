@@ -263,8 +263,10 @@ struct NotificationReceiverTests {
             let settings = try world.settings(running, answers: true)
             try await Self.withReceiver(settings, sim: world.sim) { _ in
                 _ = try world.sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
-                try await Self.eventually("Apple got the answer") {
-                    !world.sim.notifications.consumptionAnswers.isEmpty
+                // Apple got the answer, and the receiver recorded Apple's acceptance.
+                try await Self.eventually("the answer sent and recorded") {
+                    try !world.sim.notifications.consumptionAnswers.isEmpty
+                        && world.connection.queryFirst("SELECT 1 FROM reconcile.consumption_answers") != nil
                 }
             }
             let answers = world.sim.notifications.consumptionAnswers
@@ -509,7 +511,11 @@ struct NotificationReceiverTests {
                 forward.timeout = .seconds(30)
                 try await Self.withReceiver(settings, sim: world.sim, forwardTo: forward) { _ in
                     _ = try world.sim.signNotification(type: .refund, transactionId: pack.transactionId)
-                    try await Self.eventually("the app's endpoint got its copy") { !endpoint.received.isEmpty }
+                    // Recorded forwarded: the endpoint got its copy and the receiver its 200.
+                    try await Self.eventually("the copy recorded forwarded") {
+                        try world.connection.queryFirst(
+                            "SELECT 1 FROM reconcile.notification_forwards WHERE forwarded_at IS NOT NULL") != nil
+                    }
                 }
             }
         }
