@@ -87,6 +87,9 @@ public struct SimulatorConfiguration: Sendable {
 ///   app's endpoint missed it); `POST /inApps/v1/notifications/history` serves what was signed.
 /// - `PUT /inApps/v2/transactions/consumption/{id}`: Send Consumption Information V2, recorded
 ///   in ``notifications``.
+/// - With a notification URL (``SimulatorConfiguration/notificationURL``, or
+///   `PUT /sim/notification-url`), every notification made is POSTed there as Apple does, retried
+///   on Apple's schedule, each attempt in its `sendAttempts` (``SimulatorNotificationPoster``).
 public struct AppStoreSimulator: Sendable {
     /// The configuration it runs with.
     public let configuration: SimulatorConfiguration

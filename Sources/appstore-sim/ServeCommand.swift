@@ -109,6 +109,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error.")
     var logLevel = "info"
 
+    func validate() throws {
+        if let notificationURL,
+            URL(string: notificationURL).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) != true
+        {
+            throw ValidationError("--notification-url \(notificationURL): expected an http(s) URL")
+        }
+        guard notificationRetryScale >= 0, notificationRetryScale <= 1000 else {
+            throw ValidationError("--notification-retry-scale takes a factor between 0 and 1000")
+        }
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
