@@ -60,6 +60,8 @@ let package = Package(
             dependencies: [
                 "AppStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Posts the notifications it makes to the app's URL (`--notification-url`).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -15,6 +15,17 @@ extension AppStoreSimulator {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
+        // Where notifications are posted (`--notification-url`), changed while running: the
+        // demo starts the receiver after the simulator. An empty body posts none.
+        router.put("sim/notification-url") { request, _ in
+            var request = request
+            let body = (try? await request.collectBody(upTo: 4096)).map { String(buffer: $0) } ?? ""
+            let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard text.isEmpty || URL(string: text).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) == true
+            else { return Self.text("not an http(s) URL\n", status: .badRequest) }
+            simulator.poster.url = text.isEmpty ? nil : text
+            return Response(status: .noContent)
+        }
         for (prefix, environment) in [("", AppStoreEnvironment.production), ("sandbox/", .sandbox)] {
             router.post(RouterPath(prefix + "inApps/v1/notifications/history")) { request, _ in
                 await simulator.authenticated(request) { bundleId, body in

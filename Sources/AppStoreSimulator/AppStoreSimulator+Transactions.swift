@@ -102,7 +102,8 @@ extension AppStoreSimulator {
     /// Signs a Server Notification V2 about a transaction: the body Apple would POST, with a
     /// fresh `notificationUUID` and the transaction (as it is now) nested, signed. It is kept for
     /// Get Notification History, sent successfully or, with `delivered` false, missed by the
-    /// app's endpoint. `signedDate` backdates it (a refund request older than 12 hours).
+    /// app's endpoint — or, when the simulator has a notification URL (``poster``), posted there
+    /// as Apple would, each attempt recorded. `signedDate` backdates it (a refund request older than 12 hours).
     public func signNotification(
         type: NotificationType, subtype: NotificationSubtype? = nil, transactionId: String, delivered: Bool = true,
         signedDate: Date? = nil
@@ -128,17 +129,22 @@ extension AppStoreSimulator {
         payload.data = data
         state.countNotificationCreated()
         let body = SignedNotificationBody(signedPayload: try ca.signJWS(payload))
-        // Apple retries an undelivered notification; its last attempt failed too.
-        let results = delivered ? [SendAttempt.success] : ["TIMED_OUT", "NO_RESPONSE"]
+        let uuid = payload.notificationUUID ?? ""
+        let environment = entry.transaction.environment ?? .production
+        // With a notification URL the attempts are real posts, recorded as they happen; without
+        // one, `delivered` says what Apple's attempts were (its last failed too when undelivered).
+        let url = poster.url
+        let results = url != nil ? [] : delivered ? [SendAttempt.success] : ["TIMED_OUT", "NO_RESPONSE"]
         notifications.record(
             SimulatorNotificationLog.Sent(
-                signedPayload: body.signedPayload, signedDate: signed, madeAt: madeAt, notificationType: type,
-                transactionId: transactionId, environment: entry.transaction.environment ?? .production,
+                signedPayload: body.signedPayload, notificationUUID: uuid, signedDate: signed, madeAt: madeAt,
+                notificationType: type, transactionId: transactionId, environment: environment,
                 bundleId: entry.transaction.bundleId ?? Self.defaultBundleID,
                 sendAttempts: results.enumerated().map { index, result in
                     SendAttempt(
                         attemptDate: signed.addingTimeInterval(Double(index) * 3600), sendAttemptResult: result)
                 }))
+        if let url { poster.post(body, uuid: uuid, environment: environment, to: url) }
         return body
     }
 

@@ -33,6 +33,11 @@ public struct SimulatorConfiguration: Sendable {
     public var appAppleId: Int64
     /// Serve `POST /sim/prepared-answers` and answer the receipts it was given from there.
     public var preparedAnswers: Bool
+    /// Where every notification made is POSTed, as Apple posts to the URL set in App Store
+    /// Connect; nil posts none (``AppStoreSimulator/poster`` can set it later).
+    public var notificationURL: String?
+    /// The factor applied to Apple's retry waits (1, 12, 24, 48, 72 hours); 0.001 makes an hour 3.6 s.
+    public var notificationRetryScale: Double
 
     /// Creates a configuration.
     public init(
@@ -40,7 +45,8 @@ public struct SimulatorConfiguration: Sendable {
         faults: SimulatorFaults = .none, logger: Logger = Logger(label: "appstore-sim"),
         apiKeyID: String = SimulatorAPIKey.defaultKeyID, issuerID: String = SimulatorAPIKey.defaultIssuerID,
         apiKey: SimulatorAPIKey? = nil, apiBundleIDs: Set<String> = [], pageSize: Int = 20,
-        appAppleId: Int64 = 1_234_567_890, preparedAnswers: Bool = false
+        appAppleId: Int64 = 1_234_567_890, preparedAnswers: Bool = false, notificationURL: String? = nil,
+        notificationRetryScale: Double = 1
     ) {
         self.host = host
         self.port = port
@@ -55,6 +61,8 @@ public struct SimulatorConfiguration: Sendable {
         self.pageSize = max(1, pageSize)
         self.appAppleId = appAppleId
         self.preparedAnswers = preparedAnswers
+        self.notificationURL = notificationURL
+        self.notificationRetryScale = max(0, notificationRetryScale)
     }
 }
 
@@ -79,6 +87,9 @@ public struct SimulatorConfiguration: Sendable {
 ///   app's endpoint missed it); `POST /inApps/v1/notifications/history` serves what was signed.
 /// - `PUT /inApps/v2/transactions/consumption/{id}`: Send Consumption Information V2, recorded
 ///   in ``notifications``.
+/// - With a notification URL (``SimulatorConfiguration/notificationURL``, or
+///   `PUT /sim/notification-url`), every notification made is POSTed there as Apple does, retried
+///   on Apple's schedule, each attempt in its `sendAttempts` (``SimulatorNotificationPoster``).
 public struct AppStoreSimulator: Sendable {
     /// The configuration it runs with.
     public let configuration: SimulatorConfiguration
@@ -93,7 +104,9 @@ public struct AppStoreSimulator: Sendable {
     /// verifyReceipt answers judged ahead, when the configuration asks for them.
     let preparedAnswers: PreparedAnswers?
     /// The notifications it sent and the consumption answers it received.
-    public let notifications = SimulatorNotificationLog()
+    public let notifications: SimulatorNotificationLog
+    /// Posts the notifications it makes to the app's notification URL.
+    public let poster: SimulatorNotificationPoster
 
     /// Loads (or creates) the CA and sets up the state.
     public init(configuration: SimulatorConfiguration) throws {
@@ -114,6 +127,11 @@ public struct AppStoreSimulator: Sendable {
         }
         transactions = SimulatorTransactionStore()
         preparedAnswers = configuration.preparedAnswers ? PreparedAnswers() : nil
+        let log = SimulatorNotificationLog()
+        notifications = log
+        poster = SimulatorNotificationPoster(
+            url: configuration.notificationURL, retryScale: configuration.notificationRetryScale,
+            attemptTimeout: .seconds(10), log: log, logger: configuration.logger)
     }
 
     /// The `.p8` file the job should use (`APPSTORE_PRIVATE_KEY_FILE`), when the key is on disk.

@@ -9,6 +9,7 @@ public final class SimulatorNotificationLog: Sendable {
     public struct Sent: Sendable {
         /// The body's `signedPayload`, byte for byte the same on every page that returns it.
         public var signedPayload: String
+        public var notificationUUID: String
         public var signedDate: Date
         /// When it was made, by the clock (or the backdated date): the span of a history request
         /// selects on this. Its `signedDate` is unique per millisecond, so it can run a few
@@ -44,6 +45,17 @@ public final class SimulatorNotificationLog: Sendable {
     func record(_ sent: Sent) { inner.withLock { $0.sent.append(sent) } }
 
     func record(_ answer: ConsumptionAnswer) { inner.withLock { $0.answers.append(answer) } }
+
+    /// Appends one attempt to post a notification to its `sendAttempts`.
+    func recordAttempt(uuid: String, _ attempt: SendAttempt) {
+        inner.withLock { inner in
+            guard let index = inner.sent.firstIndex(where: { $0.notificationUUID == uuid }) else { return }
+            inner.sent[index].sendAttempts.append(attempt)
+        }
+    }
+
+    /// Every notification made, oldest first, with its send attempts so far.
+    public var sent: [Sent] { inner.withLock { $0.sent } }
 
     /// The consumption answers received, oldest first.
     public var consumptionAnswers: [ConsumptionAnswer] { inner.withLock { $0.answers } }

@@ -13,7 +13,10 @@ import Synchronization
 /// `queue.upsert` (inside the queue upsert, items inserted, auto-resolution not yet done),
 /// `report.write` (diff committed, report half written, run not yet finished), `report.written`
 /// (the report whole in its hidden folder, run not yet finished), `report.finished` (run recorded
-/// as finished, its report not yet renamed into place).
+/// as finished, its report not yet renamed into place). The notification receiver's:
+/// `receiver.stored` (a notification committed, Apple not yet answered), `receiver.applied`
+/// (notifications applied, their transactions not yet judged), `receiver.judge` (inside the
+/// judgement's transaction, before commit), `receiver.forward` (a copy leased, not yet sent).
 enum Failpoint {
     private static let armed: (name: String, hit: Int)? = {
         guard let raw = ProcessInfo.processInfo.environment["RECONCILE_FAILPOINT"], !raw.isEmpty else { return nil }

@@ -50,9 +50,14 @@ public enum MetricsFile {
 
     /// Writes the metrics atomically (the collector must never read half a file).
     public static func write(_ report: RunReport, to path: String) throws {
+        try write(text: text(report), to: path)
+    }
+
+    /// Writes metrics text atomically.
+    static func write(text: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid())")
-        try Data(text(report).utf8).write(to: temporary)
+        try Data(text.utf8).write(to: temporary)
         _ = try? FileManager.default.removeItem(at: url)
         try FileManager.default.moveItem(at: temporary, to: url)
     }

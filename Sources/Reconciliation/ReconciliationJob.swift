@@ -58,7 +58,7 @@ public struct ReconciliationJob: Sendable {
     public func run(_ options: Options, progress: (@Sendable (RunProgress) -> Void)? = nil) async throws -> RunReport {
         let connection = try Connection(url: settings.databaseURL)
         try Schema.requireUpToDate(connection)
-        guard try connection.tryAdvisoryLock(Schema.LockKey.run) else {
+        guard try await Self.takeRunLock(connection) else {
             throw RunLockedError(holder: try RunLedger.runningRun(on: connection))
         }
         defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
@@ -293,6 +293,24 @@ public struct RunProgress: Sendable {
     public var total: Int
     /// Seconds since verification started.
     public var elapsed: TimeInterval
+}
+
+extension ReconciliationJob {
+    /// How long a run waits for the run lock while no run is recorded as running.
+    static let receiverJudgementWait: Duration = .seconds(30)
+
+    /// Takes the run lock. Held while no run is recorded as running, its holder is the
+    /// notification receiver judging what its notifications brought (a fraction of a second,
+    /// `ReceiverWorker`): the run waits for it (up to ``receiverJudgementWait``) rather than exit
+    /// 3. Held by a recorded run, the answer is at once: false.
+    static func takeRunLock(_ connection: Connection) async throws -> Bool {
+        let end = ContinuousClock.now + receiverJudgementWait
+        while true {
+            if try connection.tryAdvisoryLock(Schema.LockKey.run) { return true }
+            guard ContinuousClock.now < end, try RunLedger.runningRun(on: connection) == nil else { return false }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
 }
 
 /// Another run holds the run lock (exit 3).

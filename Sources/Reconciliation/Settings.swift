@@ -84,6 +84,9 @@ public struct Settings: Sendable {
     public var outboxWebhookURL: String?
     /// `RECONCILE_OUTBOX_WEBHOOK_SECRET`: the HMAC-SHA256 key of `X-Reconcile-Signature`.
     public var outboxWebhookSecret: Secret?
+    /// `RECONCILE_NOTIFICATION_FORWARD_URL`: the app's own notification endpoint, to which
+    /// `reconcile notifications receive` forwards every notification it stores; nil → none.
+    public var notificationForwardURL: String?
 
     /// Answers to Apple's refund requests (SPEC section 14).
     public var consumption = ConsumptionAnswers()
@@ -119,7 +122,7 @@ public struct Settings: Sendable {
         "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN", "RECONCILE_LANGUAGE",
         "RECONCILE_TIME_ZONE", "RECONCILE_CONSUMPTION_ANSWERS", "RECONCILE_CONSENT_RELATION", "RECONCILE_SAMPLE_CONTENT",
         "RECONCILE_REFUND_PREFERENCE",
-        "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
+        "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET", "RECONCILE_NOTIFICATION_FORWARD_URL",
     ]
 
     /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
@@ -248,6 +251,8 @@ public struct Settings: Sendable {
         }
         outboxWebhookURL = value("RECONCILE_OUTBOX_WEBHOOK_URL") == nil ? nil : try url("RECONCILE_OUTBOX_WEBHOOK_URL", default: "")
         outboxWebhookSecret = value("RECONCILE_OUTBOX_WEBHOOK_SECRET").map(Secret.init)
+        notificationForwardURL = value("RECONCILE_NOTIFICATION_FORWARD_URL") == nil
+            ? nil : try url("RECONCILE_NOTIFICATION_FORWARD_URL", default: "")
         if outboxWebhookURL != nil, outboxWebhookSecret == nil {
             throw SettingsError(
                 key: "RECONCILE_OUTBOX_WEBHOOK_SECRET", problem: "must be set with RECONCILE_OUTBOX_WEBHOOK_URL (it signs the body)")

@@ -261,6 +261,19 @@ struct RunsPage {
 
     let runs: [Run]
     let hasRuns: Bool
+
+    /// A pass of the notification receiver, listed apart from the runs.
+    struct ReceiverPass {
+        let id: Int64
+        let started: String
+        let applied: Int
+        let judged: Int
+        let opened: Int
+    }
+
+    // Stored, not computed: the templates read properties by reflection.
+    var receiverPasses: [ReceiverPass] = [] { didSet { hasReceiverPasses = !receiverPasses.isEmpty } }
+    private(set) var hasReceiverPasses = false
 }
 
 /// Formatting shared by the pages; dates and words come from the reader.

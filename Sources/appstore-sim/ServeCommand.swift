@@ -92,8 +92,33 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var preparedAnswers = false
 
+    @Option(
+        name: .customLong("notification-url"),
+        help: """
+            POST every notification made (POST /sim/notifications) to this URL as Apple does, retrying one \
+            that gets no 200-206 at 1, 12, 24, 48 and 72 hours (production; sandbox: once); Notification History \
+            records each attempt's result.
+            """)
+    var notificationURL: String?
+
+    @Option(
+        name: .customLong("notification-retry-scale"),
+        help: "Factor applied to Apple's retry waits (0.001 makes an hour 3.6 s), for tests and the demo.")
+    var notificationRetryScale = 1.0
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error.")
     var logLevel = "info"
+
+    func validate() throws {
+        if let notificationURL,
+            URL(string: notificationURL).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) != true
+        {
+            throw ValidationError("--notification-url \(notificationURL): expected an http(s) URL")
+        }
+        guard notificationRetryScale >= 0, notificationRetryScale <= 1000 else {
+            throw ValidationError("--notification-retry-scale takes a factor between 0 and 1000")
+        }
+    }
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -112,7 +137,8 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, stateDirectory: state.url,
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["APPSTORE_SIM_SHARED_SECRET"],
             faults: faults, logger: Logger(label: "appstore-sim"), apiKeyID: apiKeyID, issuerID: issuerID,
-            apiBundleIDs: Set(apiBundleIDs), pageSize: pageSize, preparedAnswers: preparedAnswers)
+            apiBundleIDs: Set(apiBundleIDs), pageSize: pageSize, preparedAnswers: preparedAnswers,
+            notificationURL: notificationURL, notificationRetryScale: notificationRetryScale)
         let simulator = try AppStoreSimulator(configuration: configuration)
         let rootPath = simulator.rootCertificatePath ?? "-"
         let keyPath = simulator.apiPrivateKeyPath ?? "-"

@@ -30,14 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     /// `host:port`, `[v6]:port`.
-    var address: (host: String, port: Int)? {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-            (0...65535).contains(port)
-        else { return nil }
-        var host = String(listen[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
-    }
+    var address: (host: String, port: Int)? { listenAddress(listen) }
 
     func validate() throws {
         guard address != nil else { throw ValidationError("--listen \(listen): expected HOST:PORT, e.g. 127.0.0.1:8080") }

@@ -21,6 +21,14 @@ struct MultiNightTests {
         try await Self.soak(.fromEnvironment(seed: 23, nights: 16, serverAPI: true, everyNight: true))
     }
 
+    /// Issue 26: the receiver applies and judges the day's notifications before each night; the
+    /// chain still equals the whole-history run, and no fingerprint gets a second item.
+    @Test func withTheReceiverBetweenNights() async throws {
+        var configuration = MultiNightWorld.Configuration.fromEnvironment(seed: 7, nights: 20, serverAPI: false)
+        configuration.receiver = true
+        try await Self.soak(configuration)
+    }
+
     static func soak(_ configuration: MultiNightWorld.Configuration) async throws {
         let world = try MultiNightWorld(configuration)
         let started = Date()
@@ -72,6 +80,18 @@ extension MultiNightWorld {
         }
     }
 
+    /// One pass of the notification receiver's worker, as `reconcile notifications receive` runs it.
+    func receiverPass(_ settings: Settings) async throws -> ReceiverWorker.Pass {
+        let quiet = self.quiet
+        let connection = self.connection
+        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
+            try await ReceiverWorker(
+                settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification), answerer: nil,
+                forwarder: nil, logger: quiet
+            ).pass(on: connection)
+        }
+    }
+
     /// Plays every night, then the whole-history run; returns the problems found, described.
     func play(_ running: RunningSimulator) async throws -> Outcome {
         let settings = try settings(chain, running)
@@ -82,6 +102,15 @@ extension MultiNightWorld {
         var reported: Set<String> = []
         for n in 1...configuration.nights {
             try generate(night: n)
+            if configuration.receiver {
+                let pass = try await receiverPass(settings)
+                if pass.applied > 0 { count("receiver applied notifications between nights") }
+                if pass.itemsOpened > 0 { count("receiver opened items between nights") }
+                if pass.waitingForNightlyRun {
+                    problems += 1
+                    lines.append("[receiver waited] night \(n): the receiver found the run lock held with no run going")
+                }
+            }
             if let faultNight, n == faultNight {
                 simulator.state.faults = SimulatorFaults(apiErrorCode: 5_000_001)
                 lines.append("night \(n): the Server API answers 5000001 to everything")

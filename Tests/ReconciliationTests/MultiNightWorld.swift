@@ -26,10 +26,14 @@ final class MultiNightWorld {
         var serverAPI: Bool
         /// Compare with a whole-history run after every night, not only the last.
         var everyNight = false
+        /// The notification receiver's worker passes before each nightly run (issue 26): it applies
+        /// the day's stored notifications and judges their transactions between the nights.
+        var receiver = false
         /// Nightly runs over a window from before the first night (`SOAK_CONTROL=1`).
         var control = ProcessInfo.processInfo.environment["SOAK_CONTROL"] == "1"
         var description: String {
             "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")\(everyNight ? ", every night" : "")"
+                + (receiver ? ", the receiver between nights" : "")
                 + (control ? ", CONTROL: nightly windows from the beginning" : "")
         }
 

@@ -98,7 +98,7 @@ public final class SignedDataVerifier: Sendable {
         let outer = await verify(token, as: NotificationPayload.self) { payload in
             .init(
                 signedDate: payload.signedDate, bundleId: .some(payload.bundleId),
-                appAppleId: .some(payload.data?.appAppleId ?? payload.summary?.appAppleId),
+                appAppleId: .some(payload.appAppleId),
                 environment: payload.environment
             )
         }

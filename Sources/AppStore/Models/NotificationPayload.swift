@@ -13,6 +13,8 @@ public struct NotificationPayload: Codable, Hashable, Sendable {
     public var data: NotificationData?
     /// Summary of a bulk renewal-date extension.
     public var summary: NotificationSummary?
+    /// The app, for notifications about the app rather than a purchase (`RESCIND_CONSENT`).
+    public var appData: NotificationAppData?
     /// The notification format version ("2.0").
     public var version: String?
     /// When Apple signed the notification.
@@ -22,7 +24,9 @@ public struct NotificationPayload: Codable, Hashable, Sendable {
     public init() {}
 
     /// The bundle id the notification is about, wherever the notification kind carries it.
-    var bundleId: String? { data?.bundleId ?? summary?.bundleId }
+    var bundleId: String? { data?.bundleId ?? summary?.bundleId ?? appData?.bundleId }
     /// The environment the notification is about.
-    var environment: AppStoreEnvironment? { data?.environment ?? summary?.environment }
+    var environment: AppStoreEnvironment? { data?.environment ?? summary?.environment ?? appData?.environment }
+    /// The app's Apple id, wherever the notification kind carries it.
+    var appAppleId: Int64? { data?.appAppleId ?? summary?.appAppleId ?? appData?.appAppleId }
 }

@@ -43,4 +43,6 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, C
     public static let renewalExtension = NotificationType(rawValue: "RENEWAL_EXTENSION")
     /// A test notification requested through the Server API.
     public static let test = NotificationType(rawValue: "TEST")
+    /// The customer withdrew consent to share data with the app; carries `appData`, no `data`.
+    public static let rescindConsent = NotificationType(rawValue: "RESCIND_CONSENT")
 }

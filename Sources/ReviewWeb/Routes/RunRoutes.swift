@@ -16,8 +16,9 @@ extension ReviewSite {
         let reader = context.reader
         let t = reader.catalog
         let runs = try await database.run { try $0.runs(limit: 100) }
+        let receiverRuns = try await database.lender.run { try ReceiverRun.recent(limit: 20, on: $0) }
         let flash = await sessions.takeFlash(for: session.id)
-        let page = RunsPage(
+        var page = RunsPage(
             runs: runs.map { run in
                 RunsPage.Run(
                     id: run.id, status: run.status, statusLabel: t.runStatus(run.status), dryRun: run.dryRun,
@@ -25,6 +26,11 @@ extension ReviewSite {
                     started: reader.minute(run.startedAt), uploads: run.uploads, findings: run.findingsTotal,
                     newFindings: run.findingsNew, reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report")
             }, hasRuns: !runs.isEmpty)
+        page.receiverPasses = receiverRuns.map {
+            RunsPage.ReceiverPass(
+                id: $0.id, started: reader.minute($0.startedAt), applied: $0.applied, judged: $0.judged,
+                opened: $0.opened)
+        }
         return render(
             "runs", page, title: t["runs.title"], context: context, flash: flash.map { FlashView($0) }, tab: .runs)
     }

@@ -4,7 +4,7 @@ import ArgumentParser
 struct NotificationsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifications",
-        abstract: "Recover notifications the app's endpoint missed, and answer Apple's refund requests.",
-        subcommands: [NotificationsSyncCommand.self]
+        abstract: "Receive Apple's notifications, recover those the app's endpoint missed, and answer refund requests.",
+        subcommands: [NotificationsSyncCommand.self, NotificationsReceiveCommand.self]
     )
 }

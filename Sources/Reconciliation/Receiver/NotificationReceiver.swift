@@ -1,0 +1,79 @@
+import AppStore
+import Foundation
+import Postgres
+
+/// What `reconcile notifications receive` does with one body Apple posts (SPEC section 16):
+/// verified with SPEC section 3's JWS rules (chain, OIDs, bundle id accepted, environment), then
+/// stored exactly as posted in `reconcile.notifications`, once per `notificationUUID`, with its
+/// forwarding queued in the same statement. Apple gets its 200 only after that commit; what the
+/// notification means is applied later by ``ReceiverWorker``, so that Apple's answer never waits
+/// on the ledger, the diff or the app's endpoint.
+public struct NotificationReceiver: Sendable {
+    /// Apple's bodies are a few tens of KB; anything larger is refused before it is read (413).
+    public static let maximumBodyBytes = NotificationApplier.maximumBodyBytes
+
+    /// A body that verified: what to store.
+    public struct Verified: Sendable, Equatable {
+        /// The body exactly as posted.
+        public var body: String
+        public var uuid: UUID
+        /// `notificationType` as Apple sent it; types the job does not know are stored all the same.
+        public var type: String
+    }
+
+    /// What became of a verified body.
+    public enum Stored: Sendable, Equatable {
+        /// Stored now, as row `id`.
+        case new(id: Int64)
+        /// Apple sent this notificationUUID before (a retry): nothing stored.
+        case duplicate
+    }
+
+    let verify: @Sendable (String) async -> NotificationVerdict
+    /// Whether stored notifications are queued for the app's endpoint.
+    public let forwarding: Bool
+
+    /// A receiver verifying with `verify` (``AppleUploadVerifier/verifyNotification(_:)``).
+    public init(forwarding: Bool, verify: @escaping @Sendable (String) async -> NotificationVerdict) {
+        self.forwarding = forwarding
+        self.verify = verify
+    }
+
+    /// The body verified, or why it is refused. A refusal is never trusted and never stored.
+    /// `RESCIND_CONSENT` (which carries `appData` and no `data`) and types the job does not know
+    /// verify like any other: their signature, chain, bundle id and environment are checked all
+    /// the same.
+    public func verify(_ bytes: some Collection<UInt8>) async -> Result<Verified, Refusal> {
+        guard let body = String(validating: bytes, as: UTF8.self) else {
+            return .failure(Refusal("the body is not UTF-8 text"))
+        }
+        guard !body.utf8.contains(0) else { return .failure(Refusal("the body holds a NUL character")) }
+        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Apple posts `{"signedPayload": "…"}`; the applier also takes a bare JWS, Apple never sends one.
+        guard trimmed.hasPrefix("{") else {
+            return .failure(Refusal("the body is not Apple's JSON object {\"signedPayload\": …}"))
+        }
+        switch await verify(body) {
+        case .invalid(let reason):
+            return .failure(Refusal(reason))
+        case .verified(let uuid, let type, _, _, _):
+            return .success(Verified(body: body, uuid: uuid, type: type))
+        }
+    }
+
+    /// Stores a verified body once per notificationUUID, in one committed statement.
+    public func store(_ verified: Verified, on connection: Connection) throws -> Stored {
+        let rows = try ReceiverSQL.run(
+            "store_notification",
+            ["body": verified.body, "notification_uuid": verified.uuid, "forward": forwarding], on: connection)
+        Failpoint.pass("receiver.stored")
+        guard let row = rows.first, try row.decode(Bool.self, "stored") else { return .duplicate }
+        return .new(id: try row.decode(Int64.self, "id"))
+    }
+
+    /// Why a posted body was refused, for the log (never the body itself).
+    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Postgres
+import Synchronization
+
+/// What the receiver's listener counted since the process started: refusals leave no row behind
+/// (they are never stored), so they are counted here.
+public final class ReceiverCounters: Sendable {
+    private let counts = Mutex([String: Int]())
+
+    public init() {}
+
+    /// Counts one request by its outcome: `stored`, `duplicate`, `rejected`, `too_large`, `unavailable`.
+    public func count(_ outcome: String) {
+        counts.withLock { $0[outcome, default: 0] += 1 }
+    }
+
+    /// The counts so far.
+    public var snapshot: [String: Int] { counts.withLock { $0 } }
+}
+
+/// The receiver's metrics file (`--metrics-file`, Prometheus text for node-exporter's textfile
+/// collector): notifications received by type, refused, forwarded and failing; how long refund
+/// requests waited for their answer; review items the receiver opened since the last nightly run.
+public enum ReceiverMetrics {
+    /// The metrics text now.
+    public static func text(counters: ReceiverCounters, lastPass: Date, on connection: Connection) throws -> String {
+        let samples = try ReceiverSQL.run("metrics", [:], on: connection).map {
+            (metric: try $0.decode(String.self, at: 0), label: try $0.decode(String.self, at: 1),
+             value: try $0.decode(Double.self, at: 2))
+        }
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ values: [(labels: String, value: String)]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+            for sample in values {
+                lines.append("\(name)\(sample.labels.isEmpty ? "" : "{\(sample.labels)}") \(sample.value)")
+            }
+        }
+        func from(_ name: String, label: String) -> [(labels: String, value: String)] {
+            samples.filter { $0.metric == name }.map {
+                (label.isEmpty ? "" : "\(label)=\"\(escaped($0.label))\"", number($0.value))
+            }
+        }
+        metric("reconcile_receiver_notifications", "gauge", "Notifications the receiver stored, by notificationType.",
+               from("received", label: "type"))
+        let counts = counters.snapshot
+        metric("reconcile_receiver_requests_total", "counter", "POSTs since the receiver started, by outcome.",
+               ["stored", "duplicate", "rejected", "too_large", "unavailable"].map {
+                   ("outcome=\"\($0)\"", "\(counts[$0] ?? 0)")
+               })
+        metric("reconcile_receiver_forwards", "gauge",
+               "Copies for the app's endpoint: forwarded, failing (tried, not yet delivered), waiting.",
+               from("forwards", label: "state"))
+        metric("reconcile_receiver_consumption_answer_seconds", "gauge",
+               "Seconds from a refund request's arrival to its answer, over the last day.",
+               from("consumption_answer_seconds", label: "quantile"))
+        metric("reconcile_receiver_items_opened_since_nightly", "gauge",
+               "Review items the receiver opened since the last nightly run.",
+               from("items_opened_since_nightly", label: ""))
+        metric("reconcile_receiver_last_pass_timestamp_seconds", "gauge", "When the receiver's worker last passed.",
+               [("", String(Int(lastPass.timeIntervalSince1970)))])
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Writes the metrics file atomically.
+    public static func write(to path: String, counters: ReceiverCounters, on connection: Connection) throws {
+        try MetricsFile.write(text: text(counters: counters, lastPass: Date(), on: connection), to: path)
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.3f", value)
+    }
+
+    /// A label value as Prometheus reads it: backslash, quote and newline escaped.
+    private static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

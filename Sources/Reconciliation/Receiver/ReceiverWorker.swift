@@ -1,0 +1,275 @@
+import AppStore
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Postgres
+import Synchronization
+
+/// What the receiver does with the notifications it stored, the same hour and in the same
+/// process (SPEC section 16), one pass at a time:
+///
+/// 1. applies every stored notification not yet applied (``NotificationApplier``, the nightly
+///    run's code: each notificationUUID once, its transaction into the white table) and queues
+///    the transactions they brought for judgement once their grace period has passed;
+/// 2. answers each `CONSUMPTION_REQUEST` (``ConsumptionAnswerer``, SPEC section 14's rules);
+/// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
+///    them (``DiffScope/transactions(_:)``, as the support desk does), and upserts what it finds
+///    into the review queue with the nightly fingerprints — never while a nightly run holds the
+///    run lock: it waits for the next pass, then goes on;
+/// 4. forwards stored notifications to the app's endpoint (``NotificationForwarder``).
+///
+/// A pass that applies or judges is recorded as a run of kind `receiver`. Its transactions are
+/// touched by a run after the last nightly one, so the next nightly run judges them again, with
+/// the same rules and fingerprints: it finds what the receiver found and opens nothing new.
+public struct ReceiverWorker: Sendable {
+    /// How often the worker looks for work when no notification wakes it.
+    public struct Timing: Sendable {
+        /// The longest wait between passes (a notification wakes the worker at once).
+        public var interval: Duration = .seconds(5)
+        /// The wait after a pass that failed (database down): the next pass tries again.
+        public var afterFailure: Duration = .seconds(10)
+        /// The most transactions one pass judges.
+        public var judgementsPerPass = 1000
+        /// How often refund requests left waiting (no consent yet, Apple unreachable) are tried
+        /// again; a pass that applied notifications tries at once.
+        public var answersRetry: Duration = .seconds(300)
+        /// Told of every pass that ended (tests).
+        public var observe: @Sendable (Pass) -> Void = { _ in }
+        /// The metrics file (`--metrics-file`), rewritten after a pass at most this often.
+        public var metricsFile: String?
+        public var metricsInterval: Duration = .seconds(15)
+
+        public init() {}
+    }
+
+    /// What one pass did.
+    public struct Pass: Sendable, Equatable {
+        /// The receiver run recorded, if the pass applied or judged anything.
+        public var runID: Int64?
+        public var applied = 0
+        public var judged = 0
+        public var itemsOpened = 0
+        /// Judgements due but left for a later pass because a nightly run holds the run lock.
+        public var waitingForNightlyRun = false
+        public var consumption = ConsumptionAnswerer.Summary()
+        public var forwarding = NotificationForwarder.Pass()
+
+        public init() {}
+    }
+
+    let settings: Settings
+    let applier: NotificationApplier
+    let answerer: ConsumptionAnswerer?
+    let forwarder: NotificationForwarder?
+    public let timing: Timing
+    /// What the listener counted (refusals), for the metrics file.
+    public let counters: ReceiverCounters
+    let logger: Logger
+
+    /// A worker; `answerer` nil when answers are off or there are no Server API credentials,
+    /// `forwarder` nil without `RECONCILE_NOTIFICATION_FORWARD_URL`.
+    public init(
+        settings: Settings, applier: NotificationApplier, answerer: ConsumptionAnswerer?,
+        forwarder: NotificationForwarder?, timing: Timing = Timing(), counters: ReceiverCounters = ReceiverCounters(),
+        logger: Logger
+    ) {
+        self.counters = counters
+        self.settings = settings
+        self.applier = applier
+        self.answerer = answerer
+        self.forwarder = forwarder
+        self.timing = timing
+        self.logger = logger
+    }
+
+    /// Passes until cancelled: one when `wakeup` is woken (a notification was stored), and at least
+    /// every `timing.interval`. A pass that fails is logged and tried again; the process goes on.
+    public func run(wakeup: ReceiverWakeup) async throws {
+        try await HTTPClient.withHTTPClient(configuration: .init(redirectConfiguration: .disallow)) { http in
+            var connection: Connection?
+            var metricsWritten: ContinuousClock.Instant?
+            var answersTried: ContinuousClock.Instant?
+            while !Task.isCancelled {
+                var wait = timing.interval
+                do {
+                    let open = try connection ?? Connection(url: settings.databaseURL)
+                    connection = open
+                    let retryAnswers = answersTried.map { ContinuousClock.now - $0 >= timing.answersRetry } ?? true
+                    let pass = try await self.pass(http: http, retryingAnswers: retryAnswers, on: open)
+                    if retryAnswers { answersTried = ContinuousClock.now }
+                    timing.observe(pass)
+                    if let path = timing.metricsFile,
+                        metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
+                    {
+                        try ReceiverMetrics.write(to: path, counters: counters, on: open)
+                        metricsWritten = ContinuousClock.now
+                    }
+                    if pass.runID != nil || pass.consumption != ConsumptionAnswerer.Summary()
+                        || pass.forwarding != .init()
+                    {
+                        logger.info("receiver pass", metadata: Self.metadata(pass))
+                    }
+                } catch is CancellationError {
+                    break
+                } catch {
+                    // The session may be gone (the server restarted): the next pass opens a new one.
+                    connection = nil
+                    wait = timing.afterFailure
+                    logger.error("receiver pass failed; trying again", metadata: ["error": "\(error)"])
+                }
+                await wakeup.wait(atMost: wait)
+            }
+        }
+    }
+
+    /// One pass: apply, answer, judge, forward. Refund requests are answered when the pass
+    /// applied notifications (a new request answered within seconds) or `retryingAnswers` (those
+    /// left waiting, every `timing.answersRetry`: each costs a few queries, and an Apple call
+    /// when Apple was unreachable).
+    public func pass(http: HTTPClient? = nil, retryingAnswers: Bool = true, on connection: Connection) async throws
+        -> Pass
+    {
+        var pass = Pass()
+        var run: Int64?
+        func runID() throws -> Int64 {
+            if let run { return run }
+            let id = try ReceiverSQL.run(
+                "start_run",
+                ["environment": settings.environment.rawValue, "host": ProcessInfo.processInfo.hostName,
+                 "pid": Int(ProcessInfo.processInfo.processIdentifier)],
+                on: connection)[0].decode(Int64.self, at: 0)
+            run = id
+            return id
+        }
+
+        if try pendingNotifications(on: connection) {
+            let id = try runID()
+            pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100)
+            try ReceiverSQL.run("note_judgements", ["run_id": id, "grace_seconds": settings.grace], on: connection)
+            Failpoint.pass("receiver.applied")
+        }
+        if let answerer, pass.applied > 0 || retryingAnswers {
+            pass.consumption = try await answerer.answerPending(on: connection)
+        }
+        let due = try ReceiverSQL.run("due_judgements", ["limit": timing.judgementsPerPass], on: connection)
+            .map { try $0.decode(String.self, at: 0) }
+        if !due.isEmpty {
+            if try connection.tryAdvisoryLock(Schema.LockKey.run) {
+                defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
+                let id = try runID()
+                let changes = try judge(due, runID: id, on: connection)
+                pass.judged = due.count
+                pass.itemsOpened = changes.created
+            } else {
+                // A nightly run holds the lock: it judges these transactions itself or this
+                // worker does after it, never both at once.
+                pass.waitingForNightlyRun = true
+            }
+        }
+        if let run {
+            pass.runID = run
+            try ReceiverSQL.run(
+                "finish_run",
+                ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
+                 "counts": try PostgresJSON(encoding: [
+                    "notifications_applied": pass.applied, "transactions_judged": pass.judged,
+                    "items_opened": pass.itemsOpened,
+                 ])],
+                on: connection)
+        }
+        if let forwarder, let http {
+            pass.forwarding = try await forwarder.pass(http: http, on: connection)
+        }
+        return pass
+    }
+
+    /// Whether a stored notification waits to be applied (the app's endpoint may have stored it).
+    private func pendingNotifications(on connection: Connection) throws -> Bool {
+        try ReceiverSQL.run("pending_notifications", [:], on: connection)[0].decode(Bool.self, at: 0)
+    }
+
+    /// The nightly run's findings over exactly these transactions, upserted into the queue with
+    /// the nightly fingerprints; items of other transactions are left alone (no auto-resolve).
+    private func judge(_ transactions: [String], runID: Int64, on connection: Connection) throws
+        -> Differ.QueueChanges
+    {
+        let differ = Differ(relations: try Differ.Relations(settings))
+        let parameters = Differ.Parameters(
+            runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
+            judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .transactions(transactions),
+            serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
+        return try connection.transaction {
+            try differ.computeFindings(parameters, evidence: true, on: connection)
+            let changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
+            try ReceiverSQL.run("mark_judged", ["run_id": runID, "transaction_ids": transactions], on: connection)
+            Failpoint.pass("receiver.judge")
+            return changes
+        }
+    }
+
+    static func metadata(_ pass: Pass) -> Logger.Metadata {
+        [
+            "run.id": "\(pass.runID.map(String.init) ?? "-")", "notifications.applied": "\(pass.applied)",
+            "transactions.judged": "\(pass.judged)", "items.opened": "\(pass.itemsOpened)",
+            "consumption.answered": "\(pass.consumption.answered)", "forward.sent": "\(pass.forwarding.forwarded)",
+            "forward.failed": "\(pass.forwarding.failed)", "waiting_for_nightly_run": "\(pass.waitingForNightlyRun)",
+        ]
+    }
+}
+
+/// Wakes the worker when a notification is stored, or after a timeout, whichever comes first. A
+/// wakeup that arrives during a pass makes the next wait end at once.
+public final class ReceiverWakeup: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Ends the current wait, or the next one.
+    public func wake() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next wakeup, after `timeout`, or when the task is cancelled.
+    func wait(atMost timeout: Duration) async {
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            self.wake()
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            self.wake()
+        }
+    }
+}
+
+extension ServerAPILookups {
+    /// The refund-request answerer over this Server API client (SPEC section 14).
+    public func consumptionAnswerer(settings: Settings, logger: Logger) -> ConsumptionAnswerer {
+        ConsumptionAnswerer(client: client, settings: settings, logger: logger)
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Reconciliation
+
+/// What `reconcile notifications receive` needs: where to listen, the path Apple posts to, the
+/// database, and the limits that bound what a client can make it hold.
+public struct NotificationReceiverConfiguration: Sendable {
+    /// Address to bind; loopback by default (a TLS proxy in front takes Apple's HTTPS).
+    public var host: String
+    /// Port to bind; 0 picks a free one.
+    public var port: Int
+    /// The path Apple posts to (the URL set in App Store Connect, behind the proxy).
+    public var path: String
+    /// libpq URI or conninfo; nil uses libpq's `PG*` variables.
+    public var databaseURL: String?
+    public var logger: Logger
+    /// Database connections the listener may hold at once (the worker has one of its own).
+    public var maximumConnections = 4
+    /// How long a request waits for a free connection before answering 503 (Apple retries).
+    public var connectionWaitTimeout: TimeInterval = 5
+    /// PostgreSQL's `statement_timeout` on the listener's statements.
+    public var statementTimeout: TimeInterval = 10
+    /// A connection with no request in progress, or whose request head has not arrived, is closed
+    /// after this long.
+    public var idleTimeout: TimeInterval = 30
+    /// A request must be read, verified and stored this long after its head arrived, else its
+    /// connection is closed unanswered: a client trickling a body cannot hold a connection open.
+    public var requestTimeout: TimeInterval = 15
+    /// Called after each notification stored, to wake the worker.
+    public var onStored: @Sendable () -> Void = {}
+    /// Counts every POST's outcome, for the metrics file.
+    public var counters = ReceiverCounters()
+
+    public init(host: String, port: Int, path: String, databaseURL: String?, logger: Logger) {
+        self.host = host
+        self.port = port
+        self.path = path
+        self.databaseURL = databaseURL
+        self.logger = logger
+    }
+}
+
+/// The request context of the receiver: the connection, to close it at the request's deadline.
+public struct ReceiverRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    let clientAddress: String
+    let channel: any Channel
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        channel = source.channel
+    }
+}
+
+/// Builds the receiver's HTTP application (SPEC section 16): the seam the command runs and tests
+/// call. `POST path` takes Apple's `{"signedPayload": "…"}`:
+///
+/// - `200` once the notification is committed (or was stored before: Apple's retry);
+/// - `400` for a body that does not verify (logged with the reason, never stored or trusted);
+/// - `413` for a body over 256 KB, refused from its `Content-Length` before it is read;
+/// - `503` when the database cannot take it now: Apple retries on 4xx and 5xx.
+public func buildNotificationReceiver(
+    configuration: NotificationReceiverConfiguration, receiver: NotificationReceiver,
+    onServerRunning: (@Sendable (Int) async -> Void)? = nil
+) -> some ApplicationProtocol {
+    let database = ReviewDatabase(
+        url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
+        waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
+        statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)))
+    let router = Router(context: ReceiverRequestContext.self)
+    let deadline = TimeAmount.milliseconds(Int64(configuration.requestTimeout * 1000))
+    let onStored = configuration.onStored
+    let counters = configuration.counters
+    router.post(RouterPath(configuration.path)) { request, context -> Response in
+        // One deadline for the whole request, body included: past it the connection is closed.
+        let channel = context.channel
+        let timer = channel.eventLoop.scheduleTask(in: deadline) {
+            context.logger.notice(
+                "notification request not completed in time; connection closed",
+                metadata: ["client.address": "\(context.clientAddress)"])
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        let limit = NotificationReceiver.maximumBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            context.logger.notice(
+                "notification refused: payload_too_large",
+                metadata: ["client.address": "\(context.clientAddress)", "http.content_length": "\(length)"])
+            counters.count("too_large")
+            return Response(status: .contentTooLarge, headers: [.connection: "close"])
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: limit)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            context.logger.notice(
+                "notification refused: payload_too_large",
+                metadata: ["client.address": "\(context.clientAddress)"])
+            counters.count("too_large")
+            return Response(status: .contentTooLarge, headers: [.connection: "close"])
+        } catch {
+            context.logger.notice(
+                "notification body unreadable",
+                metadata: ["client.address": "\(context.clientAddress)", "error": "\(error)"])
+            counters.count("rejected")
+            return Response(status: .badRequest, headers: [.connection: "close"])
+        }
+        let verified: NotificationReceiver.Verified
+        switch await receiver.verify(body.readableBytesView) {
+        case .failure(let refusal):
+            context.logger.notice(
+                "notification refused: it does not verify",
+                metadata: [
+                    "client.address": "\(context.clientAddress)", "reason": "\(refusal)",
+                    "http.body_bytes": "\(body.readableBytes)",
+                ])
+            counters.count("rejected")
+            return Response(status: .badRequest)
+        case .success(let value):
+            verified = value
+        }
+        do {
+            // Through the database itself, which the route keeps alive: its threads stop with it.
+            let stored = try await database.lender.run { try receiver.store(verified, on: $0) }
+            let outcome: String
+            switch stored {
+            case .new(let id):
+                outcome = "stored"
+                counters.count(outcome)
+                context.logger.info(
+                    "notification stored",
+                    metadata: [
+                        "notification.id": "\(id)", "notification.uuid": "\(verified.uuid)",
+                        "notification.type": "\(verified.type)",
+                    ])
+                onStored()
+            case .duplicate:
+                outcome = "duplicate"
+                counters.count(outcome)
+                context.logger.info(
+                    "notification received again; stored before",
+                    metadata: ["notification.uuid": "\(verified.uuid)", "notification.type": "\(verified.type)"])
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: outcome + "\n")))
+        } catch {
+            // Apple retries: nothing is lost by answering 503 now.
+            context.logger.error(
+                "notification not stored; Apple will retry", metadata: ["error": "\(error)"])
+            counters.count("unavailable")
+            return Response(status: .serviceUnavailable)
+        }
+    }
+    let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
+    return Application(
+        router: router,
+        server: .http1(configuration: .init(idleTimeout: idle)),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+        onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
+        logger: configuration.logger)
+}
+
+/// Serves the receiver and runs its worker until SIGTERM or SIGINT, then stops both: the
+/// listener finishes the requests in flight, the worker its pass.
+public func runNotificationReceiver(
+    configuration: NotificationReceiverConfiguration, receiver: NotificationReceiver, worker: ReceiverWorker,
+    onServerRunning: (@Sendable (Int) async -> Void)? = nil
+) async throws {
+    let wakeup = ReceiverWakeup()
+    var configuration = configuration
+    let onStored = configuration.onStored
+    configuration.onStored = {
+        wakeup.wake()
+        onStored()
+    }
+    let application = buildNotificationReceiver(
+        configuration: configuration, receiver: receiver, onServerRunning: onServerRunning)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await worker.run(wakeup: wakeup) }
+        // runService returns on SIGTERM or SIGINT, once the requests in flight are answered.
+        try await application.runService()
+        group.cancelAll()
+        try await group.waitForAll()
+    }
+}

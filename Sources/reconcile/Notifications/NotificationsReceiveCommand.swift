@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+import ReviewWeb
+
+/// `reconcile notifications receive --listen HOST:PORT [--path /apple/notifications]`: Apple's
+/// notifications in real time (SPEC section 16).
+struct NotificationsReceiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Receive App Store Server Notifications V2, store, forward and act on them the same hour.",
+        discussion: """
+            Listens for Apple's POSTs of {"signedPayload": "…"} on --path. Each body is verified with the \
+            JWS rules (Apple's chain and OIDs, a bundle id in RECONCILE_BUNDLE_IDS, Production or Sandbox), \
+            stored once per notificationUUID in reconcile.notifications, and answered 200 only after that \
+            commit; a body that does not verify gets 400 and is logged with the reason, one over 256 KB \
+            gets 413. Types the job does not know are stored and acknowledged.
+
+            The same process applies what it stored (as the nightly run would), answers CONSUMPTION_REQUESTs \
+            within a minute with RECONCILE_CONSUMPTION_ANSWERS=on and the Server API credentials, judges the \
+            transactions the notifications brought once RECONCILE_GRACE has passed (a refund still credited \
+            is a refunded_delivery review item, a purchase never credited a missed_delivery item), waiting \
+            while a nightly run holds the run lock, and, with RECONCILE_NOTIFICATION_FORWARD_URL, forwards \
+            every stored body unchanged to the app's own endpoint, retrying until it answers 2xx.
+
+            Listens on loopback by default: Apple posts over HTTPS (TLS 1.2 or later) only, so put a TLS \
+            proxy in front (docs/operations.md). Stops gracefully on SIGTERM or SIGINT.
+            """
+    )
+
+    @Option(help: "Address and port to listen on (port 0 picks a free one).")
+    var listen = "127.0.0.1:8091"
+
+    @Option(help: "The path Apple posts to (the URL's path set in App Store Connect).")
+    var path = "/apple/notifications"
+
+    @Option(
+        name: .customLong("pass-interval"),
+        help: "Seconds between the worker's passes when no notification wakes it (judgements due, forwarding).")
+    var passInterval = 5.0
+
+    @Option(
+        name: .customLong("forward-first-wait"),
+        help: "Seconds before a failed forward is tried again; doubles per attempt, at most an hour.")
+    var forwardFirstWait = 30.0
+
+    @Option(
+        name: .customLong("forward-timeout"),
+        help: "Seconds one forward to the app's endpoint may take, head and body.")
+    var forwardTimeout = 10.0
+
+    @Option(
+        name: .customLong("metrics-file"),
+        help: "Write Prometheus metrics here (node-exporter's textfile collector), at most every 15 s.")
+    var metricsFile: String?
+
+    @Option(name: .customLong("port-file"), help: "Write the bound port to this file once listening.")
+    var portFile: String?
+
+    @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
+    var configFile: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard listenAddress(listen) != nil else {
+            throw ValidationError("--listen \(listen): expected HOST:PORT, e.g. 127.0.0.1:8091")
+        }
+        guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#") else {
+            throw ValidationError("--path \(path): expected an absolute path such as /apple/notifications")
+        }
+        for (name, value) in [
+            ("--pass-interval", passInterval), ("--forward-first-wait", forwardFirstWait),
+            ("--forward-timeout", forwardTimeout),
+        ] where !(value > 0 && value <= 3600) {
+            throw ValidationError("\(name) \(value): expected seconds above 0 and at most 3600")
+        }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger(label: "reconcile.receive")
+        do {
+            let settings = try await ConfigurationLoader.settings(configFile: configFile)
+            let connection = try Connection(url: settings.databaseURL)
+            try Schema.requireUpToDate(connection)
+            let (host, port) = listenAddress(listen) ?? ("127.0.0.1", 8091)
+            var configuration = NotificationReceiverConfiguration(
+                host: host, port: port, path: path, databaseURL: settings.databaseURL, logger: logger)
+            let counters = ReceiverCounters()
+            configuration.counters = counters
+            var timing = ReceiverWorker.Timing()
+            timing.metricsFile = metricsFile
+            timing.interval = .milliseconds(Int64(passInterval * 1000))
+            let forwarder = settings.notificationForwardURL.map { url in
+                var endpoint = NotificationForwarder.Endpoint(url: url)
+                endpoint.firstWait = .milliseconds(Int64(forwardFirstWait * 1000))
+                endpoint.timeout = .milliseconds(Int64(forwardTimeout * 1000))
+                return NotificationForwarder(endpoint: endpoint, logger: logger)
+            }
+            let portFile = self.portFile
+            try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
+                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+                    if settings.consumption.enabled, api == nil {
+                        logger.notice(
+                            "refund requests are not answered: RECONCILE_CONSUMPTION_ANSWERS needs the Server API credentials")
+                    }
+                    let answerer = settings.consumption.enabled
+                        ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
+                    let worker = ReceiverWorker(
+                        settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                        answerer: answerer, forwarder: forwarder, timing: timing, counters: counters, logger: logger)
+                    let receiver = NotificationReceiver(
+                        forwarding: forwarder != nil, verify: verifier.verifyNotification)
+                    try await runNotificationReceiver(
+                        configuration: configuration, receiver: receiver, worker: worker
+                    ) { port in
+                        logger.notice("receiving notifications", metadata: [
+                            "listen.port": "\(port)", "http.path": "\(path)",
+                            "forwarding": "\(forwarder != nil)", "consumption_answers": "\(answerer != nil)",
+                        ])
+                        if let portFile {
+                            try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
+                        }
+                    }
+                }
+            }
+        } catch {
+            throw report(error, logger: logger)
+        }
+    }
+}
