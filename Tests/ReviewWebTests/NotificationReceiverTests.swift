@@ -173,13 +173,15 @@ struct NotificationReceiverTests {
     }
 
     @Test func everyReceiverSQLFileParsesAndSaysWhatItReadsAndWrites() throws {
-        #expect(ReceiverSQL.files.keys.sorted() == [
-            "claim_forward", "due_judgements", "finish_run", "forward_attempted", "mark_judged", "metrics", "note_judgements",
-            "pending_notifications", "recent_runs", "start_run", "store_notification",
-        ])
-        for name in ReceiverSQL.files.keys {
-            let text = try #require(ReceiverSQL.text(name))
-            #expect(text.contains("-- Reads:") && text.contains("-- Writes:") && text.contains("-- Values:"), "\(name)")
+        let files = [
+            ReceiverSQL.claimForward, ReceiverSQL.dueJudgements, ReceiverSQL.finishRun, ReceiverSQL.forwardAttempted,
+            ReceiverSQL.markJudged, ReceiverSQL.metrics, ReceiverSQL.noteJudgements, ReceiverSQL.pendingNotifications,
+            ReceiverSQL.recentRuns, ReceiverSQL.startRun, ReceiverSQL.storeNotification,
+        ]
+        for file in files {
+            let script = try file.script
+            #expect(!script.statements.isEmpty, "\(file)")
+            #expect(script.declaredValues == Set(script.valueNames), "\(file)")
         }
     }
 

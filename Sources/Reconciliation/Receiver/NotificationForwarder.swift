@@ -61,9 +61,7 @@ public struct NotificationForwarder: Sendable {
         var pass = Pass()
         for _ in 0..<endpoint.rowsPerPass {
             try Task.checkCancellation()
-            guard let row = try ReceiverSQL.run(
-                "claim_forward", ["lease_seconds": Self.seconds(endpoint.lease)], on: connection
-            ).first else { break }
+            guard let row = try connection.query(ReceiverSQL.claimForward, ["lease_seconds": Self.seconds(endpoint.lease)]).first else { break }
             let id = try row.decode(Int64.self, "notification_id")
             let attempts = try row.decode(Int.self, "attempts")
             let body = try row.decode(String.self, "body")
@@ -80,11 +78,8 @@ public struct NotificationForwarder: Sendable {
                 failure = "\(error)"
             }
             let delivered = failure == nil
-            try ReceiverSQL.run(
-                "forward_attempted",
-                ["notification_id": id, "delivered": delivered, "status": status, "error": failure,
-                 "retry_seconds": Self.seconds(endpoint.wait(afterAttempts: attempts + 1))],
-                on: connection)
+            try connection.query(ReceiverSQL.forwardAttempted, ["notification_id": id, "delivered": delivered, "status": status, "error": failure,
+                 "retry_seconds": Self.seconds(endpoint.wait(afterAttempts: attempts + 1))])
             if delivered {
                 pass.forwarded += 1
             } else {

@@ -15,7 +15,7 @@ public struct ReceiverRun: Sendable, Equatable {
 
     /// The latest passes, newest first.
     public static func recent(limit: Int, on connection: Connection) throws -> [ReceiverRun] {
-        try ReceiverSQL.run("recent_runs", ["limit": min(max(limit, 1), 1000)], on: connection).map { row in
+        try connection.query(ReceiverSQL.recentRuns, ["limit": min(max(limit, 1), 1000)]).map { row in
             ReceiverRun(
                 id: try row["id"], startedAt: try row["started_at"], applied: try row["applied"],
                 judged: try row["judged"], opened: try row["opened"])

@@ -133,11 +133,8 @@ public struct ReceiverWorker: Sendable {
         var run: Int64?
         func runID() throws -> Int64 {
             if let run { return run }
-            let id = try ReceiverSQL.run(
-                "start_run",
-                ["environment": settings.environment.rawValue, "host": ProcessInfo.processInfo.hostName,
-                 "pid": Int(ProcessInfo.processInfo.processIdentifier)],
-                on: connection)[0].decode(Int64.self, at: 0)
+            let id = try connection.query(ReceiverSQL.startRun, ["environment": settings.environment.rawValue, "host": ProcessInfo.processInfo.hostName,
+                 "pid": Int(ProcessInfo.processInfo.processIdentifier)])[0].decode(Int64.self, at: 0)
             run = id
             return id
         }
@@ -145,13 +142,13 @@ public struct ReceiverWorker: Sendable {
         if try pendingNotifications(on: connection) {
             let id = try runID()
             pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100)
-            try ReceiverSQL.run("note_judgements", ["run_id": id, "grace_seconds": settings.grace], on: connection)
+            try connection.query(ReceiverSQL.noteJudgements, ["run_id": id, "grace_seconds": settings.grace])
             Failpoint.pass("receiver.applied")
         }
         if let answerer, pass.applied > 0 || retryingAnswers {
             pass.consumption = try await answerer.answerPending(on: connection)
         }
-        let due = try ReceiverSQL.run("due_judgements", ["limit": timing.judgementsPerPass], on: connection)
+        let due = try connection.query(ReceiverSQL.dueJudgements, ["limit": timing.judgementsPerPass])
             .map { try $0.decode(String.self, at: 0) }
         if !due.isEmpty {
             if try connection.tryAdvisoryLock(Schema.LockKey.run) {
@@ -168,14 +165,11 @@ public struct ReceiverWorker: Sendable {
         }
         if let run {
             pass.runID = run
-            try ReceiverSQL.run(
-                "finish_run",
-                ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
+            try connection.query(ReceiverSQL.finishRun, ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
                  "counts": try PostgresJSON(encoding: [
                     "notifications_applied": pass.applied, "transactions_judged": pass.judged,
                     "items_opened": pass.itemsOpened,
-                 ])],
-                on: connection)
+                 ])])
         }
         if let forwarder, let http {
             pass.forwarding = try await forwarder.pass(http: http, on: connection)
@@ -185,7 +179,7 @@ public struct ReceiverWorker: Sendable {
 
     /// Whether a stored notification waits to be applied (the app's endpoint may have stored it).
     private func pendingNotifications(on connection: Connection) throws -> Bool {
-        try ReceiverSQL.run("pending_notifications", [:], on: connection)[0].decode(Bool.self, at: 0)
+        try connection.query(ReceiverSQL.pendingNotifications, [:])[0].decode(Bool.self, at: 0)
     }
 
     /// The nightly run's findings over exactly these transactions, upserted into the queue with
@@ -201,7 +195,7 @@ public struct ReceiverWorker: Sendable {
         return try connection.transaction {
             try differ.computeFindings(parameters, evidence: true, on: connection)
             let changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
-            try ReceiverSQL.run("mark_judged", ["run_id": runID, "transaction_ids": transactions], on: connection)
+            try connection.query(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
             Failpoint.pass("receiver.judge")
             return changes
         }
