@@ -14,24 +14,7 @@ extension Preflight {
         }
         let limit = Duration.seconds(10)
         do {
-            let status = try await withThrowingTaskGroup(of: UInt?.self) { group in
-                group.addTask {
-                    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-                    var read = 0
-                    for try await chunk in response.body {
-                        read += chunk.readableBytes
-                        if read > 1 << 16 { break }
-                    }
-                    try Task.checkCancellation()
-                    return response.status.code
-                }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? nil
-            }
+            let status = try await HTTPExchange.send(HTTPClientRequest(url: url), within: limit, http: .shared)
             guard let status else {
                 return [CheckResult("outbox webhook", passed: false, "\(url) gave no complete answer within \(limit)")]
             }

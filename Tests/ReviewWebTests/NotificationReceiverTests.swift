@@ -200,6 +200,10 @@ struct NotificationReceiverTests {
                 try await Self.eventually("a refunded_delivery item") {
                     try world.items() == ["refunded_delivery \(pack.transactionId) open"]
                 }
+                // The item can be opened before the simulator has noted the answer to its POST.
+                try await Self.eventually("Apple's attempt recorded") {
+                    world.sim.notifications.sent.last?.sendAttempts.isEmpty == false
+                }
             }
             // Apple's one attempt succeeded: the receiver answered 200.
             let attempts = world.sim.notifications.sent.last?.sendAttempts.map(\.sendAttemptResult)
@@ -517,6 +521,9 @@ struct NotificationReceiverTests {
                     try await Self.eventually("the copy recorded forwarded") {
                         try world.connection.queryFirst(
                             "SELECT 1 FROM reconcile.notification_forwards WHERE forwarded_at IS NOT NULL") != nil
+                    }
+                    try await Self.eventually("Apple's attempt recorded") {
+                        world.sim.notifications.sent.last?.sendAttempts.isEmpty == false
                     }
                 }
             }

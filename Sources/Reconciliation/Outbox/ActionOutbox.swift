@@ -169,12 +169,6 @@ public struct ActionOutbox {
         static let deliveryFailed: SQLFile = "outbox/delivery_failed.sql"
     }
 
-    /// The webhook did not finish its answer within the exchange's deadline.
-    struct WebhookTimeout: Error, CustomStringConvertible {
-        var timeout: Duration
-        var description: String { "no complete answer within \(timeout.components.seconds) s" }
-    }
-
     private func post(
         _ row: OutboxEntry, to webhook: Webhook, http: HTTPClient, leaseEnds: ContinuousClock.Instant, logger: Logger
     ) async throws -> (ok: Bool, attempts: Int, error: String?) {
@@ -218,31 +212,10 @@ public struct ActionOutbox {
         request.headers.add(name: "X-Reconcile-Signature", value: webhook.signature(of: body))
         request.headers.add(name: "Idempotency-Key", value: String(row.id))
         request.body = .bytes(body)
-        let timeout = webhook.timeout
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        return try await withThrowingTaskGroup(of: Int?.self) { [request] group in
-            group.addTask {
-                let response = try await http.execute(request, timeout: .nanoseconds(nanoseconds))
-                var read = 0
-                for try await chunk in response.body {
-                    read += chunk.readableBytes
-                    if read > 1 << 16 { break }
-                }
-                try Task.checkCancellation()
-                return Int(response.status.code)
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let status = first else {
-                try Task.checkCancellation()
-                throw WebhookTimeout(timeout: timeout)
-            }
-            return status
+        guard let status = try await HTTPExchange.send(request, within: webhook.timeout, http: http) else {
+            throw HTTPExchange.Timeout(deadline: webhook.timeout)
         }
+        return status
     }
 }
 

@@ -93,49 +93,19 @@ public struct NotificationForwarder: Sendable {
         return pass
     }
 
-    /// The endpoint did not finish its answer within the exchange's deadline.
-    struct Timeout: Error, CustomStringConvertible {
-        var timeout: Duration
-        var description: String { "no complete answer within \(timeout)" }
-    }
-
-    /// One POST and its whole answer, head and body, within the endpoint's deadline; at most 64 KB
-    /// of the answer is read.
+    /// One POST and its whole answer, head and body, within the endpoint's deadline.
     private func exchange(_ body: String, http: HTTPClient) async throws -> Int {
         var request = HTTPClientRequest(url: endpoint.url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(Data(body.utf8))
-        let timeout = endpoint.timeout
-        return try await withThrowingTaskGroup(of: Int?.self) { [request] group in
-            group.addTask {
-                let response = try await http.execute(request, timeout: .milliseconds(Self.milliseconds(timeout)))
-                var read = 0
-                for try await chunk in response.body {
-                    read += chunk.readableBytes
-                    if read > 1 << 16 { break }
-                }
-                try Task.checkCancellation()
-                return Int(response.status.code)
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let status = first else {
-                try Task.checkCancellation()
-                throw Timeout(timeout: timeout)
-            }
-            return status
+        guard let status = try await HTTPExchange.send(request, within: endpoint.timeout, http: http) else {
+            throw HTTPExchange.Timeout(deadline: endpoint.timeout)
         }
+        return status
     }
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
