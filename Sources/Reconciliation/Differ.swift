@@ -289,7 +289,7 @@ public struct Differ: Sendable {
         /// says why). The setting ends with the transaction, and is restored before the next step.
         func lookingUpByIndex(when narrow: Bool, _ body: () throws -> Void) throws {
             guard narrow else { return try body() }
-            let saved = try run("checks/by_index_on.sql")[0].decode(String.self, "saved")
+            let saved = try connection.query(SQLFile("diff/checks/by_index_on.sql"))[0].decode(String.self, "saved")
             try body()
             try connection.query(SQLFile("diff/checks/by_index_off.sql"), ["saved": saved])
         }

@@ -61,7 +61,9 @@ public struct NotificationForwarder: Sendable {
         var pass = Pass()
         for _ in 0..<endpoint.rowsPerPass {
             try Task.checkCancellation()
-            guard let row = try connection.query(ReceiverSQL.claimForward, ["lease_seconds": Self.seconds(endpoint.lease)]).first else { break }
+            guard let row = try connection.queryFirst(
+                ReceiverSQL.claimForward, ["lease_seconds": Self.seconds(endpoint.lease)])
+            else { break }
             let id = try row.decode(Int64.self, "notification_id")
             let attempts = try row.decode(Int.self, "attempts")
             let body = try row.decode(String.self, "body")
@@ -78,7 +80,9 @@ public struct NotificationForwarder: Sendable {
                 failure = "\(error)"
             }
             let delivered = failure == nil
-            try connection.query(ReceiverSQL.forwardAttempted, ["notification_id": id, "delivered": delivered, "status": status, "error": failure,
+            try connection.execute(
+                ReceiverSQL.forwardAttempted,
+                ["notification_id": id, "delivered": delivered, "status": status, "error": failure,
                  "retry_seconds": Self.seconds(endpoint.wait(afterAttempts: attempts + 1))])
             if delivered {
                 pass.forwarded += 1

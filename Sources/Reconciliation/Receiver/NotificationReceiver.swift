@@ -63,7 +63,9 @@ public struct NotificationReceiver: Sendable {
 
     /// Stores a verified body once per notificationUUID, in one committed statement.
     public func store(_ verified: Verified, on connection: Connection) throws -> Stored {
-        let rows = try connection.query(ReceiverSQL.storeNotification, ["body": verified.body, "notification_uuid": verified.uuid, "forward": forwarding])
+        let rows = try connection.query(
+            ReceiverSQL.storeNotification,
+            ["body": verified.body, "notification_uuid": verified.uuid, "forward": forwarding])
         Failpoint.pass("receiver.stored")
         guard let row = rows.first, try row.decode(Bool.self, "stored") else { return .duplicate }
         return .new(id: try row.decode(Int64.self, "id"))

@@ -24,7 +24,7 @@ public final class ReceiverCounters: Sendable {
 public enum ReceiverMetrics {
     /// The metrics text now.
     public static func text(counters: ReceiverCounters, lastPass: Date, on connection: Connection) throws -> String {
-        let samples = try connection.query(ReceiverSQL.metrics, [:]).map {
+        let samples = try connection.query(ReceiverSQL.metrics).map {
             (metric: try $0.decode(String.self, at: 0), label: try $0.decode(String.self, at: 1),
              value: try $0.decode(Double.self, at: 2))
         }

@@ -133,8 +133,11 @@ public struct ReceiverWorker: Sendable {
         var run: Int64?
         func runID() throws -> Int64 {
             if let run { return run }
-            let id = try connection.query(ReceiverSQL.startRun, ["environment": settings.environment.rawValue, "host": ProcessInfo.processInfo.hostName,
-                 "pid": Int(ProcessInfo.processInfo.processIdentifier)])[0].decode(Int64.self, at: 0)
+            let id = try connection.query(
+                ReceiverSQL.startRun,
+                ["environment": settings.environment.rawValue, "host": ProcessInfo.processInfo.hostName,
+                 "pid": Int(ProcessInfo.processInfo.processIdentifier)]
+            )[0].decode(Int64.self, at: 0)
             run = id
             return id
         }
@@ -142,7 +145,7 @@ public struct ReceiverWorker: Sendable {
         if try pendingNotifications(on: connection) {
             let id = try runID()
             pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100)
-            try connection.query(ReceiverSQL.noteJudgements, ["run_id": id, "grace_seconds": settings.grace])
+            try connection.execute(ReceiverSQL.noteJudgements, ["run_id": id, "grace_seconds": settings.grace])
             Failpoint.pass("receiver.applied")
         }
         if let answerer, pass.applied > 0 || retryingAnswers {
@@ -165,7 +168,9 @@ public struct ReceiverWorker: Sendable {
         }
         if let run {
             pass.runID = run
-            try connection.query(ReceiverSQL.finishRun, ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
+            try connection.execute(
+                ReceiverSQL.finishRun,
+                ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
                  "counts": try PostgresJSON(encoding: [
                     "notifications_applied": pass.applied, "transactions_judged": pass.judged,
                     "items_opened": pass.itemsOpened,
@@ -179,7 +184,7 @@ public struct ReceiverWorker: Sendable {
 
     /// Whether a stored notification waits to be applied (the app's endpoint may have stored it).
     private func pendingNotifications(on connection: Connection) throws -> Bool {
-        try connection.query(ReceiverSQL.pendingNotifications, [:])[0].decode(Bool.self, at: 0)
+        try connection.query(ReceiverSQL.pendingNotifications)[0].decode(Bool.self, at: 0)
     }
 
     /// The nightly run's findings over exactly these transactions, upserted into the queue with
@@ -195,7 +200,7 @@ public struct ReceiverWorker: Sendable {
         return try connection.transaction {
             try differ.computeFindings(parameters, evidence: true, on: connection)
             let changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
-            try connection.query(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
+            try connection.execute(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
             Failpoint.pass("receiver.judge")
             return changes
         }
