@@ -73,7 +73,10 @@ struct OutboxTests {
             async let one = ActionOutbox(connection: try Connection(url: url)).deliver(to: webhook, logger: quiet)
             async let two = ActionOutbox(connection: try Connection(url: url)).deliver(to: webhook, logger: quiet)
             let (a, b) = try await (one, two)
-            #expect(a.delivered + b.delivered == 3)
+            // What each row's last attempt met, so that a failure says why (CI once saw every
+            // attempt fail with a quiet logger and nothing else to read).
+            let errors = try connection.query("SELECT last_delivery_error FROM reconcile.action_outbox ORDER BY id").map { try $0.decode(String?.self, at: 0) ?? "-" }
+            #expect(a.delivered + b.delivered == 3, "last errors: \(errors)")
             #expect(a.failed + b.failed == 0)
             let again = try await ActionOutbox(connection: connection).deliver(to: webhook, logger: quiet)
             #expect(again == ActionOutbox.Delivery())
