@@ -91,6 +91,7 @@ enum DiffPlan {
         Step("50_findings_table.sql"),
         Step(rules, when: .ruleApplies),
         Step("70_evidence.sql", when: .evidenceWanted),
+        Step("71_actions.sql", when: .evidenceWanted),
         Step("75_unchanged.sql", when: .scopeHasEnd),
     ]
 

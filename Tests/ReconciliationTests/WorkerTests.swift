@@ -88,7 +88,9 @@ struct WorkerTests {
         var logger = Logger(label: "sim")
         logger.logLevel = .critical
         var faults = SimulatorFaults.none
-        faults.latencyMilliseconds = 40
+        // Apple slow enough that verifying takes seconds: two workers joining late on a loaded
+        // machine still find uploads left to verify.
+        faults.latencyMilliseconds = 250
         let sim = try AppStoreSimulator(configuration: .init(faults: faults, logger: logger))
         let dayAgo = Date().addingTimeInterval(-86_400)
         let receipts = try (0..<Self.uploads).map { index in

@@ -19,8 +19,16 @@ CREATE TEMP TABLE diff_findings (
     currency text,
     purchase_date timestamptz,
     evidence jsonb,
-    -- wrong_account: the account the wrong delivery credited (the md5 in the fingerprint)
-    credited_user_id text,
+    -- What a decision of the item gives and takes back (SPEC section 6's actions), completed by
+    -- 71_actions.sql from the evidence. A rule that knows more says it here: whose delivery is
+    -- taken back (wrong_account: the account the wrong delivery credited, the md5 in its
+    -- fingerprint) and how many units (refunded_delivery: the refunded ones).
+    grant_to_user_id text,
+    grant_product_id text,
+    grant_quantity integer,
+    revoke_from_user_id text,
+    revoke_product_id text,
+    revoke_quantity integer,
     -- The account whose verification, while it has an upload pending, holds the finding back:
     -- its item is then neither auto-resolved (82) nor carried over unjudged (75). Each rule says
     -- which account it waits on; null when only its transaction's verification holds it

@@ -4,15 +4,17 @@
 -- makes the buyer unknown (SPEC sections 3 and 5: what depends on a retrying upload waits).
 -- Reads:  diff_key, diff_buyer, diff_dl, diff_pending_users
 -- Writes: diff_findings (fingerprint wrong_account:<transaction>:<md5 of the delivery's account>,
---         one per wrongly credited account; user_id: the buyer; credited_user_id: that account,
---         which holds the finding back while it has an upload pending)
+--         one per wrongly credited account; user_id: the buyer; revoke_from_user_id: that account,
+--         whose delivery a move takes back and which holds the finding back while it has an
+--         upload pending)
 -- Values: none.
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id,
-                           match_key, amount_milli, currency, purchase_date, credited_user_id, held_by_user_id)
+                           match_key, amount_milli, currency, purchase_date, revoke_from_user_id,
+                           held_by_user_id)
 SELECT DISTINCT ON (k.transaction_id, d.user_id)
        'wrong_account:' || k.transaction_id || ':' || md5(d.user_id) AS fingerprint, 'wrong_account' AS kind,
        k.transaction_id, k.original_transaction_id, b.buyer AS user_id, k.product_id, k.match_key,
-       k.price_milli AS amount_milli, k.currency, k.purchase_date, d.user_id AS credited_user_id,
+       k.price_milli AS amount_milli, k.currency, k.purchase_date, d.user_id AS revoke_from_user_id,
        d.user_id AS held_by_user_id
   FROM diff_key k
   JOIN diff_buyer b ON b.transaction_id = k.transaction_id
