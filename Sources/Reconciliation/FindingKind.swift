@@ -49,6 +49,14 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable {
     /// the account the ledger credited.
     public var accountIsTheBuyer: Bool { self == .missedDelivery || self == .wrongAccount }
 
+    /// Whether the kind's findings are about a credit no source of Apple's confirms: while its
+    /// item is open, every run asks Get Transaction Info about the transaction, whatever the
+    /// window (the value `:'unconfirmed_kinds'` of `sql/serverapi/transaction_info_candidates.sql`).
+    public var asksAppleWhileOpen: Bool { self == .unverifiedDelivery }
+
     /// The kinds about an upload, by name.
     static var uploadKinds: [String] { allCases.filter(\.isAboutAnUpload).map(\.rawValue) }
+
+    /// The kinds whose open items Get Transaction Info is asked about, by name.
+    static var unconfirmedKinds: [String] { allCases.filter(\.asksAppleWhileOpen).map(\.rawValue) }
 }

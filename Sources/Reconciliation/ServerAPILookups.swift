@@ -228,7 +228,7 @@ public struct ServerAPILookups: Sendable {
             let candidates = try connection.query(
                 SQL.transactionInfoCandidates,
                 ["since": since ?? Date.distantPast, "bundle_ids": settings.bundleIDs, "after": after,
-                 "ledger_changes_after": ledgerChangesAfter],
+                 "ledger_changes_after": ledgerChangesAfter, "unconfirmed_kinds": FindingKind.unconfirmedKinds],
                 relations: ["deliveries": deliveries]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
             guard let last = candidates.last else { return }

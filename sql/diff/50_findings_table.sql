@@ -19,6 +19,8 @@ CREATE TEMP TABLE diff_findings (
     currency text,
     purchase_date timestamptz,
     evidence jsonb,
+    -- What the rule adds to the shared evidence (70_evidence.sql), when it has more to say.
+    extra_evidence jsonb,
     -- What a decision of the item gives and takes back (SPEC section 6's actions), completed by
     -- 71_actions.sql from the evidence. A rule that knows more says it here: whose delivery is
     -- taken back (wrong_account: the account the wrong delivery credited, the md5 in its

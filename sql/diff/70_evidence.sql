@@ -1,7 +1,7 @@
 -- Stage: evidence — what a person needs to judge each finding (the shape of `Evidence` in
 -- Swift): the Apple transaction, the ledger rows of its key, the uploads with device and
--- verification state, and how the buyer was resolved; for refunded_delivery, what Apple's
--- revocation took back (refunded_quantity, revocation_type, revocation_percentage).
+-- verification state, and how the buyer was resolved; and what the finding's rule adds
+-- (extra_evidence: refunded_delivery's refunded units, say).
 -- Reads:  diff_findings, diff_tx, diff_key, diff_buyer, reconcile.apple_transactions,
 --         reconcile.transaction_claims, reconcile.upload_verifications, :deliveries, :uploads
 -- Writes: diff_findings.evidence
@@ -33,8 +33,4 @@ UPDATE diff_findings f SET evidence = jsonb_build_object(
                                         UNION SELECT f.upload_id)), '[]'),
     'buyer', (SELECT jsonb_build_object('user_id', b.buyer, 'basis', b.basis, 'uploaders', b.uploaders)
                 FROM diff_buyer b WHERE b.transaction_id = f.transaction_id)
-) || CASE WHEN f.kind = 'refunded_delivery' THEN coalesce(
-         (SELECT jsonb_build_object('refunded_quantity', k.key_refunded_quantity,
-                                    'revocation_type', k.revocation_type,
-                                    'revocation_percentage', k.revocation_percentage)
-            FROM diff_key k WHERE k.match_key = f.match_key), '{}') ELSE '{}' END;
+) || coalesce(f.extra_evidence, '{}');

@@ -2,7 +2,8 @@
 -- with when each was last credited: deliveries of the window, of the ledger's changes since the
 -- last finished run (SPEC section 5: a backdated credit of a transaction Apple never issued is
 -- asked about the night it is written, as the diff judges it, or its unverified_delivery would
--- wait for an answer nobody asks), of open unverified_delivery items, and every lookup an earlier
+-- wait for an answer nobody asks), of the open items of the kinds that ask Apple while open
+-- (FindingKind.asksAppleWhileOpen: unverified_delivery), and every lookup an earlier
 -- run could not finish (Apple put it off, or the purchase was too young), whatever the window;
 -- none that a verified source contains or that Apple answered for good.
 -- Reads:  :deliveries, reconcile.review_items, reconcile.transaction_lookups, reconcile.ledger_changes,
@@ -10,13 +11,14 @@
 -- Writes: nothing.
 -- Values: :'since' (timestamptz: the window's start, year 1 for the whole history),
 --         :'bundle_ids' (text[]), :'after' (text: the last transaction id of the previous page,
---         '' at first), :'ledger_changes_after' (pg_snapshot: the last finished run's).
+--         '' at first), :'ledger_changes_after' (pg_snapshot: the last finished run's),
+--         :'unconfirmed_kinds' (text[]: the kinds whose open items are asked about).
 SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
   FROM :deliveries d
  WHERE d.revoked_at IS NULL AND d.transaction_id > :'after'::text
    AND (d.delivered_at >= :'since'::timestamptz
         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
-                                 WHERE kind = 'unverified_delivery' AND status IN ('open', 'in_review'))
+                                 WHERE kind = ANY(:'unconfirmed_kinds'::text[]) AND status IN ('open', 'in_review'))
         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
                                  WHERE result = 'retry')
         OR d.transaction_id IN (
