@@ -112,13 +112,14 @@ public struct Catalog: Sendable {
 
     public func kind(_ kind: FindingKind) -> String { self["kind.\(kind.rawValue).name"] }
     public func kindName(_ raw: String) -> String { strings["kind.\(raw).name"] ?? raw }
-    public func explanation(_ raw: String) -> String { strings["kind.\(raw).explanation"] ?? raw }
+    public func explanation(_ kind: FindingKind) -> String { self["kind.\(kind.rawValue).explanation"] }
     public func severity(_ severity: String) -> String { label("severity", severity) }
     public func severity(_ severity: Severity) -> String { label("severity", severity.rawValue) }
     public func status(_ status: ReviewStatus) -> String { self["status.\(status.rawValue)"] }
     public func resolution(_ resolution: Resolution) -> String { self["resolution.\(resolution.rawValue)"] }
     public func suggestedAction(_ action: SuggestedAction) -> String { label("action", action.rawValue) }
     public func runStatus(_ status: String) -> String { label("run_status", status) }
+    public func runStatus(_ status: RunStatus) -> String { label("run_status", status.rawValue) }
     public func environment(_ environment: String) -> String { label("environment", environment) }
 }
 

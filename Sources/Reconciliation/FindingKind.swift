@@ -1,7 +1,7 @@
 /// The kinds of discrepancy of SPEC section 5, with their severity and suggested action: the one
 /// place they are defined. The diff's SQL reads them from the `diff_kinds` table the runner
 /// fills from here, and each kind's rule is `sql/diff/findings/<kind>.sql`.
-public enum FindingKind: String, Sendable, CaseIterable, Codable {
+public enum FindingKind: String, Sendable, CaseIterable, Codable, CustomStringConvertible {
     case missedDelivery = "missed_delivery"
     case duplicateDelivery = "duplicate_delivery"
     case wrongAccount = "wrong_account"
@@ -12,6 +12,9 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable {
     case environmentMismatch = "environment_mismatch"
     case foreignBundle = "foreign_bundle"
     case sharedReceipt = "shared_receipt"
+
+    /// The kind as SPEC section 5 spells it (`missed_delivery`), wherever it is interpolated.
+    public var description: String { rawValue }
 
     /// How urgent the finding is.
     public var severity: Severity {

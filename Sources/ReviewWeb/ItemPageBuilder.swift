@@ -105,8 +105,8 @@ enum ItemPageBuilder {
         return ItemPage(
             csrf: session.csrfToken, nextHref: nextHref, customerHref: item.userID.map { deskHref(user: $0) },
             item: .init(
-                id: item.id, kindLabel: t.kindName(item.kind),
-                userLabel: FindingKind(rawValue: item.kind)?.accountIsTheBuyer == true ? t["item.buyer"] : t["item.account"],
+                id: item.id, kindLabel: t.kind(item.kind),
+                userLabel: item.kind.accountIsTheBuyer ? t["item.buyer"] : t["item.account"],
                 severity: item.severity.rawValue, severityLabel: t.severity(item.severity), status: item.status.rawValue,
                 statusLabel: t.status(item.status), explanation: t.explanation(item.kind),
                 suggestedAction: t.suggestedAction(item.suggestedAction), transaction: item.transactionID ?? "—",

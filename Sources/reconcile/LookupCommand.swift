@@ -99,7 +99,7 @@ enum LookupText {
         let asked = terminalSafe(picture.query.value)
         if let order = picture.order {
             lines.append(
-                order.status == "valid"
+                order.status == .valid
                     ? "Order \(asked): valid; Apple lists \(count(picture.transactions.count, "transaction")) in it."
                     : "Order \(asked): Apple says this is not an order ID of this app. Check the ID on the customer's "
                         + "invoice e-mail (Apple's order IDs look like MK5TTY6V5X).")
@@ -164,13 +164,13 @@ enum LookupText {
                 + ($0.revokedAt.map { ", taken back \(TimeExpression.format($0))" } ?? "")
         })
         field("Uploads", transaction.uploads.isEmpty ? ["none carried it"] : transaction.uploads.map {
-            "#\($0.id) by \(terminalSafe($0.userID)) (\(terminalSafe($0.kind))) at \(TimeExpression.format($0.uploadedAt)): "
-                + terminalSafe($0.verification ?? "not verified yet")
+            "#\($0.id) by \(terminalSafe($0.userID)) (\(terminalSafe($0.kind.rawValue))) at \(TimeExpression.format($0.uploadedAt)): "
+                + terminalSafe($0.verification?.rawValue ?? "not verified yet")
         })
         if !transaction.reviewItems.isEmpty {
             field("Review", transaction.reviewItems.map {
-                "#\($0.id) \(terminalSafe($0.kind)), \(terminalSafe($0.status))"
-                    + ($0.resolution.map { " (\(terminalSafe($0)))" } ?? "")
+                "#\($0.id) \($0.kind.rawValue), \($0.status.rawValue)"
+                    + ($0.resolution.map { " (\($0.rawValue))" } ?? "")
                     + ($0.assignee.map { ", with \(terminalSafe($0))" } ?? "")
             })
         }

@@ -54,7 +54,7 @@ struct DeskTests {
         try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
             let picture = try await Self.lookup(try DeskQuery(.order, "mkdesk0001"), settings: settings, on: connection)
-            #expect(picture.order == CustomerPicture.Order(orderID: "MKDESK0001", status: "valid"))
+            #expect(picture.order == CustomerPicture.Order(orderID: "MKDESK0001", status: .valid))
             #expect(Self.verdicts(picture) == [
                 delivered.transactionId: "ok", missed.transactionId: "missed_delivery",
             ])
@@ -65,7 +65,7 @@ struct DeskTests {
                 let enqueued = try await Self.lookup(
                     try DeskQuery(.order, "MKDESK0001"), settings: settings, enqueue: true, on: connection)
                 #expect(enqueued.transactions.first { $0.transactionID == missed.transactionId }?.reviewItems
-                    .map(\.kind) == ["missed_delivery"])
+                    .map(\.kind) == [.missedDelivery])
             }
             let report = try await ServerAPIScenarioTests.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
             #expect(try report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
@@ -89,7 +89,7 @@ struct DeskTests {
         try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
             let picture = try await Self.lookup(try DeskQuery(.order, "MKNOSUCH00"), settings: settings, on: connection)
-            #expect(picture.order?.status == "invalid")
+            #expect(picture.order?.status == .invalid)
             #expect(picture.isEmpty)
         }
     }
@@ -206,7 +206,7 @@ struct DeskTests {
                 try DeskQuery(.transaction, bought.transactionId), settings: settings, on: connection)
             #expect(Self.verdicts(picture) == [bought.transactionId: "wrong_account"])
             let itemKinds = Set(picture.transactions.flatMap(\.reviewItems).map(\.kind))
-            #expect(itemKinds.isSuperset(of: ["wrong_account", "duplicate_delivery"]))
+            #expect(itemKinds.isSuperset(of: [.wrongAccount, .duplicateDelivery]))
         }
     }
 

@@ -92,10 +92,17 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     public struct Order: Sendable, Codable, Equatable {
         /// The order ID asked about.
         public var orderID: String
-        /// `valid`, `invalid` or `not_asked`.
-        public var status: String
+        /// What Apple said of it.
+        public var status: Status
 
-        public init(orderID: String, status: String) {
+        /// Apple's answer: the order exists (`valid`), it does not (`invalid`), or it was not asked.
+        public enum Status: String, Sendable, Codable {
+            case valid
+            case invalid
+            case notAsked = "not_asked"
+        }
+
+        public init(orderID: String, status: Status) {
             self.orderID = orderID
             self.status = status
         }
@@ -195,13 +202,13 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     public struct Upload: Sendable, Codable, Equatable {
         public var id: Int64
         public var userID: String
-        public var kind: String
+        public var kind: UploadKind
         public var uploadedAt: Date
         @ExplicitNull public var applicationUsername: String?
         @ExplicitNull public var appAccountToken: String?
         @ExplicitNull public var claimedTransactionID: String?
-        /// `pending`, `verified`, `invalid`, `retry`.
-        @ExplicitNull public var verification: String?
+        /// Where its verification stands; nil before it is queued.
+        @ExplicitNull public var verification: VerificationState?
         @ExplicitNull public var appleStatus: Int?
         @ExplicitNull public var error: String?
 
@@ -222,11 +229,11 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     /// A review item about the transaction, open or decided.
     public struct ReviewItemSummary: Sendable, Codable, Equatable {
         public var id: Int64
-        public var kind: String
-        public var status: String
-        public var severity: String
-        public var suggestedAction: String
-        @ExplicitNull public var resolution: String?
+        public var kind: FindingKind
+        public var status: ReviewStatus
+        public var severity: Severity
+        public var suggestedAction: SuggestedAction
+        @ExplicitNull public var resolution: Resolution?
         @ExplicitNull public var assignee: String?
 
         enum CodingKeys: String, CodingKey {
@@ -274,6 +281,19 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
 }
 
 extension CustomerPicture.Transaction {
+    /// A column's value as one of the closed sets the queue stores (a kind, a status, a
+    /// resolution); a value this build does not know is a decoding error that names it.
+    static func typed<T: RawRepresentable<String>>(_ row: Row, _ column: String) throws -> T {
+        try typed(try row.decode(String.self, column), column)
+    }
+
+    static func typed<T: RawRepresentable<String>>(_ raw: String, _ column: String) throws -> T {
+        guard let value = T(rawValue: raw) else {
+            throw PostgresError(kind: .decoding, message: "review item has unknown \(column) \(raw)")
+        }
+        return value
+    }
+
     /// The transactions of `sql/diff/90_picture.sql`'s four results: the transactions in order,
     /// then their ledger rows, uploads and review items, each keyed by transaction id.
     static func assemble(transactions: [Row], deliveries: [Row], uploads: [Row], reviewItems: [Row]) throws -> [Self] {
@@ -301,9 +321,10 @@ extension CustomerPicture.Transaction {
         for row in reviewItems {
             itemsByID[try row.decode(String.self, "transaction_id"), default: []].append(
                 CustomerPicture.ReviewItemSummary(
-                    id: try row["id"], kind: try row["kind"], status: try row["status"],
-                    severity: try row["severity"], suggestedAction: try row["suggested_action"],
-                    resolution: try row["resolution"], assignee: try row["assignee"]))
+                    id: try row["id"], kind: try Self.typed(row, "kind"), status: try Self.typed(row, "status"),
+                    severity: Severity(rawValue: try row["severity"]), suggestedAction: try row["suggested_action"],
+                    resolution: try row["resolution", as: String?.self].map { try Self.typed($0, "resolution") },
+                    assignee: try row["assignee"]))
         }
         return try transactions.map { row in
             let id = try row.decode(String.self, "transaction_id")

@@ -186,7 +186,7 @@ public struct DeskService: Sendable {
             try await database.run { connection in
                 try connection.execute(SQL.orderInvalid, ["order_id": orderID])
             }
-            return (CustomerPicture.Order(orderID: orderID, status: "invalid"), [])
+            return (CustomerPicture.Order(orderID: orderID, status: .invalid), [])
         case .retryLater(let reason, _, _):
             throw DeskError.appleUnanswered(reason)
         case .unverifiable(let failure):
@@ -212,7 +212,7 @@ public struct DeskService: Sendable {
         if let first = records.first {
             try await storeHistory(seed: first.transactionID, carrier: nil, api: api, runID: runID, database: database)
         }
-        return (CustomerPicture.Order(orderID: orderID, status: "valid"), records.map(\.transactionID))
+        return (CustomerPicture.Order(orderID: orderID, status: .valid), records.map(\.transactionID))
     }
 
     /// With credentials: Get Transaction Info for the transactions no verified source holds (the

@@ -37,8 +37,8 @@ public struct ReviewItem: Sendable, Equatable {
     public var id: Int64
     /// Kind plus the identity of the discrepancy; one item per condition ever.
     public var fingerprint: String
-    /// The finding kind as stored; `FindingKind(rawValue:)` types it.
-    public var kind: String
+    /// The finding kind.
+    public var kind: FindingKind
     /// How urgent it is.
     public var severity: Severity
     /// Where the item stands.
@@ -77,7 +77,11 @@ public struct ReviewItem: Sendable, Equatable {
     init(row: Row) throws {
         id = try row["id"]
         fingerprint = try row["fingerprint"]
-        kind = try row["kind"]
+        let rawKind: String = try row["kind"]
+        guard let kind = FindingKind(rawValue: rawKind) else {
+            throw PostgresError(kind: .decoding, message: "review item \(id) has unknown kind \(rawKind)")
+        }
+        self.kind = kind
         severity = Severity(rawValue: try row["severity"])
         let rawStatus: String = try row["status"]
         guard let status = ReviewStatus(rawValue: rawStatus) else {

@@ -95,7 +95,7 @@ public struct ReviewService {
 
     private static func csvLine(_ item: ReviewItem) -> String {
         let fields: [String] = [
-            String(item.id), item.status.rawValue, item.kind, item.severity.rawValue, item.transactionID ?? "",
+            String(item.id), item.status.rawValue, item.kind.rawValue, item.severity.rawValue, item.transactionID ?? "",
             item.originalTransactionID ?? "", item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue,
             item.assignee ?? "", item.resolution?.rawValue ?? "", item.resolvedBy ?? "",
             item.resolvedAt.map(TimeExpression.format) ?? "", item.note ?? "", TimeExpression.format(item.createdAt),

@@ -5,14 +5,14 @@ import Postgres
 public struct RunSummary: Sendable {
     /// The row id.
     public var id: Int64
-    /// `running`, `completed`, `completed_with_unresolved`, `failed` or `interrupted`.
-    public var status: String
+    /// Where the run stands.
+    public var status: RunStatus
     /// Window start; nil from the beginning.
     public var since: Date?
     /// Window end.
     public var until: Date
-    /// `production` or `sandbox`.
-    public var environment: String
+    /// The environment whose purchases it counted.
+    public var environment: Settings.Environment
     /// A dry run writes no review items.
     public var dryRun: Bool
     /// When it started.
@@ -32,10 +32,14 @@ public struct RunSummary: Sendable {
 
     init(row: Row) throws {
         id = try row["id"]
-        status = try row["status"]
+        status = RunStatus(rawValue: try row["status"])
         since = try row["window_since"]
         until = try row["window_until"]
-        environment = try row["environment"]
+        let rawEnvironment: String = try row["environment"]
+        guard let environment = Settings.Environment(rawValue: rawEnvironment) else {
+            throw PostgresError(kind: .decoding, message: "run \(id) has unknown environment \(rawEnvironment)")
+        }
+        self.environment = environment
         dryRun = try row["dry_run"]
         startedAt = try row["started_at"]
         finishedAt = try row["finished_at"]

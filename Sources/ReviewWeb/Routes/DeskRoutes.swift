@@ -118,7 +118,7 @@ enum DeskPageBuilder {
         let t = reader.catalog
         let kind = t.label("desk.kind", picture.query.kind.rawValue)
         var summary: String
-        if let order = picture.order, order.status != "valid" {
+        if let order = picture.order, order.status != .valid {
             summary = t.text("desk.order_invalid", ["order": order.orderID])
         } else if picture.isEmpty {
             summary = t.text("desk.nothing_found", ["kind": kind, "value": picture.query.value])
@@ -189,7 +189,7 @@ enum DeskPageBuilder {
             facts.append(.init(key: t.label("apple_field", "revocation_date"), value: parts.joined(separator: " · ")))
         }
         let finding = transaction.finding
-        let verdictLabel = finding.map { t.kindName($0.rawValue) } ?? t.label("desk.verdict", transaction.verdict.rawValue)
+        let verdictLabel = finding.map { t.kind($0) } ?? t.label("desk.verdict", transaction.verdict.rawValue)
         let buyer: String
         if let user = transaction.buyer.userID {
             buyer = user + " (" + (transaction.buyer.basis.map { t.label("basis", $0) } ?? t["apple.unknown_basis"]) + ")"
@@ -203,19 +203,19 @@ enum DeskPageBuilder {
                 revokedAt: row.revokedAt.map { reader.minute($0) } ?? "—", revoked: row.revokedAt != nil)
         }
         let uploads = transaction.uploads.map { row in
-            var verification = row.verification.map { t.label("verification", $0) } ?? "—"
+            var verification = row.verification.map { t.label("verification", $0.rawValue) } ?? "—"
             if let status = row.appleStatus {
                 verification += " (" + t.text("uploads.apple_status", ["status": String(status)]) + ")"
             }
             // Apple's or the parser's own words: data, shown as they came.
             if let error = row.error, !error.isEmpty { verification += ": \(error)" }
             return ItemPage.Upload(
-                id: String(row.id), user: row.userID, kind: t.label("upload_kind", row.kind),
+                id: String(row.id), user: row.userID, kind: t.label("upload_kind", row.kind.rawValue),
                 uploaded: reader.minute(row.uploadedAt), device: "—", verification: verification)
         }
         return DeskPage.Transaction(
             id: transaction.transactionID, verdict: transaction.verdict.rawValue, verdictLabel: verdictLabel,
-            isFinding: finding != nil, explanation: finding.map { t.explanation($0.rawValue) },
+            isFinding: finding != nil, explanation: finding.map { t.explanation($0) },
             facts: facts,
             sources: transaction.sources.isEmpty
                 ? t["apple.none"] : transaction.sources.map { t.label("apple_value.source", $0) }.joined(separator: ", "),
@@ -223,8 +223,8 @@ enum DeskPageBuilder {
             hasUploads: !uploads.isEmpty,
             items: transaction.reviewItems.map { item in
                 DeskPage.Item(
-                    id: item.id, href: "/items/\(item.id)", kindLabel: t.kindName(item.kind),
-                    statusLabel: t.label("status", item.status), severity: item.severity,
+                    id: item.id, href: "/items/\(item.id)", kindLabel: t.kind(item.kind),
+                    statusLabel: t.status(item.status), severity: item.severity.rawValue,
                     severityLabel: t.severity(item.severity))
             },
             hasItems: !transaction.reviewItems.isEmpty,

@@ -41,7 +41,7 @@ extension ReviewSite {
         let rows = result.items.map { item -> QueuePage.Row in
             QueuePage.Row(
                 id: item.id, href: "/items/\(item.id)", severity: item.severity.rawValue, severityLabel: t.severity(item.severity),
-                kindLabel: t.kindName(item.kind), status: item.status.rawValue, statusLabel: t.status(item.status),
+                kindLabel: t.kind(item.kind), status: item.status.rawValue, statusLabel: t.status(item.status),
                 transaction: item.transactionID ?? "—", user: item.userID ?? "—", product: item.productID ?? "—",
                 assignee: item.assignee ?? "", detected: reader.minute(item.createdAt))
         }

@@ -21,7 +21,7 @@ extension ReviewSite {
         var page = RunsPage(
             runs: runs.map { run in
                 RunsPage.Run(
-                    id: run.id, status: run.status, statusLabel: t.runStatus(run.status), dryRun: run.dryRun,
+                    id: run.id, status: run.status.rawValue, statusLabel: t.runStatus(run.status), dryRun: run.dryRun,
                     window: "\(run.since.map { reader.minute($0) } ?? t["runs.beginning"]) → \(reader.minute(run.until))",
                     started: reader.minute(run.startedAt), uploads: run.uploads, findings: run.findingsTotal,
                     newFindings: run.findingsNew, reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report")

@@ -52,7 +52,7 @@ struct ReviewListCommand: AsyncParsableCommand {
                 print(header, terminator: "\r\n")
                 for item in result.items {
                     let fields = [
-                        String(item.id), item.status.rawValue, item.kind, item.severity.rawValue, item.transactionID ?? "",
+                        String(item.id), item.status.rawValue, item.kind.rawValue, item.severity.rawValue, item.transactionID ?? "",
                         item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue, item.assignee ?? "",
                         TimeExpression.format(item.createdAt),
                     ]
@@ -66,7 +66,7 @@ struct ReviewListCommand: AsyncParsableCommand {
                 print(ReviewOutput.table(
                     header: ["ID", "STATUS", "SEVERITY", "KIND", "TRANSACTION", "USER", "PRODUCT", "ASSIGNEE", "DETECTED"],
                     rows: result.items.map { (item: ReviewItem) -> [String] in
-                        [String(item.id), item.status.rawValue, item.severity.rawValue, item.kind, item.transactionID ?? "—",
+                        [String(item.id), item.status.rawValue, item.severity.rawValue, item.kind.rawValue, item.transactionID ?? "—",
                          item.userID ?? "—", item.productID ?? "—", item.assignee ?? "",
                          String(TimeExpression.format(item.createdAt).prefix(10))]
                     },

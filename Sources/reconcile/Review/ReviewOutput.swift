@@ -7,7 +7,7 @@ enum ReviewOutput {
     static func json(_ item: ReviewItem) -> [String: Any] {
         func value(_ text: String?) -> Any { text ?? NSNull() }
         return [
-            "id": item.id, "fingerprint": item.fingerprint, "kind": item.kind, "severity": item.severity.rawValue,
+            "id": item.id, "fingerprint": item.fingerprint, "kind": item.kind.rawValue, "severity": item.severity.rawValue,
             "status": item.status.rawValue, "transaction_id": value(item.transactionID),
             "original_transaction_id": value(item.originalTransactionID), "user_id": value(item.userID),
             "product_id": value(item.productID), "suggested_action": item.suggestedAction.rawValue,
