@@ -54,17 +54,7 @@ public struct ConsumptionAnswerer: Sendable {
     /// Answers every request not yet taken into account, oldest first.
     public func answerPending(now: Date = Date(), on connection: Connection) async throws -> Summary {
         var summary = Summary()
-        let requests = try connection.query(
-            """
-            SELECT s.notification_uuid, s.transaction_id, coalesce(s.environment, 'Production'),
-                   coalesce(s.signed_date, s.seen_at), s.app_account_token, s.product_id
-              FROM reconcile.notifications_seen s
-             WHERE s.notification_type = 'CONSUMPTION_REQUEST' AND s.transaction_id IS NOT NULL
-               AND NOT EXISTS (SELECT 1 FROM reconcile.consumption_answers c
-                                WHERE c.request_uuids @> ARRAY[s.notification_uuid])
-             ORDER BY 4, 1
-            """
-        ).map {
+        let requests = try connection.query(SQL.pendingRequests, [:]).map {
             Request(
                 uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
                 environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
@@ -82,10 +72,7 @@ public struct ConsumptionAnswerer: Sendable {
     {
         // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
         let joined = try connection.execute(
-            """
-            UPDATE reconcile.consumption_answers SET request_uuids = request_uuids || $2::uuid, updated_at = now()
-             WHERE transaction_id = $1 AND status = 'answered' AND outcome IS NULL
-            """, [request.transactionID, request.uuid])
+            SQL.joinOpenAnswer, ["transaction_id": request.transactionID, "uuid": request.uuid])
         guard joined == 0 else { return }
         if request.signedDate < now.addingTimeInterval(-Self.deadline) {
             summary.expired += 1
@@ -128,15 +115,11 @@ public struct ConsumptionAnswerer: Sendable {
         _ request: Request, user: String?, status: String, body: String?, http: Int?, error: String?,
         on connection: Connection
     ) throws {
-        try connection.execute(
-            """
-            INSERT INTO reconcile.consumption_answers
-                (transaction_id, environment, user_id, request_uuids, requested_at, status, body, apple_http_status,
-                 apple_error)
-            VALUES ($1, $2, $3, ARRAY[$4::uuid], $5, $6, $7::jsonb, $8, $9)
-            """,
-            [request.transactionID, request.environment, user, request.uuid, request.signedDate, status, body, http,
-             error])
+        try connection.execute(SQL.recordAnswer, [
+            "transaction_id": request.transactionID, "environment": request.environment, "user_id": user,
+            "uuid": request.uuid, "requested_at": request.signedDate, "status": status, "body": body, "http": http,
+            "error": error,
+        ])
     }
 }
 
@@ -160,56 +143,32 @@ struct LedgerFacts {
     static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
         -> LedgerFacts?
     {
-        let deliveries = settings.deliveriesRelation
+        let relations = try Differ.Relations(settings)
         guard
             let row = try connection.queryFirst(
-                """
-                SELECT (SELECT min(d.user_id) FROM \(deliveries) d
-                         WHERE d.transaction_id = $1 AND d.revoked_at IS NULL HAVING count(DISTINCT d.user_id) = 1
-                       ) AS holder,
-                       EXISTS (SELECT 1 FROM \(deliveries) d WHERE d.transaction_id = $1 AND d.revoked_at IS NULL)
-                           AS delivered,
-                       coalesce(
-                         (SELECT k.user_id FROM reconcile.account_tokens k
-                           WHERE k.app_account_token = coalesce($2, a.app_account_token)),
-                         (SELECT min(c.user_id) FROM reconcile.transaction_claims c
-                           WHERE c.transaction_id = $1 AND c.username_names_uploader
-                          HAVING count(DISTINCT c.user_id) = 1)
-                       ) AS bound_buyer,
-                       EXISTS (SELECT 1 FROM reconcile.review_items i
-                                WHERE i.transaction_id = $1 AND i.kind IN ('wrong_account', 'shared_receipt')
-                                  AND i.status IN ('open', 'in_review')) AS disputed,
-                       coalesce(a.product_type, p.product_type) AS product_type,
-                       coalesce(a.product_id, $3) AS product_id
-                  FROM (SELECT $1::text AS transaction_id) q
-                  LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = q.transaction_id
-                  LEFT JOIN \(settings.productsRelation) p ON p.product_id = coalesce(a.product_id, $3)
-                """, request.transactionID, request.appAccountToken, request.productID)
+                ConsumptionAnswerer.SQL.ledgerFacts,
+                [
+                    "transaction_id": request.transactionID, "app_account_token": request.appAccountToken,
+                    "product_id": request.productID, "disputed_kinds": FindingKind.disputedKinds,
+                ],
+                relations: ["deliveries": relations.deliveries, "products": relations.products])
         else { return nil }
         let delivered: Bool = try row["delivered"]
         let disputed: Bool = try row["disputed"]
         let account: String? = delivered ? try row["holder"] : try row["bound_buyer"]
         guard let account, !disputed else { return nil }
+        guard let consent = QualifiedRelation(settings.consumption.consentRelation) else {
+            throw SettingsError(key: "RECONCILE_CONSENT_RELATION", problem: "must be a table or view name")
+        }
         let consented = try connection.queryFirst(
-            """
-            SELECT 1 FROM \(settings.consumption.consentRelation)
-             WHERE user_id = $1 AND consented_at <= now() AND (withdrawn_at IS NULL OR withdrawn_at > now())
-            """, account) != nil
+            ConsumptionAnswerer.SQL.consented, ["user_id": account], relations: ["consent": consent]) != nil
         let product: String? = try row["product_id"]
         // consumed_milli is optional in an operator's ledger.
-        let consumed = try Self.hasColumn("consumed_milli", in: deliveries, on: connection)
-            ? """
-            CASE WHEN bool_and(d.consumed_milli IS NOT NULL) FILTER (WHERE d.product_id = $2)
-                 THEN (sum(d.consumed_milli::bigint * d.quantity) FILTER (WHERE d.product_id = $2)
-                       / nullif(sum(d.quantity) FILTER (WHERE d.product_id = $2), 0))::int END
-            """
-            : "NULL::int"
         let ledger = try connection.query(
-            """
-            SELECT count(*) FILTER (WHERE d.product_id = $2) AS matching, count(*) AS any, \(consumed) AS consumed
-              FROM \(deliveries) d
-             WHERE d.transaction_id = $1 AND d.revoked_at IS NULL
-            """, [request.transactionID, product])[0]
+            try Self.hasColumn("consumed_milli", in: relations.deliveries, on: connection)
+                ? ConsumptionAnswerer.SQL.ledgerConsumed : ConsumptionAnswerer.SQL.ledgerDeliveries,
+            ["transaction_id": request.transactionID, "product_id": product],
+            relations: ["deliveries": relations.deliveries])[0]
         let matching: Int = try ledger["matching"]
         let any: Int = try ledger["any"]
         return LedgerFacts(
@@ -219,11 +178,8 @@ struct LedgerFacts {
     }
 
     /// Whether a relation has a column, read from the catalogue (the relation may be a view).
-    static func hasColumn(_ column: String, in relation: String, on connection: Connection) throws -> Bool {
-        try connection.queryFirst(
-            """
-            SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped
-            """, relation, column) != nil
+    static func hasColumn(_ column: String, in relation: QualifiedRelation, on connection: Connection) throws -> Bool {
+        try connection.queryFirst(ConsumptionAnswerer.SQL.hasColumn, ["relation": relation.sql, "column": column]) != nil
     }
 
     /// The body Apple gets.
@@ -281,15 +237,7 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
     public static func find(transactionIDs: [String], userID: String? = nil, on connection: Connection) throws
         -> [ConsumptionAnswerRecord]
     {
-        try connection.query(
-            """
-            SELECT id, transaction_id, user_id, requested_at, created_at, status, body::text, apple_error, outcome,
-                   decided_at
-              FROM reconcile.consumption_answers
-             WHERE transaction_id = ANY($1::text[]) OR user_id = $2
-             ORDER BY requested_at DESC, id DESC
-            """, [transactionIDs, userID]
-        ).map { row in
+        try connection.query(ConsumptionAnswerer.SQL.answersFor, ["transaction_ids": transactionIDs, "user_id": userID]).map { row in
             ConsumptionAnswerRecord(
                 id: try row.decode(Int64.self, at: 0), transactionID: try row.decode(String.self, at: 1),
                 userID: try row.decode(String?.self, at: 2), requestedAt: try row.decode(Date.self, at: 3),
@@ -297,5 +245,20 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
                 body: try row.decode(String?.self, at: 6), appleError: try row.decode(String?.self, at: 7),
                 outcome: try row.decode(String?.self, at: 8), decidedAt: try row.decode(Date?.self, at: 9))
         }
+    }
+}
+
+extension ConsumptionAnswerer {
+    /// The statements, in `sql/consumption/`.
+    enum SQL {
+        static let pendingRequests: SQLFile = "consumption/pending_requests.sql"
+        static let joinOpenAnswer: SQLFile = "consumption/join_open_answer.sql"
+        static let recordAnswer: SQLFile = "consumption/record_answer.sql"
+        static let ledgerFacts: SQLFile = "consumption/ledger_facts.sql"
+        static let consented: SQLFile = "consumption/consented.sql"
+        static let ledgerDeliveries: SQLFile = "consumption/ledger_deliveries.sql"
+        static let ledgerConsumed: SQLFile = "consumption/ledger_consumed.sql"
+        static let hasColumn: SQLFile = "consumption/has_column.sql"
+        static let answersFor: SQLFile = "consumption/answers_for.sql"
     }
 }

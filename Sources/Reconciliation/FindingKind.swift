@@ -57,9 +57,17 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable, CustomStringCo
     /// window (the value `:'unconfirmed_kinds'` of `sql/serverapi/transaction_info_candidates.sql`).
     public var asksAppleWhileOpen: Bool { self == .unverifiedDelivery }
 
+    /// Whether an open item of the kind disputes who holds the transaction's goods: no account's
+    /// consent then counts for a refund request's answer (`:'disputed_kinds'` of
+    /// `sql/consumption/ledger_facts.sql`).
+    public var disputesTheHolder: Bool { self == .wrongAccount || self == .sharedReceipt }
+
     /// The kinds about an upload, by name.
     static var uploadKinds: [String] { allCases.filter(\.isAboutAnUpload).map(\.rawValue) }
 
     /// The kinds whose open items Get Transaction Info is asked about, by name.
     static var unconfirmedKinds: [String] { allCases.filter(\.asksAppleWhileOpen).map(\.rawValue) }
+
+    /// The kinds whose open items dispute who holds the goods, by name.
+    static var disputedKinds: [String] { allCases.filter(\.disputesTheHolder).map(\.rawValue) }
 }

@@ -62,18 +62,14 @@ public struct NotificationHistorySync: Sendable {
         defer { _ = try? connection.advisoryUnlock(Self.lockKey) }
         let environment: AppStoreEnvironment = settings.environment == .production ? .production : .sandbox
         let kept: TimeInterval = (environment == .production ? 180 : 30) * 86_400
-        let last = try connection.queryFirst(
-            """
-            SELECT max(until) FROM reconcile.notification_syncs WHERE status = 'completed' AND environment = $1
-            """, environment.rawValue)?.decode(Date?.self, at: 0)
+        let last = try connection.queryFirst(SQL.syncLast, ["environment": environment.rawValue])?
+            .decode(Date?.self, at: 0)
         // Apple refuses a start older than what it keeps.
         let start = max(since ?? last.map { $0.addingTimeInterval(-Self.overlap) } ?? .distantPast,
                         now.addingTimeInterval(-kept + 60))
         let syncID = try connection.query(
-            """
-            INSERT INTO reconcile.notification_syncs (environment, since, until, run_id)
-            VALUES ($1, $2, $3, $4) RETURNING id
-            """, [environment.rawValue, start, now, runID])[0].decode(Int64.self, at: 0)
+            SQL.syncStart, ["environment": environment.rawValue, "since": start, "until": now, "run_id": runID]
+        )[0].decode(Int64.self, at: 0)
         var summary = Summary()
         let outcome: ServerAPIOutcome<Int>
         do {
@@ -135,16 +131,10 @@ public struct NotificationHistorySync: Sendable {
             for (record, payload, verdict) in verdicts {
                 let attempts = String(decoding: try encoder.encode(record.sendAttempts ?? []), as: UTF8.self)
                 let last = record.sendAttempts?.last?.sendAttemptResult
-                let rows = try connection.query(
-                    """
-                    INSERT INTO reconcile.notification_history AS h
-                        (payload_sha256, signed_payload, send_attempts, last_send_result, state, sync_id, run_id)
-                    VALUES (encode(sha256(convert_to($1, 'UTF8')), 'hex'), $1, $2::jsonb, $3, 'invalid', $4, $5)
-                    ON CONFLICT (payload_sha256) DO UPDATE
-                       SET send_attempts = EXCLUDED.send_attempts, last_send_result = EXCLUDED.last_send_result,
-                           last_fetched_at = now()
-                    RETURNING h.id, (xmax = 0) AS inserted
-                    """, [payload.escapingNUL, attempts, last, syncID, runID])
+                let rows = try connection.query(SQL.historyStore, [
+                    "payload": payload.escapingNUL, "send_attempts": attempts, "last_send_result": last,
+                    "sync_id": syncID, "run_id": runID,
+                ])
                 guard try rows[0].decode(Bool.self, at: 1) else { continue }
                 let id = try rows[0].decode(Int64.self, at: 0)
                 summary.stored += 1
@@ -152,36 +142,26 @@ public struct NotificationHistorySync: Sendable {
                 switch verdict {
                 case .invalid(let reason):
                     summary.invalid += 1
-                    try connection.execute(
-                        "UPDATE reconcile.notification_history SET error = $2 WHERE id = $1", [id, reason.escapingNUL])
+                    try connection.execute(SQL.historyInvalid, ["id": id, "error": reason.escapingNUL])
                 case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
                     let first = try NotificationLedger.claim(
                         uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
                         source: "history", sourceID: id, on: connection)
-                    try connection.execute(
-                        """
-                        UPDATE reconcile.notification_history
-                           SET state = $2, notification_uuid = $3, notification_type = $4, subtype = $5,
-                               transaction_id = $6, signed_date = $7
-                         WHERE id = $1
-                        """,
-                        [id, first ? (transaction == nil ? "applied" : "accepted") : "duplicate", uuid, type, subtype,
-                         transaction?.transactionID, signedDate])
+                    try connection.execute(SQL.historyVerified, [
+                        "id": id, "state": first ? (transaction == nil ? "applied" : "accepted") : "duplicate",
+                        "uuid": uuid, "type": type, "subtype": subtype, "transaction_id": transaction?.transactionID,
+                        "signed_date": signedDate,
+                    ])
                 }
             }
         }
     }
 
     private func finish(_ syncID: Int64, _ summary: Summary, error: String?, on connection: Connection) throws {
-        try connection.execute(
-            """
-            UPDATE reconcile.notification_syncs
-               SET status = $2, pages = $3, fetched = $4, stored = $5, undelivered = $6, error = $7,
-                   finished_at = now()
-             WHERE id = $1
-            """,
-            [syncID, error == nil ? "completed" : "failed", summary.pages, summary.fetched, summary.stored,
-             summary.undelivered, error])
+        try connection.execute(SQL.syncFinish, [
+            "id": syncID, "status": error == nil ? "completed" : "failed", "pages": summary.pages,
+            "fetched": summary.fetched, "stored": summary.stored, "undelivered": summary.undelivered, "error": error,
+        ])
     }
 }
 
@@ -214,24 +194,7 @@ public enum RefundActivity {
 
     /// Counts since the end of the run's last finished run (`resumesAfter`; everything when none).
     static func since(_ run: RunContext) throws -> (Notifications, Consumption) {
-        let row = try run.connection.query(
-            """
-            WITH previous AS (
-                SELECT coalesce((SELECT coalesce(finished_at, started_at) FROM reconcile.runs WHERE id = $1), '-infinity') AS since_at
-            )
-            SELECT (SELECT coalesce(sum(stored), 0) FROM reconcile.notification_syncs, previous
-                     WHERE started_at > previous.since_at)::int AS synced,
-                   (SELECT coalesce(sum(undelivered), 0) FROM reconcile.notification_syncs, previous
-                     WHERE started_at > previous.since_at)::int AS undelivered,
-                   (SELECT count(*) FROM reconcile.consumption_answers, previous
-                     WHERE status = 'answered' AND created_at > previous.since_at)::int AS answered,
-                   (SELECT count(*) FROM reconcile.consumption_answers, previous
-                     WHERE status = 'expired' AND created_at > previous.since_at)::int AS expired,
-                   (SELECT count(*) FROM reconcile.consumption_answers, previous
-                     WHERE outcome = 'refunded' AND updated_at > previous.since_at)::int AS refunded,
-                   (SELECT count(*) FROM reconcile.consumption_answers, previous
-                     WHERE outcome = 'declined' AND updated_at > previous.since_at)::int AS declined
-            """, [run.resumesAfter])[0]
+        let row = try run.connection.query(NotificationHistorySync.SQL.sinceRun, ["resumes_after": run.resumesAfter])[0]
         var notifications = Notifications()
         notifications.synced = try row["synced"]
         notifications.undelivered = try row["undelivered"]
@@ -262,5 +225,18 @@ extension RunReport {
     /// only when a sync stored a record or a refund request was seen since the previous run.
     var hasRefundActivity: Bool {
         notifications != RefundActivity.Notifications() || consumption != RefundActivity.Consumption()
+    }
+}
+
+extension NotificationHistorySync {
+    /// The statements, in `sql/notifications/`.
+    enum SQL {
+        static let syncLast: SQLFile = "notifications/sync_last.sql"
+        static let syncStart: SQLFile = "notifications/sync_start.sql"
+        static let historyStore: SQLFile = "notifications/history_store.sql"
+        static let historyInvalid: SQLFile = "notifications/history_invalid.sql"
+        static let historyVerified: SQLFile = "notifications/history_verified.sql"
+        static let syncFinish: SQLFile = "notifications/sync_finish.sql"
+        static let sinceRun: SQLFile = "notifications/since_run.sql"
     }
 }

@@ -67,42 +67,17 @@ public struct NotificationApplier: Sendable {
 
     /// Notifications the app's endpoint stored in `reconcile.notifications`.
     func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int) async throws -> Int {
-        // octet_length reads a TOASTed value's size from its header, without detoasting it.
-        try connection.execute(
-            """
-            INSERT INTO reconcile.notification_verifications (notification_id, state, error, run_id)
-            SELECT n.id, 'invalid',
-                   format('payload_too_large: the body is %s bytes, over the %s-byte limit for a notification: '
-                          'rejected unread', octet_length(n.signed_payload), $2::integer), $1
-              FROM reconcile.notifications n
-             WHERE octet_length(n.signed_payload) > $2
-               AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
-                                WHERE v.notification_id = n.id AND v.state <> 'retry')
-            ON CONFLICT (notification_id) DO UPDATE SET state = 'invalid', error = EXCLUDED.error,
-                run_id = EXCLUDED.run_id, updated_at = now()
-            """, [runID, Self.maximumBodyBytes])
+        try connection.execute(SQL.rejectOversized, ["run_id": runID, "maximum_body_bytes": Self.maximumBodyBytes])
         var applied = 0
         var after: Int64 = 0
         while true {
             try Task.checkCancellation()
             // Up to `batchSize` bodies and `maximumBatchBytes` of them; sizes are read before any
             // body is, and a body too large that arrived meanwhile waits for the next run.
-            let batch = try connection.query(
-                """
-                WITH due AS (
-                    SELECT n.id, sum(n.bytes) OVER (ORDER BY n.id) AS running_bytes,
-                           row_number() OVER (ORDER BY n.id) AS position
-                      FROM (SELECT n.id, octet_length(n.signed_payload) AS bytes FROM reconcile.notifications n
-                             WHERE n.id > $1 AND octet_length(n.signed_payload) <= $4
-                               AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
-                                                WHERE v.notification_id = n.id AND v.state <> 'retry')
-                             ORDER BY n.id LIMIT $2) n
-                )
-                SELECT n.id, n.signed_payload FROM due d JOIN reconcile.notifications n ON n.id = d.id
-                 WHERE d.position = 1 OR d.running_bytes <= $3
-                 ORDER BY n.id
-                """, [after, batchSize, Self.maximumBatchBytes, Self.maximumBodyBytes]
-            ).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
+            let batch = try connection.query(SQL.endpointBatch, [
+                "after": after, "batch_size": batchSize, "maximum_batch_bytes": Self.maximumBatchBytes,
+                "maximum_body_bytes": Self.maximumBodyBytes,
+            ]).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
             guard let last = batch.last else { return applied }
             after = last.0
             var verdicts: [(Int64, NotificationVerdict)] = []
@@ -117,31 +92,17 @@ public struct NotificationApplier: Sendable {
         for (id, verdict) in verdicts {
             switch verdict {
             case .invalid(let reason):
-                try connection.execute(
-                    """
-                    INSERT INTO reconcile.notification_verifications (notification_id, state, error, run_id)
-                    VALUES ($1, 'invalid', $2, $3)
-                    ON CONFLICT (notification_id) DO UPDATE SET state = 'invalid', error = EXCLUDED.error,
-                        run_id = EXCLUDED.run_id, updated_at = now()
-                    """, [id, reason.escapingNUL, runID])
+                try connection.execute(SQL.endpointInvalid, ["id": id, "error": reason.escapingNUL, "run_id": runID])
             case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
                 // One notificationUUID is applied once, whichever source brought it first.
                 let duplicate = try !NotificationLedger.claim(
                     uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
                     source: "endpoint", sourceID: id, on: connection)
-                try connection.execute(
-                    """
-                    INSERT INTO reconcile.notification_verifications
-                        (notification_id, state, notification_uuid, notification_type, subtype, transaction_id,
-                         signed_date, run_id)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                    ON CONFLICT (notification_id) DO UPDATE SET state = EXCLUDED.state,
-                        notification_uuid = EXCLUDED.notification_uuid, notification_type = EXCLUDED.notification_type,
-                        subtype = EXCLUDED.subtype, transaction_id = EXCLUDED.transaction_id,
-                        signed_date = EXCLUDED.signed_date, run_id = EXCLUDED.run_id, error = NULL, updated_at = now()
-                    """,
-                    [id, duplicate ? "duplicate" : "applied", uuid, type, subtype, transaction?.transactionID,
-                     signedDate, runID])
+                try connection.execute(SQL.endpointVerified, [
+                    "id": id, "state": duplicate ? "duplicate" : "applied", "uuid": uuid, "type": type,
+                    "subtype": subtype, "transaction_id": transaction?.transactionID, "signed_date": signedDate,
+                    "run_id": runID,
+                ])
                 if !duplicate {
                     applied += 1
                     if let transaction { records.append((transaction, nil)) }
@@ -158,12 +119,7 @@ public struct NotificationApplier: Sendable {
         var applied = 0
         while true {
             try Task.checkCancellation()
-            let batch = try connection.query(
-                """
-                SELECT id, signed_payload FROM reconcile.notification_history
-                 WHERE state = 'accepted' ORDER BY id LIMIT $1
-                """, [batchSize]
-            ).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
+            let batch = try connection.query(SQL.historyBatch, ["batch_size": batchSize]).map { (try $0.decode(Int64.self, at: 0), try $0.decode(String.self, at: 1)) }
             guard !batch.isEmpty else { return applied }
             var records: [(AppleTransactionRecord, Carrier?)] = []
             for (_, payload) in batch {
@@ -173,11 +129,7 @@ public struct NotificationApplier: Sendable {
             }
             try connection.transaction {
                 try TransactionStore.upsert(records, runID: runID, on: connection)
-                try connection.execute(
-                    """
-                    UPDATE reconcile.notification_history SET state = 'applied', run_id = $2
-                     WHERE id = ANY($1::bigint[]) AND state = 'accepted'
-                    """, [batch.map(\.0), runID])
+                try connection.execute(SQL.historyApplied, ["ids": batch.map(\.0), "run_id": runID])
             }
             applied += batch.count
         }
@@ -193,22 +145,12 @@ enum NotificationLedger {
         uuid: UUID, type: String, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?,
         source: String, sourceID: Int64, on connection: Connection
     ) throws -> Bool {
-        let first = try connection.query(
-            """
-            WITH inserted AS (
-                INSERT INTO reconcile.notifications_seen
-                    (notification_uuid, source, source_id, notification_type, subtype, transaction_id, environment,
-                     app_account_token, signed_date, product_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                ON CONFLICT (notification_uuid) DO NOTHING
-                RETURNING 1
-            )
-            SELECT EXISTS (SELECT 1 FROM inserted)
-                OR EXISTS (SELECT 1 FROM reconcile.notifications_seen
-                            WHERE notification_uuid = $1 AND source = $2 AND source_id = $3)
-            """,
-            [uuid, source, sourceID, type, subtype, transaction?.transactionID, transaction?.environment.rawValue,
-             transaction?.appAccountToken, signedDate, transaction?.productID])[0].decode(Bool.self, at: 0)
+        let first = try connection.query(NotificationApplier.SQL.claimSeen, [
+            "uuid": uuid, "source": source, "source_id": sourceID, "type": type, "subtype": subtype,
+            "transaction_id": transaction?.transactionID, "environment": transaction?.environment.rawValue,
+            "app_account_token": transaction?.appAccountToken, "signed_date": signedDate,
+            "product_id": transaction?.productID,
+        ])[0].decode(Bool.self, at: 0)
         guard first, let transaction else { return first }
         // Apple's decision on a refund request closes the answer given to it (a later request is a
         // new one).
@@ -220,12 +162,23 @@ enum NotificationLedger {
             }
         if let outcome {
             try connection.execute(
-                """
-                UPDATE reconcile.consumption_answers
-                   SET outcome = $2, decided_at = $3, updated_at = now()
-                 WHERE transaction_id = $1 AND outcome IS NULL AND requested_at <= coalesce($3, now())
-                """, [transaction.transactionID, outcome, signedDate])
+                NotificationApplier.SQL.decisionClosesAnswer,
+                ["transaction_id": transaction.transactionID, "outcome": outcome, "signed_date": signedDate])
         }
         return first
+    }
+}
+
+extension NotificationApplier {
+    /// The statements, in `sql/notifications/`.
+    enum SQL {
+        static let rejectOversized: SQLFile = "notifications/reject_oversized.sql"
+        static let endpointBatch: SQLFile = "notifications/endpoint_batch.sql"
+        static let endpointInvalid: SQLFile = "notifications/endpoint_invalid.sql"
+        static let endpointVerified: SQLFile = "notifications/endpoint_verified.sql"
+        static let historyBatch: SQLFile = "notifications/history_batch.sql"
+        static let historyApplied: SQLFile = "notifications/history_applied.sql"
+        static let claimSeen: SQLFile = "notifications/claim_seen.sql"
+        static let decisionClosesAnswer: SQLFile = "notifications/decision_closes_answer.sql"
     }
 }
