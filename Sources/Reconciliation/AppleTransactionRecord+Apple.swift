@@ -30,7 +30,7 @@ extension AppleTransactionRecord {
     /// stands in for `signedDate`: newer data wins.
     static func rows(of receipt: VerifiedReceipt) -> [AppleTransactionRecord] {
         let signed = receipt.receiptCreationDate ?? receipt.requestDate ?? Date()
-        let environment = AppStoreEnvironment(rawValue: receipt.environment.rawValue)
+        let environment = receipt.environment
         return receipt.transactions.map { item in
             AppleTransactionRecord(
                 transactionID: item.transactionID, originalTransactionID: item.originalTransactionID ?? item.transactionID,

@@ -77,7 +77,7 @@ public struct AppleUploadVerifier: UploadVerifier {
         case .verified(let receipt):
             return .verified(VerifiedUpload(
                 method: .verifyReceipt, appleStatus: receipt.status,
-                environment: AppStoreEnvironment(rawValue: receipt.environment.rawValue), bundleID: receipt.bundleID,
+                environment: receipt.environment, bundleID: receipt.bundleID,
                 transactions: AppleTransactionRecord.rows(of: receipt)))
         case .invalid(let status, let reason):
             return .invalid(code: status.map(VerificationFailure.apple(status:)) ?? .notAReceipt, reason: reason, appleStatus: status)
@@ -105,11 +105,7 @@ public struct AppleUploadVerifier: UploadVerifier {
             return .invalid(code: .receiptSignature, reason: "\(failure)", appleStatus: nil)
         }
         let info = appReceipt.payload
-        let environment: AppStoreEnvironment
-        switch info.environment?.rawValue.lowercased() {
-        case "production": environment = .production
-        case "productionsandbox", "sandbox": environment = .sandbox
-        default:
+        guard let environment = info.environment?.store else {
             return .invalid(code: .receiptEnvironment,
                             reason: "receipt environment \(info.environment?.rawValue ?? "(none)") is not real money",
                             appleStatus: nil)

@@ -120,7 +120,7 @@ public struct Differ: Sendable {
         var values: [String: any PostgresEncodable & Sendable] {
             var values: [String: any PostgresEncodable & Sendable] = [
                 "work_mem": Differ.workMem, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
-                "counted": environment == .production ? "Production" : "Sandbox",
+                "counted": environment.apple.rawValue,
                 "judge_before": judgeBefore, "api_enabled": serverAPIEnabled,
                 "kinds": FindingKind.allCases.map(\.rawValue), "judge_open_items": judgesEveryOpenItem,
                 "severities": FindingKind.allCases.map(\.severity.rawValue),

@@ -60,7 +60,7 @@ public struct NotificationHistorySync: Sendable {
     {
         guard try connection.tryAdvisoryLock(Self.lockKey) else { return nil }
         defer { _ = try? connection.advisoryUnlock(Self.lockKey) }
-        let environment: AppStoreEnvironment = settings.environment == .production ? .production : .sandbox
+        let environment = settings.environment.apple
         let kept: TimeInterval = (environment == .production ? 180 : 30) * 86_400
         let last = try connection.queryFirst(SQL.syncLast, ["environment": environment.rawValue])?
             .decode(Date?.self, at: 0)

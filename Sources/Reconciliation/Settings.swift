@@ -1,4 +1,5 @@
 import Foundation
+import AppStore
 import Postgres
 
 /// The job's configuration (SPEC section 9), read from one key → value lookup (environment over
@@ -10,6 +11,9 @@ public struct Settings: Sendable {
         case production
         /// Sandbox purchases count (a staging deployment).
         case sandbox
+
+        /// Apple's environment whose purchases count: the one mapping from the setting.
+        public var apple: AppStoreEnvironment { self == .production ? .production : .sandbox }
     }
 
     /// How StoreKit 1 app receipts are verified.

@@ -128,11 +128,8 @@ public struct SignedDataInspector: Sendable {
             return .invalid("receipt signature: \(failure)")
         }
         let payload = appReceipt.payload
-        let environment: VerifiedReceipt.Environment
-        switch payload.environment?.rawValue.lowercased() {
-        case "production": environment = .production
-        case "productionsandbox", "sandbox": environment = .sandbox
-        default: return .invalid("receipt environment \(payload.environment?.rawValue ?? "(none)") is not real money")
+        guard let environment = payload.environment?.store else {
+            return .invalid("receipt environment \(payload.environment?.rawValue ?? "(none)") is not real money")
         }
         guard let bundleID = payload.bundleId else { return .invalid("the receipt has no bundle id") }
         if let bundleIds, !bundleIds.contains(bundleID) { return .invalid("bundle id \(bundleID) not accepted") }

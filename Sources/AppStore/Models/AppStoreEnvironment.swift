@@ -1,4 +1,6 @@
-/// The App Store environment a JWS payload names (`environment`).
+/// The App Store environment: what a JWS payload names (`environment`), what a verifyReceipt answer
+/// names, the store of an app receipt, and the endpoint asked. The one environment type of Apple's
+/// data; ``init(receiptEnvironment:)`` is the one mapping from a receipt's spelling.
 ///
 /// `Xcode` and `LocalTesting` data is never real money; the verifier rejects it.
 public struct AppStoreEnvironment: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
@@ -17,4 +19,16 @@ public struct AppStoreEnvironment: RawRepresentable, Codable, Hashable, Sendable
     public static let xcode = AppStoreEnvironment(rawValue: "Xcode")
     /// Apple's libraries' local test data.
     public static let localTesting = AppStoreEnvironment(rawValue: "LocalTesting")
+
+    /// The store of a receipt or a verifyReceipt answer, read case-insensitively: `Production`, or
+    /// `Sandbox` (verifyReceipt's spelling) and `ProductionSandbox` (a receipt's own attribute 0)
+    /// for the sandbox; nil for anything else (an Xcode StoreKit receipt, a value Apple adds later),
+    /// which is never real money.
+    public init?(receiptEnvironment raw: String) {
+        switch raw.lowercased() {
+        case "production": self = .production
+        case "sandbox", "productionsandbox": self = .sandbox
+        default: return nil
+        }
+    }
 }

@@ -41,6 +41,9 @@ extension AppReceipt {
 
         /// The raw value.
         public var description: String { rawValue }
+
+        /// The App Store environment the receipt is of; nil when it is not Apple's store's.
+        public var store: AppStoreEnvironment? { AppStoreEnvironment(receiptEnvironment: rawValue) }
     }
 
     /// The signed content of an app receipt: its app-level fields and every in-app purchase.

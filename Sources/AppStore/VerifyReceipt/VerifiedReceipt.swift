@@ -3,36 +3,9 @@ import Foundation
 /// What verifyReceipt confirmed about one app receipt (status `0`, or `21006` for an iOS 6 style
 /// receipt of an expired subscription): the app, and every transaction Apple listed.
 public struct VerifiedReceipt: Sendable, Hashable {
-    /// The App Store environment a receipt belongs to, as verifyReceipt names it.
-    public enum Environment: Sendable, Hashable, CustomStringConvertible {
-        /// Real purchases (`Production`).
-        case production
-        /// Sandbox purchases: testers, App Review, TestFlight (`Sandbox`).
-        case sandbox
-        /// A value Apple may add later, kept as sent.
-        case other(String)
-
-        /// Reads Apple's spelling; unknown values are kept rather than rejected.
-        public init(rawValue: String) {
-            switch rawValue.lowercased() {
-            case "production": self = .production
-            case "sandbox", "productionsandbox": self = .sandbox
-            default: self = .other(rawValue)
-            }
-        }
-
-        /// Apple's spelling: `Production`, `Sandbox`.
-        public var rawValue: String {
-            switch self {
-            case .production: "Production"
-            case .sandbox: "Sandbox"
-            case .other(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// The App Store environment a receipt belongs to (``AppStoreEnvironment``: verifyReceipt's
+    /// `Production` or `Sandbox`, or a value Apple adds later, kept as sent).
+    public typealias Environment = AppStoreEnvironment
 
     /// Apple's `status`: `0`, or `21006` (valid, but an expired iOS 6 style subscription).
     public var status: Int

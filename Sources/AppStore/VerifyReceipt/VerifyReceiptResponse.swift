@@ -31,7 +31,8 @@ public struct VerifyReceiptResponse: Sendable, Hashable {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [], debugDescription: "status \(wire.status) without a receipt object"))
         }
-        let environment = wire.environment.map(VerifiedReceipt.Environment.init(rawValue:)) ?? answeredBy
+        let environment = wire.environment.map { AppStoreEnvironment(receiptEnvironment: $0) ?? AppStoreEnvironment(rawValue: $0) }
+            ?? answeredBy
         response.receipt = VerifiedReceipt(
             status: wire.status,
             environment: environment,
