@@ -22,15 +22,25 @@ enum ItemPageBuilder {
     ) -> ItemPage {
         let t = reader.catalog
         let item = detail.item
-        let evidence = (try? JSONSerialization.jsonObject(with: Data(detail.evidence.utf8))) as? [String: Any] ?? [:]
-        let apple = evidence["apple_transaction"] as? [String: Any] ?? [:]
+        // The evidence the diff wrote (`Evidence`); Apple's transaction also as all its fields, in
+        // order, so that a column the job adds shows without a change here. A row written by hand
+        // in another shape shows as no evidence.
+        let evidence = try? Evidence(json: detail.evidence)
+        let apple: [String: JSONValue] =
+            if case .object(let fields)? = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(detail.evidence.utf8)))?["apple_transaction"] {
+                fields
+            } else {
+                [:]
+            }
         let appleKeys = appleFieldOrder.filter { apple[$0] != nil }
             + apple.keys.filter { !appleFieldOrder.contains($0) }.sorted()
         // Prices are milliunits: shown once, as money, rather than as two raw fields.
         var value: String?
-        if let price = (apple["price_milli"] as? NSNumber)?.int64Value, let currency = apple["currency"] as? String {
+        if let transaction = evidence?.appleTransaction, let price = transaction.priceMilli,
+            let currency = transaction.currency
+        {
             // Apple's price is already the total for the quantity (SPEC section 14).
-            let quantity = max(1, (apple["quantity"] as? NSNumber)?.int64Value ?? 1)
+            let quantity = Int64(max(1, transaction.quantity ?? 1))
             let total = reader.money(milli: price, currency: currency)
             value = quantity == 1
                 ? total
@@ -39,50 +49,51 @@ enum ItemPageBuilder {
                     "each": reader.money(milli: price / quantity, currency: currency),
                 ])
         }
-        let appleRows = appleKeys.filter { !(apple[$0] is NSNull) && $0 != "price_milli" && $0 != "currency" }
+        let appleRows = appleKeys.filter { apple[$0] != .null && $0 != "price_milli" && $0 != "currency" }
             .map { key -> ItemPage.KeyValue in
-                let value = apple[key]
+                let text = apple[key]?.text
                 let shown: String
                 if key.hasSuffix("_date") || key.hasSuffix("_seen") || key.hasSuffix("_at") {
-                    shown = Format.evidenceTime(value, reader)
-                } else if key == "revocation_percentage", let milli = (value as? NSNumber)?.doubleValue {
+                    shown = Format.evidenceTime(text, reader)
+                } else if key == "revocation_percentage", case .number(let milli)? = apple[key] {
                     // Apple's milliunits of the whole quantity: 33333 is 33.333%.
                     shown = (milli / 1000).formatted(.number.precision(.fractionLength(0...3))) + "%"
-                } else if key == "environment", let environment = value as? String {
+                } else if key == "environment", let environment = text {
                     shown = t.environment(environment.lowercased())
-                } else if Self.appleValueKeys.contains(key), let value, !(value is NSNull) {
+                } else if Self.appleValueKeys.contains(key), let text {
                     // Apple's enumerations in words; a value the catalog does not know shows as it came.
-                    shown = t.label("apple_value.\(key)", Format.text(value))
+                    shown = t.label("apple_value.\(key)", text)
                 } else {
-                    shown = Format.text(value)
+                    shown = Format.text(text)
                 }
                 return ItemPage.KeyValue(key: t.label("apple_field", key), value: shown)
             } + (value.map { [ItemPage.KeyValue(key: t["apple.price"], value: $0)] } ?? [])
-        let deliveries = (evidence["deliveries"] as? [[String: Any]] ?? []).map { row in
+        let deliveries = (evidence?.deliveries ?? []).map { row in
             ItemPage.Delivery(
-                id: Format.text(row["id"]), transaction: Format.text(row["transaction_id"]), user: Format.text(row["user_id"]),
-                product: Format.text(row["product_id"]), quantity: Format.text(row["quantity"]),
-                delivered: Format.evidenceTime(row["delivered_at"], reader),
-                revokedAt: Format.evidenceTime(row["revoked_at"], reader), revoked: row["revoked_at"] is String)
+                id: Format.text(row.id.map(String.init)), transaction: Format.text(row.transactionID),
+                user: Format.text(row.userID), product: Format.text(row.productID),
+                quantity: Format.text(row.quantity.map(String.init)),
+                delivered: Format.evidenceTime(row.deliveredAt, reader),
+                revokedAt: Format.evidenceTime(row.revokedAt, reader), revoked: row.revokedAt != nil)
         }
-        let uploads = (evidence["uploads"] as? [[String: Any]] ?? []).map { row in
-            var verification = (row["verification"] as? String).map { t.label("verification", $0) } ?? Format.text(nil)
-            if let status = row["apple_status"], !(status is NSNull) {
-                verification += " (" + t.text("uploads.apple_status", ["status": Format.text(status)]) + ")"
+        let uploads = (evidence?.uploads ?? []).map { row in
+            var verification = row.verification.map { t.label("verification", $0) } ?? Format.text(nil)
+            if let status = row.appleStatus {
+                verification += " (" + t.text("uploads.apple_status", ["status": String(status)]) + ")"
             }
             // Apple's or the parser's own words: data, shown as they came.
-            if let error = row["error"] as? String, !error.isEmpty { verification += ": \(error)" }
+            if let error = row.error, !error.isEmpty { verification += ": \(error)" }
             return ItemPage.Upload(
-                id: Format.text(row["id"]), user: Format.text(row["user_id"]),
-                kind: (row["kind"] as? String).map { t.label("upload_kind", $0) } ?? Format.text(nil),
-                uploaded: Format.evidenceTime(row["uploaded_at"], reader), device: Format.device(row["device"], t),
+                id: String(row.id), user: Format.text(row.userID),
+                kind: row.kind.map { t.label("upload_kind", $0) } ?? Format.text(nil),
+                uploaded: Format.evidenceTime(row.uploadedAt, reader), device: Format.device(row.device, t),
                 verification: verification)
         }
-        let buyer = (evidence["buyer"] as? [String: Any]).flatMap { buyer -> ItemPage.Buyer? in
-            guard let user = buyer["user_id"] as? String else {
+        let buyer = evidence?.buyer.map { buyer -> ItemPage.Buyer in
+            guard let user = buyer.userID else {
                 return ItemPage.Buyer(user: t["apple.unknown_buyer"], basis: t["apple.unknown_basis"])
             }
-            return ItemPage.Buyer(user: user, basis: (buyer["basis"] as? String).map { t.label("basis", $0) } ?? "—")
+            return ItemPage.Buyer(user: user, basis: buyer.basis.map { t.label("basis", $0) } ?? "—")
         }
         let canAct = item.status == .open || item.status == .inReview
         let claimedByOther = item.status == .inReview && item.assignee != session.name

@@ -278,23 +278,15 @@ struct RunsPage {
 
 /// Formatting shared by the pages; dates and words come from the reader.
 enum Format {
-    static func text(_ value: Any?) -> String {
-        switch value {
-        case nil, is NSNull: return "—"
-        case let string as String: return string.isEmpty ? "—" : string
-        case let number as NSNumber: return number.stringValue
-        case let value?:
-            guard JSONSerialization.isValidJSONObject(value),
-                let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
-            else { return "\(value)" }
-            return String(decoding: data, as: UTF8.self)
-        }
+    static func text(_ value: String?) -> String {
+        guard let value, !value.isEmpty else { return "—" }
+        return value
     }
 
     /// A timestamp from the evidence JSON (PostgreSQL's `to_jsonb` text) shown to the minute in
     /// the reader's time zone.
-    static func evidenceTime(_ value: Any?, _ reader: Reader) -> String {
-        guard let text = value as? String, !text.isEmpty else { return "—" }
+    static func evidenceTime(_ text: String?, _ reader: Reader) -> String {
+        guard let text, !text.isEmpty else { return "—" }
         guard let date = evidenceDate(text) else { return text }
         return reader.minute(date)
     }
@@ -309,20 +301,20 @@ enum Format {
     }
 
     /// "iPhone14,5 · iOS 17.2 · app 3.1" from the device JSON the client sent, whatever its keys.
-    static func device(_ value: Any?, _ t: Catalog) -> String {
-        guard let device = value as? [String: Any], !device.isEmpty else { return "—" }
+    static func device(_ value: JSONValue?, _ t: Catalog) -> String {
+        guard case .object(let device)? = value, !device.isEmpty else { return "—" }
         var parts: [String] = []
         var used: Set<String> = []
         for (keys, prefix) in [(["model", "device_model"], ""), (["os", "os_version", "system_version"], "iOS "),
                                (["app_version", "app", "version"], t["device.app"] + " ")] {
             if let key = keys.first(where: { device[$0] != nil }) {
-                let value = text(device[key])
+                let value = text(device[key]?.text)
                 parts.append(prefix.isEmpty || value.lowercased().hasPrefix(prefix.lowercased().trimmingCharacters(in: .whitespaces))
                     ? value : prefix + value)
                 used.insert(key)
             }
         }
-        for key in device.keys.sorted() where !used.contains(key) { parts.append("\(key) \(text(device[key]))") }
+        for key in device.keys.sorted() where !used.contains(key) { parts.append("\(key) \(text(device[key]?.text))") }
         return parts.joined(separator: " · ")
     }
 }

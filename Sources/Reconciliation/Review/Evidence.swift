@@ -148,6 +148,21 @@ public enum JSONValue: Codable, Sendable, Equatable {
         }
     }
 
+    /// The value as one line of text: a string as it is, a whole number without a fraction, an
+    /// object's keys sorted ("model iPhone14,5, os_version 17.2"); nil for null.
+    public var text: String? {
+        switch self {
+        case .string(let value): value
+        case .number(let value):
+            value.rounded() == value && abs(value) < 9e15 ? String(Int64(value)) : String(value)
+        case .bool(let value): String(value)
+        case .array(let value): value.map { $0.text ?? "null" }.joined(separator: ", ")
+        case .object(let value): value.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.text ?? "null")" }
+            .joined(separator: ", ")
+        case .null: nil
+        }
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {

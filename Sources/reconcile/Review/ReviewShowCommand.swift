@@ -49,7 +49,12 @@ struct ReviewShowCommand: AsyncParsableCommand {
                 lines.append("  outbox        #\(entry.id) \(terminalSafe(ReviewService.describe(entry))), "
                     + (entry.consumedAt.map { "carried out \(TimeExpression.format($0))" } ?? "pending"))
             }
-            lines += EvidenceText.lines(evidence as? [String: Any] ?? [:])
+            do {
+                lines += EvidenceText.lines(try Evidence(json: detail.evidence))
+            } catch {
+                // Evidence the job wrote always reads; a row written by hand may not (--json shows it).
+                lines += ["", "Evidence: not in the shape the job writes (\(terminalSafe("\(error)"))); see --json"]
+            }
             lines += EvidenceText.lines(detail.consumptionAnswers)
             lines += ["", "History:"]
             for event in detail.events {
@@ -68,50 +73,41 @@ struct ReviewShowCommand: AsyncParsableCommand {
 /// The evidence as the web item page shows it: Apple's transaction, the buyer, the ledger rows and
 /// the uploads, one readable line each (`--json` keeps the raw evidence).
 enum EvidenceText {
-    static func lines(_ evidence: [String: Any]) -> [String] {
-        func text(_ value: Any?) -> String {
-            guard let value, !(value is NSNull) else { return "—" }
-            if let string = value as? String { return terminalSafe(string) }
-            if let number = value as? NSNumber { return number.stringValue }
-            if let object = value as? [String: Any] {
-                return object.sorted { $0.key < $1.key }.map { "\($0.key) \(text($0.value))" }.joined(separator: ", ")
-            }
-            return terminalSafe("\(value)")
-        }
+    static func lines(_ evidence: Evidence) -> [String] {
+        func text(_ value: String?) -> String { value.map { $0.isEmpty ? "—" : terminalSafe($0) } ?? "—" }
+        func text<T: BinaryInteger>(_ value: T?) -> String { value.map { String($0) } ?? "—" }
         var lines = ["", "Apple transaction:"]
-        if let apple = evidence["apple_transaction"] as? [String: Any] {
-            lines.append("  \(text(apple["transaction_id"])) (original \(text(apple["original_transaction_id"]))), "
-                + "\(text(apple["product_id"])) × \(text(apple["quantity"])), \(text(apple["environment"])), "
-                + "bundle \(text(apple["bundle_id"]))")
-            lines.append("  bought \(text(apple["purchase_date"])), price \(text(apple["price_milli"])) milli "
-                + "\(text(apple["currency"])), source \(text(apple["source"]))")
-            if let revoked = apple["revocation_date"] as? String {
-                lines.append("  revoked \(terminalSafe(revoked)) (reason \(text(apple["revocation_reason"])))")
+        if let apple = evidence.appleTransaction {
+            lines.append("  \(text(apple.transactionID)) (original \(text(apple.originalTransactionID))), "
+                + "\(text(apple.productID)) × \(text(apple.quantity)), \(text(apple.environment)), "
+                + "bundle \(text(apple.bundleID))")
+            lines.append("  bought \(text(apple.purchaseDate)), price \(text(apple.priceMilli)) milli "
+                + "\(text(apple.currency)), source \(text(apple.source))")
+            if let revoked = apple.revocationDate {
+                lines.append("  revoked \(terminalSafe(revoked)) (reason \(text(apple.revocationReason)))")
             }
         } else {
             lines.append("  none: no verified source of this app holds the transaction")
         }
-        if let buyer = evidence["buyer"] as? [String: Any] {
-            lines += ["", "Buyer:", "  \(text(buyer["user_id"])) (by \(text(buyer["basis"])), "
-                + "\(text(buyer["uploaders"])) uploading account(s))"]
+        if let buyer = evidence.buyer {
+            lines += ["", "Buyer:", "  \(text(buyer.userID)) (by \(text(buyer.basis)), "
+                + "\(buyer.uploaders) uploading account(s))"]
         }
         lines += ["", "Ledger rows:"]
-        let deliveries = evidence["deliveries"] as? [[String: Any]] ?? []
-        if deliveries.isEmpty { lines.append("  none") }
-        for row in deliveries {
-            lines.append("  #\(text(row["id"])) \(text(row["transaction_id"])) to \(text(row["user_id"])): "
-                + "\(text(row["product_id"])) × \(text(row["quantity"])) at \(text(row["delivered_at"]))"
-                + ((row["revoked_at"] as? String).map { ", revoked \(terminalSafe($0))" } ?? ""))
+        if evidence.deliveries.isEmpty { lines.append("  none") }
+        for row in evidence.deliveries {
+            lines.append("  #\(text(row.id)) \(text(row.transactionID)) to \(text(row.userID)): "
+                + "\(text(row.productID)) × \(text(row.quantity)) at \(text(row.deliveredAt))"
+                + (row.revokedAt.map { ", revoked \(terminalSafe($0))" } ?? ""))
         }
         lines += ["", "Uploads:"]
-        let uploads = evidence["uploads"] as? [[String: Any]] ?? []
-        if uploads.isEmpty { lines.append("  none") }
-        for upload in uploads {
-            lines.append("  #\(text(upload["id"])) by \(text(upload["user_id"])) (\(text(upload["kind"]))) at "
-                + "\(text(upload["uploaded_at"])): \(text(upload["verification"]))"
-                + ((upload["error"] as? String).map { " (\(terminalSafe($0)))" } ?? ""))
-            lines.append("     device \(text(upload["device"])); username \(text(upload["application_username"])); "
-                + "token \(text(upload["app_account_token"])); claimed \(text(upload["claimed_transaction_id"]))")
+        if evidence.uploads.isEmpty { lines.append("  none") }
+        for upload in evidence.uploads {
+            lines.append("  #\(upload.id) by \(text(upload.userID)) (\(text(upload.kind))) at "
+                + "\(text(upload.uploadedAt)): \(text(upload.verification))"
+                + (upload.error.map { " (\(terminalSafe($0)))" } ?? ""))
+            lines.append("     device \(text(upload.device?.text)); username \(text(upload.applicationUsername)); "
+                + "token \(text(upload.appAccountToken)); claimed \(text(upload.claimedTransactionID))")
         }
         return lines
     }
