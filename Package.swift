@@ -37,13 +37,16 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // Dates to days and back, for the receipt parser and PostgreSQL's timestamps.
+        .target(name: "CivilCalendar"),
         .target(
             name: "Postgres",
-            dependencies: ["CLibPQ"]
+            dependencies: ["CLibPQ", "CivilCalendar"]
         ),
         .target(
             name: "AppStore",
             dependencies: [
+                "CivilCalendar",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

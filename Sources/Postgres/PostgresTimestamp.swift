@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// Reads and writes PostgreSQL's ISO timestamps without `DateFormatter`, which is slow and
@@ -23,7 +24,7 @@ enum PostgresTimestamp {
             secondOfDay += 86_400
             days -= 1
         }
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(days: days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
@@ -59,7 +60,7 @@ enum PostgresTimestamp {
         guard let year = number(4), expect([45]), let month = number(2), expect([45]), let day = number(2),
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
-        var seconds = days(fromCivil: year, month, day) * 86_400
+        var seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400
         var fraction = 0.0
         if index < bytes.count {
             guard expect([32, 84]), let hour = number(2), expect([58]), let minute = number(2), expect([58]),
@@ -92,27 +93,5 @@ enum PostgresTimestamp {
         }
         guard index == bytes.count else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// The RFC 3339 timestamps inside app receipts.
@@ -68,7 +69,7 @@ enum ReceiptDate {
         }
         guard index == bytes.count else { return nil }
 
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = Int(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)))
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
@@ -78,35 +79,13 @@ enum ReceiptDate {
         let total = Int(date.timeIntervalSince1970.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secondsOfDay = total - days * 86_400
-        let (year, month, day) = civilFromDays(days)
+        let civil = CivilCalendar.date(days: Int64(days))
+        let (year, month, day) = (Int(civil.year), Int(civil.month), Int(civil.day))
         func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondsOfDay / 3600, 2)):"
             + "\(pad(secondsOfDay % 3600 / 60, 2)):\(pad(secondsOfDay % 60, 2))Z"
-    }
-
-    // Howard Hinnant's days_from_civil / civil_from_days: exact proleptic Gregorian arithmetic
-    // without Calendar, whose behaviour depends on the process's locale and time zone.
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
