@@ -98,14 +98,14 @@ public func buildApplication(configuration: ReviewWebConfiguration) throws -> so
     let site = try ReviewSite(configuration: configuration)
     let router = Router(context: ReviewRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
-    router.add(middleware: ErrorPagesMiddleware(library: site.library))
+    router.add(middleware: ErrorPagesMiddleware(library: site.pages.library))
     router.add(middleware: RequestBodyMiddleware(
         timeLimit: .milliseconds(Int64(configuration.requestBodyTimeout * 1000))))
     router.add(middleware: SessionMiddleware(sessions: site.sessions))
     router.add(middleware: PreferencesMiddleware(sessions: site.sessions))
     // Again inside, where the reader's language is known: the outer one answers what the session
     // and preference middleware themselves throw, in English; this one every page's errors.
-    router.add(middleware: ErrorPagesMiddleware(library: site.library))
+    router.add(middleware: ErrorPagesMiddleware(library: site.pages.library))
     site.addRoutes(to: router)
     // The idle timeout also bounds reading a request head: the clock restarts only when a whole
     // head (or body part) has arrived, so a client trickling its headers is cut off too.
@@ -123,45 +123,57 @@ public func runReviewServer(configuration: ReviewWebConfiguration) async throws 
 }
 
 /// The pages and actions. Every queue change goes through `ReviewService`, the CLI's code. The
-/// routes live by area in `Routes/`: session (login, assets), queue, items, runs, and desk.
+/// routes live by area in `Routes/`, each a controller holding only what its routes use: session
+/// (login, assets), queue, items, runs, and desk; `Pages` is what every one of them renders with.
 struct ReviewSite: Sendable {
     static let cookieName = "reconcile_session"
 
-    let configuration: ReviewWebConfiguration
     let sessions: SessionStore
-    let database: ReviewDatabase
-    let library: MustacheLibrary
-    let throttle: LoginThrottle
-    /// Delivers decisions to the app's webhook after each one; nil without a webhook.
-    let outboxDelivery: OutboxDelivery?
+    let pages: Pages
+    let session: SessionController
+    let queue: QueueController
+    let items: ItemController
+    let runs: RunController
+    let desk: DeskController
 
     init(configuration: ReviewWebConfiguration) throws {
-        self.configuration = configuration
         sessions = SessionStore(
             idleLifetime: configuration.sessionIdleLifetime, absoluteLifetime: configuration.sessionAbsoluteLifetime,
             now: configuration.clock)
-        database = ReviewDatabase(
+        let database = ReviewDatabase(
             url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
             waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
             statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)))
-        library = try Templates.library()
-        throttle = LoginThrottle(limits: configuration.loginLimits)
-        outboxDelivery = configuration.outboxWebhook.map {
+        pages = Pages(library: try Templates.library())
+        let outboxDelivery = configuration.outboxWebhook.map {
             OutboxDelivery(webhook: $0, databaseURL: configuration.databaseURL, logger: configuration.logger)
         }
+        session = SessionController(
+            configuration: configuration, sessions: sessions, throttle: LoginThrottle(limits: configuration.loginLimits),
+            pages: pages)
+        queue = QueueController(database: database, sessions: sessions, pages: pages, configuration: configuration)
+        items = ItemController(database: database, sessions: sessions, pages: pages, outboxDelivery: outboxDelivery)
+        runs = RunController(database: database, sessions: sessions, pages: pages)
+        desk = DeskController(database: database, sessions: sessions, pages: pages, configuration: configuration)
     }
 
     /// The public routes (login, login links, the stylesheet) on the router; every other route in
     /// the signed-in group.
     func addRoutes(to router: Router<ReviewRequestContext>) {
-        router.addRoutes(publicRoutes())
+        router.addRoutes(session.publicRoutes())
         let signedIn = router.group(context: SignedInContext.self)
-        signedIn.addRoutes(accountRoutes())
-        signedIn.addRoutes(queueRoutes())
-        signedIn.addRoutes(itemRoutes())
-        signedIn.addRoutes(runRoutes())
-        signedIn.addRoutes(deskRoutes())
+        signedIn.addRoutes(session.accountRoutes())
+        signedIn.addRoutes(queue.routes())
+        signedIn.addRoutes(items.routes())
+        signedIn.addRoutes(runs.routes())
+        signedIn.addRoutes(desk.routes())
     }
+}
+
+/// What every controller renders and reads forms with: the templates, the page frame, error pages,
+/// redirects, and the checks every POST passes.
+struct Pages: Sendable {
+    let library: MustacheLibrary
 
     // MARK: Rendering
 

@@ -180,13 +180,13 @@ struct LanguageTests {
     }
 
     @Test func aMissingTemplateIsA500NotAnEmptyPage() throws {
-        let response = ReviewSite.response(
+        let response = Pages.response(
             library: MustacheLibrary(), template: "queue", ErrorPage(heading: "h", message: "m"), status: .ok,
             logger: Logger(label: "test")
         ) { "the failure page" }
         #expect(response.status == .internalServerError)
         let library = try Templates.library()
-        let rendered = ReviewSite.response(
+        let rendered = Pages.response(
             library: library, template: "no-such-template", "x", status: .ok, logger: Logger(label: "test")
         ) { "the failure page" }
         #expect(rendered.status == .internalServerError)

@@ -7,8 +7,13 @@ import Reconciliation
 /// found from the search box in every page's header (an order ID, a transaction id, a user id or
 /// an app account token, recognised by `DeskQuery.recognising`), and the button that opens
 /// review items for its findings.
-extension ReviewSite {
-    func deskRoutes() -> RouteCollection<SignedInContext> {
+struct DeskController: Sendable {
+    let database: ReviewDatabase
+    let sessions: SessionStore
+    let pages: Pages
+    let configuration: ReviewWebConfiguration
+
+    func routes() -> RouteCollection<SignedInContext> {
         let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/desk") { request, context in
             let text = request.uri.queryParameters.get("q") ?? ""
@@ -21,7 +26,7 @@ extension ReviewSite {
             return try await deskPage(text, kind: kind, page: page, enqueue: false, context: context)
         }
         routes.post("/desk/enqueue") { request, context in
-            let form = try await checkedForm(request, context: context)
+            let form = try await pages.checkedForm(request, context: context)
             let text = form["q"] ?? ""
             return try await deskPage(text, kind: form["kind"], page: 1, enqueue: true, context: context)
         }
@@ -41,7 +46,7 @@ extension ReviewSite {
         let t = context.catalog
         let title = t["desk.title"]
         func notice(_ message: String, status: HTTPResponse.Status) -> Response {
-            render(
+            pages.render(
                 "desk", DeskPage(query: text, notice: message, csrf: session.csrfToken), title: title,
                 context: context, status: status)
         }
@@ -87,10 +92,10 @@ extension ReviewSite {
             await sessions.setFlash(
                 .init(text: t.text("desk.enqueued", ["count": String(picture.findings.count)]), isError: false),
                 for: session.id)
-            return redirect("/desk?" + Form.encode([("q", query.value), ("kind", query.kind.rawValue)]))
+            return pages.redirect("/desk?" + Form.encode([("q", query.value), ("kind", query.kind.rawValue)]))
         }
         let flash = await sessions.takeFlash(for: session.id).map { FlashView($0) }
-        return render(
+        return pages.render(
             "desk",
             DeskPageBuilder.page(
                 picture, answers: answers, typed: text, page: page, csrf: session.csrfToken, reader: context.reader),

@@ -3,15 +3,21 @@ import Hummingbird
 import Reconciliation
 
 /// One item: its evidence and history, and the decisions (claim, resolve, dismiss).
-extension ReviewSite {
-    func itemRoutes() -> RouteCollection<SignedInContext> {
+struct ItemController: Sendable {
+    let database: ReviewDatabase
+    let sessions: SessionStore
+    let pages: Pages
+    /// Delivers decisions to the app's webhook after each one; nil without a webhook.
+    let outboxDelivery: OutboxDelivery?
+
+    func routes() -> RouteCollection<SignedInContext> {
         let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/items/:id") { _, context in
             try await itemPage(id: try itemID(context), context: context, status: .ok)
         }
         routes.post("/items/:id/claim") { request, context in
             let session = context.session
-            let form = try await checkedForm(request, context: context)
+            let form = try await pages.checkedForm(request, context: context)
             let force = form["force"] == "1"
             return try await transition(id: try itemID(context), context: context) { service, id in
                 try service.claim(id: id, by: session.name, force: force)
@@ -19,7 +25,7 @@ extension ReviewSite {
         }
         routes.post("/items/:id/resolve") { request, context in
             let session = context.session
-            let form = try await checkedForm(request, context: context)
+            let form = try await pages.checkedForm(request, context: context)
             guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
                 throw HTTPError(.badRequest, message: context.catalog["error.choose_resolution"])
             }
@@ -34,7 +40,7 @@ extension ReviewSite {
         }
         routes.post("/items/:id/dismiss") { request, context in
             let session = context.session
-            let form = try await checkedForm(request, context: context)
+            let form = try await pages.checkedForm(request, context: context)
             let note = form["note"]
             let id = try itemID(context)
             if let problem = Self.noteProblem(note, required: true, context.catalog) {
@@ -77,7 +83,7 @@ extension ReviewSite {
                 (try service.detail(id: id), try service.nextInQueue(after: id))
             }
         } catch ReviewError.notFound {
-            return errorPage(
+            return pages.errorPage(
                 heading: t["error.not_found"], message: t.text("error.item_not_found", ["id": String(id)]),
                 context: context, status: .notFound)
         }
@@ -85,7 +91,7 @@ extension ReviewSite {
         let flashView = error.map { FlashView(text: $0, isError: true) } ?? flash.map { FlashView($0) }
         let page = ItemPageBuilder.page(
             detail, session: session, nextHref: next.map { "/items/\($0)" }, reader: context.reader)
-        return render(
+        return pages.render(
             "item", page, title: t.text("item.title", ["id": String(id)]), context: context, status: status,
             flash: flashView, tab: .queue)
     }
@@ -103,7 +109,7 @@ extension ReviewSite {
             // A decision reaches the app's webhook at once, as the CLI's does, without holding up the page.
             if outcome.changed, outcome.item.status.isDecided { await outboxDelivery?.trigger() }
             await sessions.setFlash(.init(text: Self.message(outcome, by: session.name, t), isError: false), for: session.id)
-            return redirect("/items/\(id)")
+            return pages.redirect("/items/\(id)")
         } catch let error as ReviewError {
             switch error {
             case .notFound:

@@ -3,8 +3,13 @@ import Hummingbird
 import Reconciliation
 
 /// The queue: the filtered list with counts by kind, and its CSV export.
-extension ReviewSite {
-    func queueRoutes() -> RouteCollection<SignedInContext> {
+struct QueueController: Sendable {
+    let database: ReviewDatabase
+    let sessions: SessionStore
+    let pages: Pages
+    let configuration: ReviewWebConfiguration
+
+    func routes() -> RouteCollection<SignedInContext> {
         let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/") { request, context in try await queue(request, context: context) }
         routes.get("/export.csv") { request, context in try await export(request, context: context) }
@@ -58,7 +63,7 @@ extension ReviewSite {
             items: rows, hasItems: !rows.isEmpty, totalText: t.text("queue.count", ["count": String(result.total)]),
             pageText: t.text("queue.page", ["page": String(result.page), "pages": String(result.pageCount)]),
             prevHref: previous, nextHref: next, exportHref: "/export.csv?" + query.encoded(replacing: ["page": nil]))
-        return render(
+        return pages.render(
             "queue", view, title: t["queue.title"], context: context, flash: flash.map { FlashView($0) }, tab: .queue)
     }
 

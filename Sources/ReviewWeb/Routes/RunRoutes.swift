@@ -3,8 +3,12 @@ import Hummingbird
 import Reconciliation
 
 /// The runs list and each run's `report.html`.
-extension ReviewSite {
-    func runRoutes() -> RouteCollection<SignedInContext> {
+struct RunController: Sendable {
+    let database: ReviewDatabase
+    let sessions: SessionStore
+    let pages: Pages
+
+    func routes() -> RouteCollection<SignedInContext> {
         let routes = RouteCollection(context: SignedInContext.self)
         routes.get("/runs") { _, context in try await runsPage(context: context) }
         routes.get("/runs/:id/report") { _, context in try await report(context: context) }
@@ -31,7 +35,7 @@ extension ReviewSite {
                 id: $0.id, started: reader.minute($0.startedAt), applied: $0.applied, judged: $0.judged,
                 opened: $0.opened)
         }
-        return render(
+        return pages.render(
             "runs", page, title: t["runs.title"], context: context, flash: flash.map { FlashView($0) }, tab: .runs)
     }
 
@@ -42,11 +46,11 @@ extension ReviewSite {
         guard let id = context.parameters.get("id", as: Int64.self),
             let run = try await database.run({ try $0.run(id: id) }), let directory = run.reportDirectory
         else {
-            return errorPage(heading: t["error.no_report"], message: t["error.run_has_no_report"], context: context, status: .notFound)
+            return pages.errorPage(heading: t["error.no_report"], message: t["error.run_has_no_report"], context: context, status: .notFound)
         }
         let file = URL(fileURLWithPath: directory).appendingPathComponent("report.html")
         guard let data = FileManager.default.contents(atPath: file.path) else {
-            return errorPage(
+            return pages.errorPage(
                 heading: t["error.report_missing"], message: t.text("error.report_file_missing", ["id": String(id)]),
                 context: context, status: .notFound)
         }

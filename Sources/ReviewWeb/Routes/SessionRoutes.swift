@@ -5,7 +5,12 @@ import Reconciliation
 /// Logging in and out, single-use login links, and the stylesheet. `publicRoutes` are the routes a
 /// browser reaches before it has a session; `accountRoutes` (logging out, making a login link)
 /// are in the signed-in group.
-extension ReviewSite {
+struct SessionController: Sendable {
+    let configuration: ReviewWebConfiguration
+    let sessions: SessionStore
+    let throttle: LoginThrottle
+    let pages: Pages
+
     func publicRoutes() -> RouteCollection<ReviewRequestContext> {
         let routes = RouteCollection(context: ReviewRequestContext.self)
         routes.get("/assets/app.css") { _, _ in
@@ -28,9 +33,9 @@ extension ReviewSite {
         let routes = RouteCollection(context: SignedInContext.self)
         routes.post("/login-links") { request, context in try await createTicket(request, context: context) }
         routes.post("/logout") { request, context in
-            _ = try await checkedForm(request, context: context)
+            _ = try await pages.checkedForm(request, context: context)
             await sessions.remove(id: context.session.id)
-            var response = redirect("/login")
+            var response = pages.redirect("/login")
             response.setCookie(sessionCookie(value: "", maxAge: 0))
             return response
         }
@@ -40,12 +45,12 @@ extension ReviewSite {
     private func loginPage(
         _ page: LoginPage, context: ReviewRequestContext, status: HTTPResponse.Status = .ok
     ) -> Response {
-        render("login", page, title: context.catalog["login.title"], context: context, status: status)
+        pages.render("login", page, title: context.catalog["login.title"], context: context, status: status)
     }
 
     private func login(_ request: Request, context: ReviewRequestContext) async throws -> Response {
         var context = context
-        try checkOrigin(request, context: context)
+        try pages.checkOrigin(request, context: context)
         let form = try await Form.read(request, context: context)
         // The login page's language (its `?lang=` switch) comes back in the form.
         let language = form["lang"].flatMap(Language.init(tag:))
@@ -81,12 +86,12 @@ extension ReviewSite {
                 LoginPage(error: t["login.name_invalid"], next: next, name: name), context: context, status: .badRequest)
         }
         // A fresh session id on every login; the caller's previous session ends (no fixation).
-        if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
+        if let previous = request.cookies[ReviewSite.cookieName]?.value, !previous.isEmpty {
             await sessions.remove(id: previous)
         }
         let session = await sessions.create(name: person, language: language)
         context.logger.info("logged in", metadata: ["review.actor": "\(person)", "client.address": "\(client)"])
-        var response = redirect(next)
+        var response = pages.redirect(next)
         response.setCookie(sessionCookie(value: session.id, maxAge: Int(configuration.sessionIdleLifetime)))
         return response
     }
@@ -107,7 +112,7 @@ extension ReviewSite {
     /// A single-use link (valid 60 s) that logs another browser in as the same person, so a
     /// headless browser can be logged in without the token ever appearing in a URL or argv.
     private func createTicket(_ request: Request, context: SignedInContext) async throws -> Response {
-        let form = try await checkedForm(request, context: context)
+        let form = try await pages.checkedForm(request, context: context)
         let ticket = await sessions.createTicket(name: context.session.name, next: safeNext(form["next"]))
         return Response(
             status: .created, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
@@ -121,14 +126,14 @@ extension ReviewSite {
                 LoginPage(error: context.catalog["login.link_expired"], next: "/", name: ""), context: context,
                 status: .unauthorized)
         }
-        var response = redirect(next)
+        var response = pages.redirect(next)
         response.setCookie(sessionCookie(value: session.id, maxAge: Int(configuration.sessionIdleLifetime)))
         return response
     }
 
     private func sessionCookie(value: String, maxAge: Int) -> Cookie {
         Cookie(
-            name: Self.cookieName, value: value, maxAge: maxAge, path: "/", secure: configuration.secureCookies,
+            name: ReviewSite.cookieName, value: value, maxAge: maxAge, path: "/", secure: configuration.secureCookies,
             httpOnly: true, sameSite: .strict)
     }
 }
