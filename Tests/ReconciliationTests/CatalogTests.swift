@@ -70,8 +70,9 @@ struct CatalogTests {
             .minute(Date(timeIntervalSince1970: 1_783_000_000)) == "2026-07-02 14:46 UTC+1")
         #expect(shanghai.money(milli: 68_000, currency: "CNY") == "¥68.00")
         #expect(Reader.standard.money(milli: 6_990, currency: "USD") == "$6.99")
-        // Not a currency code (the products table is the app's): shown as it is.
-        #expect(shanghai.money(milli: 1_500, currency: "gems!") == "1.500 gems!")
+        #expect(Reader.standard.money(milli: 1_500_000, currency: "JPY") == "¥1,500")
+        // Not a currency code (the products table is the app's): shown as it is, with two decimals.
+        #expect(shanghai.money(milli: 1_500, currency: "gems!") == "1.50 gems!")
     }
 
     @Test func settingsReadTheReportLanguageAndTimeZone() throws {

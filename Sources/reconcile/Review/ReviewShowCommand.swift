@@ -83,8 +83,11 @@ enum EvidenceText {
             lines.append("  \(text(apple["transaction_id"])) (original \(text(apple["original_transaction_id"]))), "
                 + "\(text(apple["product_id"])) × \(text(apple["quantity"])), \(text(apple["environment"])), "
                 + "bundle \(text(apple["bundle_id"]))")
-            lines.append("  bought \(text(apple["purchase_date"])), price \(text(apple["price_milli"])) milli "
-                + "\(text(apple["currency"])), source \(text(apple["source"]))")
+            let price = (apple["price_milli"] as? NSNumber).flatMap { milli in
+                (apple["currency"] as? String).map { Money(milli: milli.int64Value, currency: $0).text() }
+            }
+            lines.append("  bought \(text(apple["purchase_date"])), price \(price.map(terminalSafe) ?? "—"), "
+                + "source \(text(apple["source"]))")
             if let revoked = apple["revocation_date"] as? String {
                 lines.append("  revoked \(terminalSafe(revoked)) (reason \(text(apple["revocation_reason"])))")
             }
