@@ -103,6 +103,26 @@ struct ReportHTMLTests {
         }
     }
 
+    /// A finding's row is filled into the markup the template renders for it (``ReportPage/RowPattern``):
+    /// byte for byte what the template itself writes, for hostile values, new or not, in both languages.
+    @Test(arguments: Language.allCases)
+    func aFilledRowIsWhatTheTemplateRenders(language: Language) {
+        let reader = Reader(language: language)
+        let values = [
+            "<script>alert(1)</script>", "\u{600}<meta http-equiv=refresh>", "x\"\u{301} onmouseover=alert(1)",
+            "evil\u{202E}gnp.exe", "a&b'c\r\nd", "\u{E000}item\u{E001}", "{{t.report.new}}", "",
+        ]
+        for (index, value) in values.enumerated() {
+            var finding = Self.finding(.wrongAccount, user: value, product: value)
+            finding.transactionID = value
+            finding.isNew = index % 2 == 0
+            finding.currency = value
+            let rendered = ReportPage.render(ReportPage(reader, finding: ReportPage.Row(finding, reader)))
+            #expect(rendered.hasPrefix("<tr><td>7"))
+            #expect(ReportFormat.html.row(finding, index: index, reader: reader) == rendered)
+        }
+    }
+
     /// The report's stylesheet is the pages' (`Stylesheet.css`, the one file), inline and unescaped,
     /// and the severity colours come from it: the page itself names no colour.
     @Test func isStyledByThePagesStylesheet() throws {
