@@ -80,6 +80,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // report.html is a template (Embedded/templates/report.mustache) styled by the pages'
+                // stylesheet (Embedded/assets/app.css); the pages render theirs with the same escaping.
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             exclude: ["Embedded"],
             plugins: ["EmbedFiles"]
@@ -95,7 +98,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            // Templates, stylesheet: Embedded/templates/*.mustache, Embedded/assets/app.css.
+            // Templates: Embedded/templates/*.mustache; their stylesheet is Reconciliation's (shared with report.html).
             exclude: ["Embedded"],
             plugins: ["EmbedFiles"]
         ),

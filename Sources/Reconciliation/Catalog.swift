@@ -156,13 +156,10 @@ public struct Reader: Sendable {
     /// `UTC` or `UTC+8` / `UTC-3:30`.
     public var zoneName: String { Self.zoneName(timeZone, at: Date()) }
 
-    /// An amount in milliunits with the locale's currency format: `¥68.00` for CNY in zh-Hans.
+    /// An amount in milliunits in the locale's currency format, with the currency's decimals
+    /// (``Money``): `¥68.00` for CNY in zh-Hans, `¥1,500` for JPY in English.
     public func money(milli: Int64, currency: String) -> String {
-        let amount = Decimal(milli) / 1000
-        guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-            return ReportWriter.formatMilli(milli) + " " + currency
-        }
-        return amount.formatted(.currency(code: currency.uppercased()).locale(catalog.language.locale))
+        Money(milli: milli, currency: currency).text(in: catalog.language.locale)
     }
 
     /// A whole number with the locale's grouping.

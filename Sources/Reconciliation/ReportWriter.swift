@@ -128,12 +128,4 @@ public struct ReportWriter: Sendable {
     /// Quotes a CSV field, and defuses spreadsheet formulas (user and product ids come from
     /// clients): see ``CSVText/field(_:)``.
     public static func csvField(_ value: String) -> String { CSVText.field(value) }
-
-    /// Formats milliunits as a decimal amount (`6000` → `6.000`).
-    public static func formatMilli(_ amount: Int64) -> String {
-        let sign = amount < 0 ? "-" : ""
-        let magnitude = amount.magnitude
-        let fraction = String(magnitude % 1000)
-        return "\(sign)\(magnitude / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
-    }
 }

@@ -2,9 +2,10 @@ import Foundation
 import Mustache
 import Reconciliation
 
-/// The pages' mustache templates and stylesheet, from `Embedded/templates/*.mustache` and
-/// `Embedded/assets/app.css`, compiled into the binary so `reconcile serve` needs no resource
-/// folder. Data is only ever written with `{{ }}`, which HTML-escapes per Unicode scalar (HTMLEscaping.swift); `{{{ }}}` is never used.
+/// The pages' mustache templates, from `Embedded/templates/*.mustache`, compiled into the binary so
+/// `reconcile serve` needs no resource folder; their stylesheet is Reconciliation's `Stylesheet`, which
+/// `report.html` embeds too. Data is only ever written with `{{ }}`, which HTML-escapes per Unicode
+/// scalar (`ScalarHTMLContentType`, Reconciliation's HTMLTemplates.swift); `{{{ }}}` is never used.
 /// Templates hold no words: labels come from the catalog as `{{t.<key>}}`, sentences with values
 /// in them are filled in by the view models.
 enum Templates {
@@ -22,34 +23,11 @@ enum Templates {
         }
     }
 
-    /// The pages' stylesheet.
-    static let css: String = EmbeddedFiles.data("assets/app.css").map { String(decoding: $0, as: UTF8.self) } ?? ""
+    /// The pages' stylesheet, the one `report.html` embeds.
+    static var css: String { Stylesheet.css }
 
     /// Every catalog key the templates use (`{{t.queue.heading}}`, `{{#t.x}}`…), for the catalog tests.
     static func catalogKeys() -> Set<String> {
-        var keys: Set<String> = []
-        let pattern = /\{\{[#^\/&]?\s*t\.([A-Za-z0-9_.\-]+)\s*\}\}/
-        for (_, text) in sources {
-            for match in text.matches(of: pattern) { keys.insert(String(match.output.1)) }
-        }
-        return keys
-    }
-}
-
-/// The catalog as the templates see it: `{{t.queue.heading}}` walks it one dotted name at a time.
-struct CatalogNode: MustacheParent {
-    let catalog: Catalog
-    let prefix: String
-
-    init(_ catalog: Catalog, prefix: String = "") {
-        self.catalog = catalog
-        self.prefix = prefix
-    }
-
-    func child(named name: String) -> Any? {
-        let key = prefix.isEmpty ? name : prefix + "." + name
-        if let text = catalog.strings[key] { return text }
-        if catalog.groups.contains(key) { return CatalogNode(catalog, prefix: key) }
-        return nil
+        sources.reduce(into: []) { $0.formUnion(CatalogNode.keys(in: $1.text)) }
     }
 }

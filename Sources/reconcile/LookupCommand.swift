@@ -138,7 +138,7 @@ enum LookupText {
         if let purchased = transaction.purchaseDate { head += ", bought \(TimeExpression.format(purchased))" }
         if let environment = transaction.environment { head += " (\(terminalSafe(environment)))" }
         if let price = transaction.priceMilli, let currency = transaction.currency {
-            head += ", \(ReportWriter.formatMilli(price)) \(terminalSafe(currency))"
+            head += ", \(terminalSafe(Money(milli: price, currency: currency).text()))"
         }
         var lines = [head]
         func field(_ name: String, _ values: [String]) {

@@ -18,7 +18,8 @@ extension RunReport {
             lines.append("    \(kind.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)) \(counts[kind.rawValue]!)")
         }
         for entry in report.valueAtRisk {
-            lines.append("  at risk \(entry.kind.rawValue): \(ReportWriter.formatMilli(entry.amountMilli)) \(entry.currency)")
+            let amount = Money(milli: entry.amountMilli, currency: entry.currency)
+            lines.append("  at risk \(entry.kind.rawValue): \(amount.text())")
         }
         if let directory = report.reportDirectory { lines.append("  report  \(directory)/report.md") }
         return lines.joined(separator: "\n")

@@ -70,8 +70,9 @@ struct CatalogTests {
             .minute(Date(timeIntervalSince1970: 1_783_000_000)) == "2026-07-02 14:46 UTC+1")
         #expect(shanghai.money(milli: 68_000, currency: "CNY") == "¥68.00")
         #expect(Reader.standard.money(milli: 6_990, currency: "USD") == "$6.99")
-        // Not a currency code (the products table is the app's): shown as it is.
-        #expect(shanghai.money(milli: 1_500, currency: "gems!") == "1.500 gems!")
+        #expect(Reader.standard.money(milli: 1_500_000, currency: "JPY") == "¥1,500")
+        // Not a currency code (the products table is the app's): shown as it is, with two decimals.
+        #expect(shanghai.money(milli: 1_500, currency: "gems!") == "1.50 gems!")
     }
 
     @Test func settingsReadTheReportLanguageAndTimeZone() throws {
@@ -105,6 +106,11 @@ struct ChineseReportTests {
         }.map(\.value)
     }
 
+    /// The page without its inline stylesheet, which is code (`tr.revoked`), not text.
+    static func withoutStylesheet(_ html: String) -> String {
+        html.replacing(/<style>[\s\S]*<\/style>/, with: "")
+    }
+
     @Test func theHTMLReportIsChineseWithYuanAndBeijingTime() {
         let html = ReportWriter.html(ReportHTMLTests.report, findings: ReportHTMLTests.findings, reader: Self.reader)
         #expect(html.contains("<html lang=\"zh-Hans\">"))
@@ -113,11 +119,14 @@ struct ChineseReportTests {
         #expect(html.contains("<title>漏单（已付款未到账）: 2</title>"))
         #expect(html.contains("¥18.00"))
         #expect(html.contains("CNY 涉及金额"))
+        #expect(html.contains("<span class=\"sev sev-high\">高</span>"))
+        #expect(html.contains("<style>" + Stylesheet.css + "</style>"))
         #expect(html.contains("时间均为 UTC+8"))
         // 1_795_300_000 is 22:26 UTC, 06:26 the next day in Beijing.
         #expect(html.contains("开始于 2026-11-22 06:26 UTC+8"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script"))
-        for label in Self.englishLabels { #expect(!html.contains(label), "English left in report.html: \(label)") }
+        let text = Self.withoutStylesheet(html)
+        for label in Self.englishLabels { #expect(!text.contains(label), "English left in report.html: \(label)") }
     }
 
     @Test func theMarkdownReportIsChinese() {
@@ -144,7 +153,8 @@ struct ChineseReportTests {
             #expect(text.contains("自上一批以来补拉 5 条，其中 2 条没有送达我们的通知接口"))
             #expect(text.contains("已向苹果回复 3 条，超时未回复 1 条；苹果最终同意退款 0 条，拒绝 1 条"))
             #expect(text.contains("有 2 条通知没有送达我们的通知接口"))
-            for label in Self.englishLabels { #expect(!text.contains(label), "English left: \(label)") }
+            let shown = Self.withoutStylesheet(text)
+            for label in Self.englishLabels { #expect(!shown.contains(label), "English left: \(label)") }
         }
         let english = ReportWriter.markdown(
             report, findings: ReportHTMLTests.findings, reader: Reader(language: .english, timeZone: .gmt))

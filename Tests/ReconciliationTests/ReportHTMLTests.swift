@@ -74,6 +74,113 @@ struct ReportHTMLTests {
         #expect(html.contains("1 findings have no purchase date"))
     }
 
+    /// The page is `report.mustache`'s three parts in order: the head up to the findings table,
+    /// one row per finding, the foot; each row is the same markup whatever the finding.
+    @Test func isTheTemplatesHeadRowsAndFoot() throws {
+        let html = ReportWriter.html(Self.report, findings: Self.findings)
+        let head = ReportFormat.html.header(Self.report), foot = ReportFormat.html.footer(Self.report)
+        let rows = Self.findings.enumerated().map { ReportFormat.html.row($1, index: $0) }
+        #expect(html == head + rows.joined() + foot)
+        #expect(head.hasSuffix("<tbody>\n"))
+        #expect(foot.hasPrefix("</tbody></table>\n</section>\n<footer>"))
+        #expect(foot.hasSuffix("</main></body></html>\n"))
+        #expect(rows[1] == "<tr><td>7 <span class=\"new\">new</span></td><td>Missed delivery</td><td class=\"nowrap\">"
+            + "<span class=\"sev sev-high\">High</span></td><td><code>t-missed_delivery</code></td><td>u2</td>"
+            + "<td>coin42</td><td class=\"nowrap\">2026-11-19</td><td class=\"num nowrap\">CN¥6.00</td>"
+            + "<td>grant</td></tr>\n")
+        // The unverified delivery has no purchase date nor price: the catalog's dash, an empty amount.
+        #expect(rows[3].contains("<td class=\"nowrap\">—</td><td class=\"num nowrap\"></td>"))
+        // Every part opens what it closes: as many <section> as </section> over the whole page.
+        #expect(html.components(separatedBy: "<section").count == html.components(separatedBy: "</section>").count)
+        // Every visible word came from the catalog: the template itself holds none.
+        var visible = ReportPage.source.replacing(/\{\{![^}]*\}\}/, with: " ")
+        visible = visible.replacing(/\{\{[^}]*\}\}/, with: " ").replacing(/<[^>]*>/, with: " ")
+        #expect(visible.matches(of: /[A-Za-z\p{Han}]{2,}/).map { String($0.output) } == [])
+        let keys = CatalogNode.keys(in: ReportPage.source)
+        #expect(keys.count >= 20)
+        for language in Language.allCases {
+            for key in keys.sorted() { #expect(Catalog.of(language).strings[key] != nil, "\(language) lacks \(key)") }
+        }
+    }
+
+    /// A finding's row is filled into the markup the template renders for it (``ReportPage/RowPattern``):
+    /// byte for byte what the template itself writes, for hostile values, new or not, in both languages.
+    @Test(arguments: Language.allCases)
+    func aFilledRowIsWhatTheTemplateRenders(language: Language) {
+        let reader = Reader(language: language)
+        let values = [
+            "<script>alert(1)</script>", "\u{600}<meta http-equiv=refresh>", "x\"\u{301} onmouseover=alert(1)",
+            "evil\u{202E}gnp.exe", "a&b'c\r\nd", "\u{E000}item\u{E001}", "{{t.report.new}}", "",
+        ]
+        for (index, value) in values.enumerated() {
+            var finding = Self.finding(.wrongAccount, user: value, product: value)
+            finding.transactionID = value
+            finding.isNew = index % 2 == 0
+            finding.currency = value
+            let rendered = ReportPage.render(ReportPage(reader, finding: ReportPage.Row(finding, reader)))
+            #expect(rendered.hasPrefix("<tr><td>7"))
+            #expect(ReportFormat.html.row(finding, index: index, reader: reader) == rendered)
+        }
+    }
+
+    /// The report's stylesheet is the pages' (`Stylesheet.css`, the one file), inline and unescaped,
+    /// and the severity colours come from it: the page itself names no colour.
+    @Test func isStyledByThePagesStylesheet() throws {
+        let html = ReportWriter.html(Self.report, findings: Self.findings)
+        #expect(Stylesheet.css.contains(".chip") && Stylesheet.css.contains(".metric"))
+        #expect(html.contains("<style>" + Stylesheet.css + "</style>"))
+        let outsideStyle = html.replacing(/<style>[\s\S]*<\/style>/, with: "")
+        #expect(!outsideStyle.contains(/#[0-9a-fA-F]{3,6}\b/))
+        for attribute in ["style=", "fill=", "stroke="] { #expect(!outsideStyle.contains(attribute)) }
+        // Bars, legend swatches and labels carry their severity's class.
+        #expect(html.contains("<rect class=\"bar sev-high\""))
+        #expect(html.contains("<rect class=\"bar sev-low\""))
+        #expect(html.contains("<span class=\"swatch sev-medium\"></span>Medium"))
+        #expect(html.contains("<span class=\"sev sev-medium\">Medium</span>"))
+    }
+
+    /// Each severity's colours are set once, in the stylesheet, as custom properties of its class;
+    /// the labels, chips, bars and swatches read them.
+    @Test func severityColoursAreDefinedOnce() throws {
+        let css = Stylesheet.css
+        for severity in Severity.known {
+            let definitions = css
+                .matches(of: /\.sev-([a-z]+)\{--sev:(#[0-9a-f]{6});--sev-bg:(#[0-9a-f]{6});--sev-ink:(#[0-9a-f]{6})\}/)
+                .filter { $0.output.1 == severity.rawValue }
+            #expect(definitions.count == 1, "\(severity) is defined \(definitions.count) times")
+            guard let definition = definitions.first else { continue }
+            let mark = String(definition.output.2)
+            #expect(css.components(separatedBy: mark).count == 2, "\(mark) is set outside its definition")
+        }
+        #expect(css.contains(".sev{background:var(--sev-bg);color:var(--sev-ink)}"))
+        #expect(css.contains("svg .bar{fill:var(--sev"))
+        #expect(css.contains(".chip b{color:var(--sev"))
+    }
+
+    /// Amounts show their currency's decimals: yen whole, dinars to the fils.
+    @Test func amountsHaveTheirCurrencysDecimals() {
+        var yen = Self.finding(.missedDelivery, user: "u1", amount: 1_500_000)
+        yen.currency = "JPY"
+        var dinar = Self.finding(.duplicateDelivery, user: "u2", amount: 1_234_567)
+        dinar.currency = "KWD"
+        let report = RunReport(
+            runID: 13, status: "completed", startedAt: Self.report.startedAt, finishedAt: Self.report.finishedAt,
+            since: nil, until: Self.report.until, environment: "production", dryRun: false,
+            verification: .init(), summary: RunReport.FindingSummary([yen, dinar]), changes: Differ.QueueChanges(),
+            timings: [:], reportDirectory: nil)
+        let html = ReportWriter.html(report, findings: [yen, dinar])
+        #expect(html.contains("<td class=\"num nowrap\">¥1,500</td>"))
+        #expect(html.contains("<td class=\"num\">¥1,500</td>"))
+        #expect(html.contains("1,234.567</td>"))
+        #expect(!html.contains("1,500.00") && !html.contains("1,234.57"))
+        let markdown = ReportWriter.markdown(report, findings: [yen, dinar])
+        #expect(markdown.contains("| Missed delivery | JPY | ¥1,500 |"))
+        #expect(markdown.contains("1,234.567 |"))
+        // The JSON and the CSV keep the milliunits.
+        #expect(ReportWriter.json(report, findings: [yen, dinar]).contains("\"amount_milli\": 1500000"))
+        #expect(ReportWriter.csv(report, findings: [yen]).contains(",1500000,JPY\r\n"))
+    }
+
     @Test func anEmptyRunSaysSo() {
         var report = Self.report
         report.summary = RunReport.FindingSummary()

@@ -177,6 +177,8 @@ struct LanguageTests {
     @Test func everyTemplateIsEmbedded() throws {
         #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk", "refund_requests"])
         #expect(Templates.css.contains(".chip"))
+        // The one stylesheet: the one report.html embeds, severity colours included.
+        #expect(Templates.css == Stylesheet.css && Templates.css.contains(".sev-high{--sev:"))
     }
 
     @Test func aMissingTemplateIsA500NotAnEmptyPage() throws {

@@ -81,8 +81,9 @@ enum EvidenceText {
             lines.append("  \(text(apple.transactionID)) (original \(text(apple.originalTransactionID))), "
                 + "\(text(apple.productID)) × \(text(apple.quantity)), \(text(apple.environment)), "
                 + "bundle \(text(apple.bundleID))")
-            lines.append("  bought \(text(apple.purchaseDate)), price \(text(apple.priceMilli)) milli "
-                + "\(text(apple.currency)), source \(text(apple.source))")
+            let price = apple.priceMilli.flatMap { milli in apple.currency.map { Money(milli: milli, currency: $0).text() } }
+            lines.append("  bought \(text(apple.purchaseDate)), price \(price.map(terminalSafe) ?? "—"), "
+                + "source \(text(apple.source))")
             if let revoked = apple.revocationDate {
                 lines.append("  revoked \(terminalSafe(revoked)) (reason \(text(apple.revocationReason)))")
             }
