@@ -6,7 +6,8 @@
 -- Writes: the cursor review_export.
 -- Values: the filter (ReviewFilter.values: null where it does not filter): :'statuses',
 --         :'kinds', :'severities' (text[]), :'user_id', :'product_id', :'transaction_id',
---         :'assignee' (text), :'since', :'until' (timestamptz);
+--         :'assignee' (text), :'since', :'until' (timestamptz), :'run_id', :'max_amount_milli'
+--         (bigint), :'currency' (text);
 --         :'severity_order' (text[], as in page.sql).
 SET LOCAL cursor_tuple_fraction = 1.0;
 
@@ -17,6 +18,7 @@ SELECT id, fingerprint, kind, severity, status, transaction_id, original_transac
   FROM reconcile.review_items r
  WHERE reconcile.review_item_matches(
            r, :'statuses'::text[], :'kinds'::text[], :'severities'::text[], :'user_id'::text, :'product_id'::text,
-           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz)
+           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz,
+           :'run_id'::bigint, :'max_amount_milli'::bigint, :'currency'::text)
  ORDER BY coalesce(array_position(:'severity_order'::text[], severity), cardinality(:'severity_order'::text[])),
           created_at, id;

@@ -3,7 +3,8 @@
 -- Writes: nothing.
 -- Values: the filter (ReviewFilter.values: null where it does not filter): :'statuses',
 --         :'kinds', :'severities' (text[]), :'user_id', :'product_id', :'transaction_id',
---         :'assignee' (text), :'since', :'until' (timestamptz);
+--         :'assignee' (text), :'since', :'until' (timestamptz), :'run_id', :'max_amount_milli'
+--         (bigint), :'currency' (text);
 --         :'severity_order' (text[]: the severities most urgent first, Severity.known; others
 --         after them), :'limit', :'offset' (bigint).
 SELECT id, fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
@@ -12,7 +13,8 @@ SELECT id, fingerprint, kind, severity, status, transaction_id, original_transac
   FROM reconcile.review_items r
  WHERE reconcile.review_item_matches(
            r, :'statuses'::text[], :'kinds'::text[], :'severities'::text[], :'user_id'::text, :'product_id'::text,
-           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz)
+           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz,
+           :'run_id'::bigint, :'max_amount_milli'::bigint, :'currency'::text)
  ORDER BY coalesce(array_position(:'severity_order'::text[], severity), cardinality(:'severity_order'::text[])),
           created_at, id
  LIMIT :'limit'::bigint OFFSET :'offset'::bigint;

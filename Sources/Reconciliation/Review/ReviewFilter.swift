@@ -21,19 +21,27 @@ public struct ReviewFilter: Sendable, Equatable {
     public var since: Date?
     /// Detected before this instant.
     public var until: Date?
+    /// First detected by this run.
+    public var runID: Int64?
+    /// Worth at most this much (milliunits of the item's currency); an item of unknown value is
+    /// left out.
+    public var maxAmountMilli: Int64?
+    /// In this currency.
+    public var currency: String?
 
     /// No filter: every item.
     public init() {}
 
     /// The filter's values for the statements of `sql/review/` (`reconcile.review_item_matches`,
-    /// migration 0015): null where the filter does not filter. `excludingKinds` leaves the kind
+    /// migrations 0015 and 0019): null where the filter does not filter. `excludingKinds` leaves the kind
     /// filter out, for counts by kind beside a kind filter.
     func values(excludingKinds: Bool = false) -> SQLValues {
         func list(_ values: [String]) -> [String]? { values.isEmpty ? nil : values }
         return [
             "statuses": list(statuses.map(\.rawValue)), "kinds": excludingKinds ? nil : list(kinds.map(\.rawValue)),
             "severities": list(severities.map(\.rawValue)), "user_id": userID, "product_id": productID,
-            "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until,
+            "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until, "run_id": runID,
+            "max_amount_milli": maxAmountMilli, "currency": currency,
         ]
     }
 }

@@ -345,6 +345,8 @@ public struct ReviewService {
         static let enqueueAction: SQLFile = "review/enqueue_action.sql"
         static let outboxOfItem: SQLFile = "review/outbox_of_item.sql"
         static let actionAccounts: SQLFile = "review/action_accounts.sql"
+        static let bulkCandidates: SQLFile = "review/bulk_candidates.sql"
+        static let bulkSummary: SQLFile = "review/bulk_summary.sql"
     }
 
     /// The actor the job itself records (auto-resolutions); no person may take it.

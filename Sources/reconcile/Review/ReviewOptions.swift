@@ -11,12 +11,12 @@ struct ReviewDatabaseOptions: ParsableArguments {
 
     /// Connects and hands back the queue's service.
     func service() async throws -> ReviewService {
-        let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
-        return ReviewService(connection: try Connection(url: settings.databaseURL))
+        ReviewService(connection: try await connection())
     }
+
 }
 
-/// The filters `list` and `export` share.
+/// The filters `list`, `export` and the bulk decisions of `resolve` and `dismiss` share.
 struct ReviewFilterOptions: ParsableArguments {
     @Option(
         help: "Status: open, in_review, resolved, dismissed, auto_resolved (comma list; default any).",
@@ -47,6 +47,21 @@ struct ReviewFilterOptions: ParsableArguments {
     @Option(help: "Detected before: a date, an RFC 3339 time, or a duration back.")
     var until: String?
 
+    @Option(help: "Only items first detected by this run (its id).")
+    var run: Int64?
+
+    @Option(name: .customLong("max-amount"), help: "Only items worth at most this much (e.g. 6 or 6.50), in their currency.")
+    var maxAmount: String?
+
+    @Option(help: "Only items in this currency (ISO code, e.g. CNY).")
+    var currency: String?
+
+    /// Whether any filter is given.
+    var isEmpty: Bool {
+        status.isEmpty && kind.isEmpty && severity.isEmpty && user == nil && product == nil && transaction == nil
+            && assignee == nil && since == nil && until == nil && run == nil && maxAmount == nil && currency == nil
+    }
+
     func validate() throws { _ = try filter() }
 
     /// The filter, or a `ValidationError` naming the bad value (exit 64).
@@ -65,6 +80,16 @@ struct ReviewFilterOptions: ParsableArguments {
                 throw ValidationError("\(name) \(text): expected a date, an RFC 3339 time or a duration such as 7d")
             }
             filter[keyPath: keyPath] = instant
+        }
+        filter.runID = run
+        filter.currency = currency?.uppercased()
+        if let maxAmount {
+            guard let amount = Decimal(string: maxAmount, locale: Locale(identifier: "en_US_POSIX")), amount >= 0,
+                maxAmount.allSatisfy({ $0.isNumber || $0 == "." })
+            else {
+                throw ValidationError("--max-amount \(maxAmount): expected an amount such as 6 or 6.50")
+            }
+            filter.maxAmountMilli = NSDecimalNumber(decimal: amount * 1000).int64Value
         }
         return filter
     }

@@ -3,7 +3,8 @@ import Reconciliation
 
 extension Resolution: ExpressibleByArgument {}
 
-/// `reconcile review resolve ID --resolution R --by NAME [--note TEXT]`.
+/// `reconcile review resolve ID --resolution R --by NAME [--note TEXT]`, or with a filter instead of
+/// an id: every item it takes (`--dry-run` to see them, `--yes` to go ahead).
 struct ReviewResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
@@ -12,12 +13,16 @@ struct ReviewResolveCommand: AsyncParsableCommand {
             granted queues a grant of Apple's product to the buyer; revoked queues taking the delivered goods \
             back from the delivery's account; moved queues moving them from that account to the buyer; \
             no_action queues nothing. Exactly one action per item, however often the command is repeated. \
-            An item already resolved, dismissed or auto-resolved is refused (exit 1).
+            An item already resolved, dismissed or auto-resolved is refused (exit 1). \
+            With a filter (the options of `review list`, and --run, --max-amount, --currency) instead of an id, \
+            every open item it matches (and those you claimed) is decided the same way, one at a time: \
+            --dry-run prints how many, their value and the first few; --yes decides them (on a terminal, \
+            typing the count does too). Run again after an interruption, it decides only what is left.
             """
     )
 
-    @Argument(help: "The review item id.")
-    var id: Int64
+    @Argument(help: "The review item id (or give a filter instead).")
+    var id: Int64?
 
     @Option(help: "granted, revoked, moved or no_action.")
     var resolution: Resolution
@@ -28,12 +33,21 @@ struct ReviewResolveCommand: AsyncParsableCommand {
     @Option(help: "Why (kept in the history and the outbox).")
     var note: String?
 
+    @OptionGroup var filter: ReviewFilterOptions
+    @OptionGroup var bulk: BulkOptions
     @OptionGroup var database: ReviewDatabaseOptions
     @OptionGroup var common: CommonOptions
+
+    func validate() throws { try ItemSelection.validate(id: id, filter: filter, bulk: bulk) }
 
     func run() async throws {
         let logger = common.makeLogger()
         do {
+            guard let id else {
+                return try await ItemSelection.decide(
+                    .resolve(resolution), verb: "resolve as \(resolution.rawValue)", note: note, filter: filter,
+                    bulk: bulk, person: ActorName.resolve(by), database: database, logger: logger)
+            }
             print(try await database.service().resolve(id: id, resolution: resolution, by: ActorName.resolve(by), note: note).message)
             // The decision reaches the app's webhook at once when one is configured.
             _ = try? await database.deliverOutbox(logger: logger)

@@ -1,0 +1,159 @@
+import Foundation
+import Postgres
+
+/// Deciding many items at once (`review resolve|dismiss` with a filter): the outage day's thousands
+/// of `missed_delivery` items granted by one command. Each item is decided exactly as a single
+/// decision is (``ReviewService/resolve(id:resolution:by:note:)``: one event, one outbox row, in a
+/// transaction of its own, refused if already decided), so a command interrupted half-way and run
+/// again takes only what is left and repeats nothing.
+public struct BulkDecision: Sendable {
+    /// The most items one command decides unless told otherwise (`RECONCILE_BULK_LIMIT`).
+    public static let defaultLimit = 5_000
+
+    /// What to do with each item.
+    public enum Decision: Sendable, Equatable {
+        case resolve(Resolution)
+        case dismiss
+    }
+
+    /// Which items: the filter's, that the person may decide now (open, or claimed by them).
+    public var filter: ReviewFilter
+    /// Who decides.
+    public var person: String
+    /// At most this many items; a filter matching more is refused before anything is decided.
+    public var limit: Int
+
+    public init(filter: ReviewFilter, person: String, limit: Int = BulkDecision.defaultLimit) {
+        self.filter = filter
+        self.person = person
+        self.limit = limit
+    }
+
+    /// The items a bulk decision would take, in sum.
+    public struct Preview: Sendable, Equatable {
+        /// How many items.
+        public var items: Int
+        /// Their value per currency (milliunits), currencies in order; items of unknown value apart.
+        public var valueByCurrency: [(currency: String, items: Int, amountMilli: Int64)]
+        /// Items whose value is unknown.
+        public var unknownValue: Int
+        /// The first few, oldest first.
+        public var first: [Candidate]
+
+        public static func == (lhs: Preview, rhs: Preview) -> Bool {
+            lhs.items == rhs.items && lhs.unknownValue == rhs.unknownValue && lhs.first == rhs.first
+                && lhs.valueByCurrency.map { "\($0.currency) \($0.items) \($0.amountMilli)" }
+                    == rhs.valueByCurrency.map { "\($0.currency) \($0.items) \($0.amountMilli)" }
+        }
+    }
+
+    /// One item a bulk decision takes.
+    public struct Candidate: Sendable, Equatable {
+        public var id: Int64
+        public var kind: String
+        public var transactionID: String?
+        public var userID: String?
+        public var productID: String?
+        public var amountMilli: Int64?
+        public var currency: String?
+    }
+
+    /// What a bulk decision did.
+    public struct Outcome: Sendable, Equatable {
+        /// Items decided by this command.
+        public var decided = 0
+        /// Items another decision took between the preview and this command's turn (refused, left as
+        /// they are).
+        public var skipped: [(id: Int64, reason: String)] = []
+
+        public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
+            lhs.decided == rhs.decided && lhs.skipped.map(\.id) == rhs.skipped.map(\.id)
+        }
+    }
+
+    /// A bulk decision would take more items than its limit.
+    public struct TooMany: Error, CustomStringConvertible {
+        public var matching: Int
+        public var limit: Int
+
+        public init(matching: Int, limit: Int) {
+            self.matching = matching
+            self.limit = limit
+        }
+        public var description: String {
+            "the filter matches \(matching) items, over the limit of \(limit) for one command: narrow the filter, "
+                + "or raise the limit (--limit, RECONCILE_BULK_LIMIT)"
+        }
+    }
+
+    /// How many items the filter takes, their value per currency, and the first `first` of them.
+    public func preview(on connection: Connection, first: Int = 5) throws -> Preview {
+        let person = try ReviewService.validatedName(person)
+        var preview = Preview(items: 0, valueByCurrency: [], unknownValue: 0, first: [])
+        for row in try connection.query(ReviewService.SQL.bulkSummary, values(actor: person)) {
+            let items: Int = try row["items"]
+            preview.items += items
+            if let currency: String = try row["currency"], let amount: Int64 = try row["amount_milli"] {
+                preview.valueByCurrency.append((currency, items, amount))
+            } else {
+                preview.unknownValue += items
+            }
+        }
+        preview.first = try candidates(limit: first, actor: person, on: connection)
+        return preview
+    }
+
+    /// Decides every item the filter takes, one transaction each, oldest first; `progress` hears
+    /// after each item how many of how many are done. Refused (`TooMany`) before anything is
+    /// decided when the filter takes more than the limit. Cancellation stops between items.
+    public func run(
+        _ decision: Decision, note: String?, on connection: Connection,
+        progress: (_ done: Int, _ of: Int) -> Void = { _, _ in }
+    ) throws -> Outcome {
+        let person = try ReviewService.validatedName(person)
+        let candidates = try candidates(limit: limit + 1, actor: person, on: connection)
+        guard candidates.count <= limit else {
+            throw TooMany(matching: try preview(on: connection, first: 0).items, limit: limit)
+        }
+        let service = ReviewService(connection: connection)
+        var outcome = Outcome()
+        for (index, candidate) in candidates.enumerated() {
+            if Task.isCancelled { break }
+            do {
+                let result = switch decision {
+                case .resolve(let resolution):
+                    try service.resolve(id: candidate.id, resolution: resolution, by: person, note: note)
+                case .dismiss:
+                    try service.dismiss(id: candidate.id, by: person, note: note)
+                }
+                if result.changed { outcome.decided += 1 }
+            } catch let error as ReviewError {
+                switch error {
+                case .invalidInput: throw error
+                // The item's own reason (decided meanwhile, claimed by another, no buyer to grant
+                // to): this item is left as it is, the others go on.
+                default: outcome.skipped.append((candidate.id, error.description))
+                }
+            }
+            progress(index + 1, candidates.count)
+        }
+        return outcome
+    }
+
+    private func values(actor: String) -> SQLValues {
+        var values = filter.values()
+        values["actor"] = actor
+        return values
+    }
+
+    private func candidates(limit: Int, actor: String, on connection: Connection) throws -> [Candidate] {
+        var values = values(actor: actor)
+        values["limit"] = Int64(limit)
+        return try connection.query(ReviewService.SQL.bulkCandidates, values).map { row in
+            Candidate(
+                id: try row["id"], kind: try row["kind"], transactionID: try row["transaction_id"],
+                userID: try row["user_id"], productID: try row["product_id"], amountMilli: try row["amount_milli"],
+                currency: try row["currency"])
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciliation
+
+/// How `review resolve` and `review dismiss` decide many items at once: a filter instead of an
+/// id, `--dry-run` to see what it would take, `--yes` (or, on a terminal, typing the count) to do
+/// it, and a limit.
+struct BulkOptions: ParsableArguments {
+    @Flag(name: .customLong("dry-run"), help: "With a filter: print how many items, their value and the first few; decide nothing.")
+    var dryRun = false
+
+    @Flag(help: "With a filter: decide without asking (otherwise a terminal asks to type the count).")
+    var yes = false
+
+    @Option(help: "With a filter: the most items one command decides (default: RECONCILE_BULK_LIMIT, else 5000).")
+    var limit: Int?
+
+    /// The limit: `--limit`, else `RECONCILE_BULK_LIMIT`, else 5,000.
+    func resolvedLimit() throws -> Int {
+        if let limit {
+            guard limit > 0 else { throw ValidationError("--limit \(limit): expected a positive number") }
+            return limit
+        }
+        guard let text = ProcessInfo.processInfo.environment["RECONCILE_BULK_LIMIT"], !text.isEmpty else {
+            return BulkDecision.defaultLimit
+        }
+        guard let value = Int(text), value > 0 else {
+            throw ValidationError("RECONCILE_BULK_LIMIT \(text): expected a positive number")
+        }
+        return value
+    }
+}
+
+/// Where a review command takes its items from: one id, or a filter for a bulk decision.
+enum ItemSelection {
+    /// Checks that exactly one of the two is given, and no bulk option without a filter.
+    static func validate(id: Int64?, filter: ReviewFilterOptions, bulk: BulkOptions) throws {
+        if id != nil, !filter.isEmpty {
+            throw ValidationError("give an item id or a filter (--kind, --status, …), not both")
+        }
+        if id == nil, filter.isEmpty {
+            throw ValidationError("give an item id, or a filter (--kind, --status, --run, --max-amount, …) to decide many")
+        }
+        if id != nil, bulk.dryRun || bulk.yes || bulk.limit != nil {
+            throw ValidationError("--dry-run, --yes and --limit go with a filter, not an item id")
+        }
+    }
+
+    /// Decides every item `filter` takes, as `verb` says: prints the preview; on `--dry-run`
+    /// stops there; otherwise needs `--yes` or, on a terminal, the count typed back; then decides
+    /// each item with a progress line and prints what it did.
+    static func decide(
+        _ decision: BulkDecision.Decision, verb: String, note: String?, filter: ReviewFilterOptions,
+        bulk: BulkOptions, person: String, database: ReviewDatabaseOptions, logger: Logger
+    ) async throws {
+        let connection = try await database.connection()
+        let bulkDecision = BulkDecision(filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit())
+        let preview = try bulkDecision.preview(on: connection)
+        print(describe(preview, verb: verb))
+        guard preview.items > 0, !bulk.dryRun else { return }
+        guard preview.items <= bulkDecision.limit else {
+            throw BulkDecision.TooMany(matching: preview.items, limit: bulkDecision.limit)
+        }
+        if !bulk.yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw ReviewError.invalidInput("deciding \(preview.items) items needs --yes (or a terminal to confirm on)")
+            }
+            print("Type \(preview.items) to \(verb) these items: ", terminator: "")
+            guard readLine()?.trimmingCharacters(in: .whitespaces) == String(preview.items) else {
+                print("Nothing decided.")
+                throw ExitCode(1)
+            }
+        }
+        let outcome = try bulkDecision.run(decision, note: note, on: connection) { done, total in
+            if done % 100 == 0 || done == total {
+                FileHandle.standardError.write(Data("\(verb): \(done)/\(total)\n".utf8))
+            }
+        }
+        print("\(outcome.decided) item(s) \(verb == "dismiss" ? "dismissed" : "resolved") by \(terminalSafe(person)).")
+        for (id, reason) in outcome.skipped { print("  #\(id) left as it is: \(terminalSafe(reason))") }
+        // The decisions reach the app's webhook at once when one is configured.
+        _ = try? await database.deliverOutbox(logger: logger)
+    }
+
+    static func describe(_ preview: BulkDecision.Preview, verb: String) -> String {
+        guard preview.items > 0 else { return "No item matches the filter that you may \(verb) now." }
+        var lines = ["\(preview.items) item(s) to \(verb):"]
+        for entry in preview.valueByCurrency {
+            lines.append("  \(Money(milli: entry.amountMilli, currency: entry.currency).text()) in \(entry.items) item(s)")
+        }
+        if preview.unknownValue > 0 { lines.append("  \(preview.unknownValue) item(s) of unknown value") }
+        lines.append("First:")
+        for item in preview.first {
+            let value = item.amountMilli.map { Money(milli: $0, currency: item.currency ?? "").text() } ?? "—"
+            lines.append("  #\(item.id) \(item.kind) \(terminalSafe(item.transactionID)) \(terminalSafe(item.userID)) "
+                + "\(terminalSafe(item.productID)) \(value)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Postgres
+import Reconciliation
+import TestSupport
+import Testing
+
+/// Issue 27 item 1: the outage day. Thousands of `missed_delivery` items decided by one command
+/// (`review resolve` with a filter), each exactly as a single decision: one event and one outbox
+/// row per item, nothing twice, whether the command is run again or interrupted and run again.
+@Suite("Bulk decisions: review resolve and dismiss with a filter")
+struct BulkDecisionTests {
+    /// A run that queued `count` missed deliveries of a 6.00 CNY pack, each to grant to its buyer,
+    /// plus items just outside each filter below: a 6.01 CNY one, a JPY one, one another person
+    /// claimed, one of another kind, and one another run found.
+    static func outageDay(_ name: String, count: Int) throws -> (TestDatabase, Connection) {
+        let database = try TestDatabase.create(name)
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.runs (window_until, environment, status)
+            VALUES (now(), 'production', 'completed'), (now(), 'production', 'completed')
+            """)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
+                 suggested_action, evidence, first_seen_run, last_seen_run, amount_milli, currency,
+                 grant_to_user_id, grant_product_id, grant_quantity, assignee)
+            SELECT 'missed_delivery:' || t, 'missed_delivery', 'high', status, t, t, 'player-' || (i % 500),
+                   'coins_600', 'grant', '{}', run, run, amount, currency, 'player-' || (i % 500), 'coins_600', 1,
+                   assignee
+              FROM (SELECT i, 'OUT-' || i AS t, 6000::bigint AS amount, 'CNY' AS currency, 'open' AS status,
+                           NULL AS assignee, 1 AS run
+                      FROM generate_series(1, $1::int) i
+                    UNION ALL VALUES (-1, 'PRICIER', 6010, 'CNY', 'open', NULL, 1),
+                                     (-2, 'YEN', 600000, 'JPY', 'open', NULL, 1),
+                                     (-3, 'CLAIMED', 6000, 'CNY', 'in_review', 'tom', 1),
+                                     (-4, 'LATER', 6000, 'CNY', 'open', NULL, 2)) x(i, t, amount, currency, status, assignee, run)
+            """, [count])
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, user_id, product_id, suggested_action, evidence,
+                 first_seen_run, last_seen_run, amount_milli, currency, revoke_from_user_id, revoke_product_id,
+                 revoke_quantity)
+            VALUES ('duplicate_delivery:DUP', 'duplicate_delivery', 'medium', 'open', 'DUP', 'player-1', 'coins_600',
+                    'revoke', '{}', 1, 1, 6000, 'CNY', 'player-1', 'coins_600', 1)
+            """)
+        return (database, connection)
+    }
+
+    static let outage = ["--kind", "missed_delivery", "--run", "1", "--max-amount", "6", "--currency", "cny"]
+
+    static func reconcile(_ arguments: [String], _ database: TestDatabase) async throws -> (Int32, String, String) {
+        let result = try await DeskCommandLineTests.reconcile(
+            ["review"] + arguments, environment: ["DATABASE_URL": database.url], label: "bulk")
+        return (result.status, result.out, result.err)
+    }
+
+    static func decided(_ connection: Connection) throws -> (events: Int, outbox: Int, distinct: Int) {
+        let row = try connection.query(
+            """
+            SELECT (SELECT count(*) FROM reconcile.review_events WHERE to_status = 'resolved')::int,
+                   (SELECT count(*) FROM reconcile.action_outbox)::int,
+                   (SELECT count(DISTINCT review_item_id) FROM reconcile.action_outbox)::int
+            """)[0]
+        return (try row.decode(Int.self, at: 0), try row.decode(Int.self, at: 1), try row.decode(Int.self, at: 2))
+    }
+
+    /// 3,000 items by one command: the dry run decides nothing; without --yes and a terminal the
+    /// command refuses; with --yes every item gets one event and one outbox row; run again, it
+    /// changes nothing. The items just outside the filter stay open.
+    @Test func anOutageDayIsGrantedByOneCommand() async throws {
+        let (database, connection) = try Self.outageDay("bulk_outage", count: 3_000)
+        let resolve = ["resolve", "--resolution", "granted", "--by", "mei"] + Self.outage
+
+        let dry = try await Self.reconcile(resolve + ["--dry-run"], database)
+        #expect(dry.0 == 0, "\(dry.2)")
+        #expect(dry.1.contains("3000 item(s) to resolve as granted"), "\(dry.1)")
+        #expect(dry.1.contains("18,000.00 CNY in 3000 item(s)") || dry.1.contains("18000.00 CNY in 3000 item(s)"), "\(dry.1)")
+        #expect(dry.1.contains("#1 missed_delivery OUT-1 player-1 coins_600"), "\(dry.1)")
+        #expect(try Self.decided(connection).events == 0, "a dry run decides nothing")
+
+        let unconfirmed = try await Self.reconcile(resolve, database)
+        #expect(unconfirmed.0 == 64, "\(unconfirmed.1) \(unconfirmed.2)")
+        #expect(unconfirmed.2.contains("needs --yes"), "\(unconfirmed.2)")
+        #expect(try Self.decided(connection).events == 0)
+
+        let done = try await Self.reconcile(resolve + ["--yes"], database)
+        #expect(done.0 == 0, "\(done.2)")
+        #expect(done.1.contains("3000 item(s) resolved by mei"), "\(done.1)")
+        #expect(done.2.contains("resolve as granted: 3000/3000"), "\(done.2)")
+        #expect(try Self.decided(connection) == (3_000, 3_000, 3_000))
+        let grants = try connection.query(
+            """
+            SELECT count(*) FROM reconcile.action_outbox o JOIN reconcile.review_items i ON i.id = o.review_item_id
+             WHERE o.action = 'grant' AND o.to_user_id = i.user_id AND o.product_id = 'coins_600' AND o.quantity = 1
+               AND o.decided_by = 'mei'
+            """)[0].decode(Int.self, at: 0)
+        #expect(grants == 3_000)
+        let open = try connection.query(
+            "SELECT transaction_id FROM reconcile.review_items WHERE status <> 'resolved' ORDER BY transaction_id"
+        ).map { try $0.decode(String.self, at: 0) }
+        #expect(open == ["CLAIMED", "DUP", "LATER", "PRICIER", "YEN"], "each just outside one condition")
+
+        let again = try await Self.reconcile(resolve + ["--yes"], database)
+        #expect(again.0 == 0 && again.1.contains("No item matches"), "\(again.1)")
+        #expect(try Self.decided(connection) == (3_000, 3_000, 3_000), "run again, nothing changes")
+    }
+
+    /// A command stopped half-way (cancelled between items) and run again decides the rest: each
+    /// item once, one outbox row each.
+    @Test func interruptedHalfWayAndRunAgainDecidesTheRestOnce() async throws {
+        let (database, connection) = try Self.outageDay("bulk_interrupted", count: 400)
+        let url = database.url
+        var filter = ReviewFilter()
+        filter.kinds = [.missedDelivery]
+        filter.runID = 1
+        filter.maxAmountMilli = 6_000
+        filter.currency = "CNY"
+        let bulk = BulkDecision(filter: filter, person: "mei")
+        #expect(try bulk.preview(on: connection).items == 400)
+        let first = try await Task {
+            try bulk.run(.resolve(.granted), note: "outage of 20 Nov", on: try Connection(url: url)) { done, _ in
+                if done == 150 { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+        }.value
+        #expect(first.decided == 150)
+        #expect(try Self.decided(connection) == (150, 150, 150))
+        let rest = try bulk.run(.resolve(.granted), note: "outage of 20 Nov", on: connection)
+        #expect(rest.decided == 250 && rest.skipped.isEmpty)
+        #expect(try Self.decided(connection) == (400, 400, 400))
+        #expect(try bulk.preview(on: connection).items == 0)
+    }
+
+    /// Over the limit, nothing is decided; an id and a filter together, or neither, are usage
+    /// errors; a bad amount names itself. Dismissing by filter needs its note like one dismissal.
+    @Test func theLimitAndTheUsageAreChecked() async throws {
+        let (database, connection) = try Self.outageDay("bulk_limits", count: 20)
+        let over = try await Self.reconcile(
+            ["resolve", "--resolution", "granted", "--by", "mei", "--yes", "--limit", "10"] + Self.outage, database)
+        #expect(over.0 != 0 && over.2.contains("over the limit of 10"), "\(over.1) \(over.2)")
+        #expect(try Self.decided(connection).events == 0)
+
+        for arguments in [
+            ["resolve", "1", "--resolution", "granted", "--kind", "missed_delivery"],
+            ["resolve", "--resolution", "granted"],
+            ["resolve", "1", "--resolution", "granted", "--yes"],
+            ["resolve", "--resolution", "granted", "--kind", "missed_delivery", "--max-amount", "6,00"],
+        ] {
+            let result = try await Self.reconcile(arguments, database)
+            #expect(result.0 == 64, "\(arguments): \(result.2)")
+        }
+
+        let dismissed = try await Self.reconcile(
+            ["dismiss", "--by", "mei", "--note", "test purchases", "--yes", "--kind", "duplicate_delivery"], database)
+        #expect(dismissed.0 == 0 && dismissed.1.contains("1 item(s) dismissed by mei"), "\(dismissed.1) \(dismissed.2)")
+        let status = try connection.query(
+            "SELECT status FROM reconcile.review_items WHERE transaction_id = 'DUP'")[0].decode(String.self, at: 0)
+        #expect(status == "dismissed")
+    }
+}
