@@ -66,8 +66,12 @@ struct OutboxTests {
             group.addTask { try await app.run() }
             var iterator = ports.makeAsyncIterator()
             let port = try #require(await iterator.next())
+            // The exchange's deadline is not this test's subject: a generous one, so that peers
+            // holding both cooperative threads of a loaded two-core CI machine cannot turn a slow
+            // 503 or 200 into a timeout (CI once saw every attempt fail here).
             let webhook = ActionOutbox.Webhook(
-                url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 5, backoff: .milliseconds(10))
+                url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 5, backoff: .milliseconds(10),
+                timeout: .seconds(60))
             let quiet = Logger(label: "outbox", factory: { _ in SwiftLogNoOpLogHandler() })
             let url = database.url
             async let one = ActionOutbox(connection: try Connection(url: url)).deliver(to: webhook, logger: quiet)

@@ -156,6 +156,21 @@ struct ExportWebTests {
             defer { close(socket) }
             let request = "GET /export.csv?status=all HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
             _ = request.withCString { send(socket, $0, strlen($0), 0) }
+            // The response's head comes once the first chunk is written, so from then on the export
+            // holds the only connection. (Polling the queue before it, a loaded machine could serve
+            // the page before the export took the connection, and the test would then read the
+            // whole download.)
+            let head = try await onOwnThread { () throws -> [UInt8] in
+                var head: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+                    let count = recv(socket, &buffer, buffer.count, 0)
+                    guard count > 0 else { break }
+                    head.append(contentsOf: buffer[0..<count])
+                }
+                return head
+            }
+            #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
             // Pages get 503 while the export holds the only connection; an upper bound fails a
             // connection that is never freed.
             let deadline = ContinuousClock.now + .seconds(120)
@@ -167,7 +182,7 @@ struct ExportWebTests {
                 try await Task.sleep(for: .milliseconds(200))
             }
             #expect(answered, "the stalled download kept the only connection")
-            let rest = try await onOwnThread { try Self.readToEnd(socket) }
+            let rest = try await onOwnThread { head + (try Self.readToEnd(socket)) }
             let complete = Self.endsWithLastChunk(rest)
             #expect(rest.count > 0)
             #expect(!complete, "an aborted export must not look complete (\(rest.count) bytes): \(String(decoding: rest.prefix(400), as: UTF8.self))")

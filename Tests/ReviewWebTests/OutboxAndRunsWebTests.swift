@@ -42,8 +42,10 @@ struct WebDecisionDeliveryTests {
             let port = try #require(await iterator.next())
             var configuration = ReviewWebConfiguration(
                 host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token))
+            // A generous exchange deadline: deadlines are not this test's subject (see OutboxTests).
             configuration.outboxWebhook = ActionOutbox.Webhook(
-                url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 5, backoff: .milliseconds(10))
+                url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 5, backoff: .milliseconds(10),
+                timeout: .seconds(60))
             let application = try buildApplication(configuration: configuration)
             try await application.test(.router) { client in
                 let cookie = try await ReviewWebTests.login(client)
