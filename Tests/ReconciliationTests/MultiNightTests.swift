@@ -129,7 +129,7 @@ extension MultiNightWorld {
             // SOAK_EVERY_NIGHT: the whole-history run after every night too, so that a finding the
             // chain flags only nights late shows, each difference once, on the first night it is seen.
             if configuration.everyNight && n < configuration.nights && n != faultNight {
-                let (whole, _) = try await wholeHistory(running, until: until(n))
+                let (whole, _, _) = try await wholeHistory(running, until: until(n))
                 for difference in try compare(whole, openOn: openOn, night: n) {
                     // Once per item and side: the head line without the night.
                     let head = String(difference.prefix { $0 != "\n" })
@@ -140,11 +140,16 @@ extension MultiNightWorld {
                 }
             }
         }
-        let (whole, wholeReport) = try await wholeHistory(running, until: until(configuration.nights))
+        let (whole, wholeReport, wholeDatabase) = try await wholeHistory(running, until: until(configuration.nights))
         lines.append("whole-history run: \(wholeReport.status.rawValue), \(wholeReport.summary.open) open")
         let differences = try compare(whole, openOn: openOn, night: nil)
         problems += differences.count
         lines += differences
+        let (again, hidden) = try await rejudgedAfterAnUpgrade(
+            whole, wholeDatabase, running, until: until(configuration.nights))
+        lines.append(again)
+        problems += hidden.count
+        lines += hidden
         let classes = Dictionary(grouping: lines.compactMap { line in
             line.hasPrefix("[") ? String(line.dropFirst().prefix { $0 != "]" }) : nil
         }) { $0 }.map { "\($0.key) ×\($0.value.count)" }.sorted()
@@ -211,7 +216,9 @@ extension MultiNightWorld {
     // MARK: The whole-history run
 
     /// The chain's inputs, ids and timestamps kept, in a fresh database, judged by one run.
-    func wholeHistory(_ running: RunningSimulator, until: Date) async throws -> (Connection, RunReport) {
+    func wholeHistory(
+        _ running: RunningSimulator, until: Date
+    ) async throws -> (connection: Connection, report: RunReport, database: TestDatabase) {
         let fresh = try TestDatabase.create("multi_night_whole")
         let target = try fresh.connect()
         _ = try Schema.migrate(target)
@@ -228,7 +235,33 @@ extension MultiNightWorld {
                 """, [rows])
         }
         let report = try await run(try settings(fresh, running), until: until)
-        return (target, report)
+        return (target, report, fresh)
+    }
+
+    /// The fresh database judged again as after an upgrade that adds a rule: the judged inputs'
+    /// digest differs and the queue is empty (as it is of a new kind's items), so the run judges
+    /// the whole history, and since every upload is verified already, its first pass
+    /// (`scope/whole_history.sql`) alone decides which transactions are judged. It must open
+    /// exactly what the first whole-history run (which verified every upload, so judged every
+    /// transaction) opened: a finding the first pass calls plainly clean would be missing (a new
+    /// rule whose condition the first pass does not know of, say).
+    func rejudgedAfterAnUpgrade(
+        _ whole: Connection, _ database: TestDatabase, _ running: RunningSimulator, until: Date
+    ) async throws -> (summary: String, differences: [String]) {
+        let before = try keys(whole, "status IN ('open', 'in_review')")
+        try whole.execute("UPDATE reconcile.runs SET judged_inputs = 'an older version of the rules'")
+        try whole.execute("TRUNCATE reconcile.review_items CASCADE")
+        let report = try await run(try settings(database, running), until: until)
+        let after = try keys(whole, "status IN ('open', 'in_review')")
+        var lines: [String] = []
+        for key in before.subtracting(after).sorted() {
+            lines.append("[the whole-history pass hides a finding] MISSING after the first pass: \(key)")
+        }
+        for key in after.subtracting(before).sorted() {
+            lines.append("[the whole-history pass finds more] EXTRA after the first pass: \(key)")
+        }
+        return ("whole-history run again, as after an upgrade: \(report.status.rawValue), \(report.summary.open) open",
+                lines)
     }
 
     /// The whole-history run's open findings against the chain's open ones plus its decided

@@ -54,9 +54,9 @@ struct NightlyEqualsHistoryTests {
 
     static let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    func night(since: Date? = nil) async throws -> Set<String> {
+    func night(since: Date? = nil, bundles: String = "com.hncs.szj") async throws -> Set<String> {
         let settings = try Settings(lookup: [
-            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj", "RECONCILE_REPORT_DIR": reports.path,
+            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": bundles, "RECONCILE_REPORT_DIR": reports.path,
         ].lookup)
         let report = try await ReconciliationJob(settings: settings, verifier: DescribedVerifier(), logger: Self.quiet)
             .run(.init(since: since))
@@ -64,8 +64,8 @@ struct NightlyEqualsHistoryTests {
     }
 
     /// The first night: a window of a week, so that every later night is a nightly window run.
-    func firstNight() async throws -> Set<String> {
-        try await night(since: Date().addingTimeInterval(-7 * 86_400))
+    func firstNight(bundles: String = "com.hncs.szj") async throws -> Set<String> {
+        try await night(since: Date().addingTimeInterval(-7 * 86_400), bundles: bundles)
     }
 
     static func found(_ report: RunReport) throws -> Set<String> {
@@ -190,6 +190,21 @@ struct NightlyEqualsHistoryTests {
 
         try connection.execute("UPDATE reconcile.products SET product_type = 'consumable'")
         #expect(try await night() == ["missed_delivery c-2 fay"])
+    }
+
+    /// A setting changes what an upload is: the operator stops accepting a bundle id. The uploads
+    /// verified for it long ago are foreign_bundle findings the next night, as one run over the
+    /// whole history with the new setting finds them (the whole-history pass keeps every upload of
+    /// a bundle it does not accept, not only those the run verified); accepted again, they resolve.
+    @Test func aBundleIdNoLongerAcceptedMakesItsOldUploadsForeign() async throws {
+        try upload("gus", "tx=b-1;days=6;bundle=com.hncs.szj.lite", age: "6 days")
+        try credit("b-1", to: "gus", age: "6 days")
+        #expect(try await firstNight(bundles: "com.hncs.szj,com.hncs.szj.lite").isEmpty)
+        #expect(try await night(bundles: "com.hncs.szj,com.hncs.szj.lite").isEmpty)
+
+        #expect(try await night().contains("foreign_bundle b-1 gus"))
+        #expect(try await night().contains("foreign_bundle b-1 gus"), "an open item about an upload stays judged")
+        #expect(try await night(bundles: "com.hncs.szj,com.hncs.szj.lite").isEmpty)
     }
 }
 

@@ -1,8 +1,8 @@
 -- Stage: scope tables — created empty; one of the scope stages below fills them.
 -- Reads:  nothing.
 -- Writes: diff_scope (transaction_id) — the transactions this diff judges exactly;
---         diff_scope_uploads (upload_id) — the uploads the foreign_bundle rule looks at (filled
---         once, by a UNION: no key to maintain).
+--         diff_scope_uploads (upload_id) — the uploads the foreign_bundle rule looks at (no key:
+--         an upload two scope stages add is there twice, and the rule reads it with IN).
 -- Values: none.
 --
 -- Transaction ids come from the app's ledger and can be of any length: the key is unique on

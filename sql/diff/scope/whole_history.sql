@@ -1,6 +1,7 @@
 -- Stage: scope of a run over the whole history (no `--since`).
--- Reads:  reconcile.apple_transactions, reconcile.account_tokens, :products, :deliveries
--- Writes: diff_scope
+-- Reads:  reconcile.apple_transactions, reconcile.account_tokens, reconcile.upload_verifications,
+--         :products, :deliveries
+-- Writes: diff_scope, diff_scope_uploads
 -- Values: :'until' (timestamptz), :'bundle_ids' (text[]), :'counted' (text: 'Production' or
 --         'Sandbox'), :'judge_before' (timestamptz).
 --
@@ -55,3 +56,11 @@ SELECT transaction_id FROM :deliveries
  GROUP BY transaction_id
 HAVING count(*) > 1 AND bool_or(delivered_at < :'until'::timestamptz OR revoked_at IS NOT NULL)
 ON CONFLICT DO NOTHING;
+
+-- An upload is plainly clean when it was verified for a bundle the job accepts: every other
+-- verified upload is kept, not only those this run verified (scope/touched_by_run.sql), so that a
+-- bundle id the operator stopped accepting makes its old uploads foreign_bundle findings, as a
+-- run over the whole history in a fresh database would.
+INSERT INTO diff_scope_uploads (upload_id)
+SELECT upload_id FROM reconcile.upload_verifications
+ WHERE state = 'verified' AND bundle_id IS NOT NULL AND NOT (bundle_id = ANY(:'bundle_ids'::text[]));
