@@ -35,7 +35,7 @@ struct InputBoundsTests {
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
         try ReviewFixtures.seed(on: connection)
-        let service = ReviewService(connection: connection)
+        let service = ReviewService(connection: connection, approval: .none)
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: Int.max, limit: 500) }
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: ReviewService.maximumPage + 1) }
         #expect(try service.list(ReviewFilter(), page: ReviewService.maximumPage, limit: 500).items.isEmpty)
