@@ -77,7 +77,7 @@ struct InputBoundsTests {
             return (try await process.waitForExit(timeout: .seconds(60)), process)
         }
         for (option, value, expected) in [
-            ("--status", "open,closed", "open, in_review, resolved, dismissed, auto_resolved"),
+            ("--status", "open,closed", "open, in_review, awaiting_approval, resolved, dismissed, auto_resolved"),
             ("--kind", "missed_delivery,lost", "missed_delivery, duplicate_delivery"),
             ("--severity", "urgent", "high, medium, low"),
         ] {

@@ -25,57 +25,47 @@ struct ItemController: Sendable {
             }
         }
         routes.post("/items/:id/resolve") { request, context in
-            let session = context.session
-            let form = try await pages.checkedForm(request, context: context)
-            guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
-                throw HTTPError(.badRequest, message: context.catalog["error.choose_resolution"])
-            }
-            let note = form["note"]
-            let id = try itemID(context)
-            if let problem = Self.noteProblem(note, required: false, context.catalog) {
-                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
-            }
-            return try await transition(id: id, context: context) { service, id in
-                try service.resolve(id: id, resolution: resolution, by: session.name, note: note)
+            let unchosen = context.catalog["error.choose_resolution"]
+            return try await decide(request, context: context, noteRequired: false) { service, id, person, note, form in
+                guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
+                    throw HTTPError(.badRequest, message: unchosen)
+                }
+                return try service.resolve(id: id, resolution: resolution, by: person, note: note)
             }
         }
         routes.post("/items/:id/dismiss") { request, context in
-            let session = context.session
-            let form = try await pages.checkedForm(request, context: context)
-            let note = form["note"]
-            let id = try itemID(context)
-            if let problem = Self.noteProblem(note, required: true, context.catalog) {
-                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
-            }
-            return try await transition(id: id, context: context) { service, id in
-                try service.dismiss(id: id, by: session.name, note: note)
+            try await decide(request, context: context, noteRequired: true) { service, id, person, note, _ in
+                try service.dismiss(id: id, by: person, note: note)
             }
         }
         routes.post("/items/:id/approve") { request, context in
-            let session = context.session
-            let form = try await pages.checkedForm(request, context: context)
-            let note = form["note"]
-            let id = try itemID(context)
-            if let problem = Self.noteProblem(note, required: false, context.catalog) {
-                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
-            }
-            return try await transition(id: id, context: context) { service, id in
-                try service.approve(id: id, by: session.name, note: note)
+            try await decide(request, context: context, noteRequired: false) { service, id, person, note, _ in
+                try service.approve(id: id, by: person, note: note)
             }
         }
         routes.post("/items/:id/reject") { request, context in
-            let session = context.session
-            let form = try await pages.checkedForm(request, context: context)
-            let note = form["note"]
-            let id = try itemID(context)
-            if let problem = Self.noteProblem(note, required: true, context.catalog) {
-                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
-            }
-            return try await transition(id: id, context: context) { service, id in
-                try service.reject(id: id, by: session.name, note: note)
+            try await decide(request, context: context, noteRequired: true) { service, id, person, note, _ in
+                try service.reject(id: id, by: person, note: note)
             }
         }
         return routes
+    }
+
+    /// A decision's POST: the form checked (origin, CSRF), its note held to the service's rules in
+    /// the reader's words, then the transition by the session's person.
+    private func decide(
+        _ request: Request, context: SignedInContext, noteRequired: Bool,
+        _ body: @escaping @Sendable (ReviewService, Int64, _ person: String, _ note: String?, Form) throws
+            -> TransitionOutcome
+    ) async throws -> Response {
+        let person = context.session.name
+        let form = try await pages.checkedForm(request, context: context)
+        let note = form["note"]
+        let id = try itemID(context)
+        if let problem = Self.noteProblem(note, required: noteRequired, context.catalog) {
+            return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
+        }
+        return try await transition(id: id, context: context) { service, id in try body(service, id, person, note, form) }
     }
 
     private func itemID(_ context: SignedInContext) throws -> Int64 {
