@@ -17,6 +17,8 @@ import Synchronization
 /// `receiver.stored` (a notification committed, Apple not yet answered), `receiver.applied`
 /// (notifications applied, their transactions not yet judged), `receiver.judge` (inside the
 /// judgement's transaction, before commit), `receiver.forward` (a copy leased, not yet sent).
+/// The review queue's: `review.decide` (inside a decision's transaction, its event and outbox row
+/// written, before commit: `review.decide@1500` stops a bulk decision at its 1,500th item).
 enum Failpoint {
     private static let armed: (name: String, hit: Int)? = {
         guard let raw = ProcessInfo.processInfo.environment["RECONCILE_FAILPOINT"], !raw.isEmpty else { return nil }

@@ -67,3 +67,20 @@ public struct Money: Sendable, Hashable {
         return (digits, minor / unit, String(repeating: "0", count: digits - rest.count) + rest)
     }
 }
+
+extension Money {
+    /// An amount in major units as a person types it (`6`, `6.50`, `648`), in milliunits: digits
+    /// with at most one point, at most three decimals; nil for anything else (a sign, a comma, a
+    /// currency symbol), so that a typo is refused rather than read as another amount.
+    public static func milli(major text: String) -> Int64? {
+        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts.allSatisfy({ $0.allSatisfy(\.isASCII) }),
+            parts.allSatisfy({ $0.allSatisfy(\.isNumber) }), parts[0].count <= 15
+        else { return nil }
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard fraction.count <= 3, parts.count == 1 || !fraction.isEmpty else { return nil }
+        guard let whole = Int64(parts[0]), let thousandths = Int64(fraction.padding(toLength: 3, withPad: "0", startingAt: 0))
+        else { return nil }
+        return whole * 1000 + thousandths
+    }
+}

@@ -94,6 +94,11 @@ public struct Settings: Sendable {
 
     /// Answers to Apple's refund requests (SPEC section 14).
     public var consumption = ConsumptionAnswers()
+    /// `RECONCILE_APPROVAL_ABOVE` (`CNY=648,USD=99`): decisions on items worth more wait for a
+    /// second person (SPEC section 17); unset, none does.
+    public var approvalAbove = ApprovalThreshold.none
+    /// `RECONCILE_BULK_LIMIT`: the most items one bulk decision takes (default 5,000).
+    public var bulkLimit = BulkDecision.defaultLimit
 
     /// How the job answers `CONSUMPTION_REQUEST`s (SPEC section 14).
     public struct ConsumptionAnswers: Sendable {
@@ -127,6 +132,7 @@ public struct Settings: Sendable {
         "RECONCILE_TIME_ZONE", "RECONCILE_CONSUMPTION_ANSWERS", "RECONCILE_CONSENT_RELATION", "RECONCILE_SAMPLE_CONTENT",
         "RECONCILE_REFUND_PREFERENCE",
         "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET", "RECONCILE_NOTIFICATION_FORWARD_URL",
+        "RECONCILE_APPROVAL_ABOVE", "RECONCILE_BULK_LIMIT",
     ]
 
     /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
@@ -278,6 +284,15 @@ public struct Settings: Sendable {
         consumption.consentRelation = try relation("RECONCILE_CONSENT_RELATION", default: "reconcile.refund_consent")
         consumption.sampleContentProvided = try flag("RECONCILE_SAMPLE_CONTENT")
         consumption.refundPreference = try choice("RECONCILE_REFUND_PREFERENCE", default: .none)
+        if let raw = value("RECONCILE_APPROVAL_ABOVE") {
+            guard let threshold = ApprovalThreshold(parsing: raw) else {
+                throw SettingsError(
+                    key: "RECONCILE_APPROVAL_ABOVE",
+                    problem: "must be amounts per currency in major units, such as CNY=648,USD=99")
+            }
+            approvalAbove = threshold
+        }
+        bulkLimit = try positiveInt("RECONCILE_BULK_LIMIT", default: BulkDecision.defaultLimit, maximum: 1_000_000, "a million")
     }
 }
 

@@ -21,6 +21,15 @@ enum ItemPageBuilder {
         _ detail: ReviewItemDetail, session: SessionStore.Session, nextHref: String?, reader: Reader
     ) -> ItemPage {
         let t = reader.catalog
+        // A value of an event's details (`decided_by`), and a resolution named there in the reader's words.
+        func eventValue(_ event: ReviewEvent, _ key: String) -> String? {
+            (event.details.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])?[key]
+                as? String
+        }
+        func resolution(_ event: ReviewEvent, _ key: String) -> String {
+            let raw = eventValue(event, key)
+            return raw.flatMap(Resolution.init(rawValue:)).map(t.resolution) ?? raw ?? "?"
+        }
         let item = detail.item
         // The evidence the diff wrote (`Evidence`); Apple's transaction also as all its fields, in
         // order, so that a column the job adds shows without a change here. A row written by hand
@@ -107,6 +116,16 @@ enum ItemPageBuilder {
             decision = t.text("item.dismissed_by", ["name": item.resolvedBy ?? "?", "date": reader.minute(item.resolvedAt)])
         }
         let closedMessage = item.status == .autoResolved ? t["item.closed_auto"] : t["item.closed_final"]
+        let awaiting = item.pending.map { pending in
+            ItemPage.Awaiting(
+                text: t.text("item.awaiting", [
+                    "resolution": t.resolution(pending.resolution), "name": pending.by, "date": reader.minute(pending.at),
+                ]),
+                note: pending.note, canApprove: pending.by.caseInsensitiveCompare(session.name) != .orderedSame)
+        }
+        let approvedText = item.approvedBy.map {
+            t.text("item.approved_by", ["name": $0, "date": reader.minute(item.approvedAt)])
+        }
         let suggested: Resolution? = switch item.suggestedAction {
         case .grant: .granted
         case .revoke: .revoked
@@ -129,7 +148,7 @@ enum ItemPageBuilder {
                 ]),
                 assignee: item.assignee ?? t["item.nobody"], decision: decision, note: item.note, value: value),
             canAct: canAct, claimable: item.status == .open, claimedByMe: item.status == .inReview && !claimedByOther,
-            claimedByOther: claimedByOther, closedMessage: closedMessage,
+            claimedByOther: claimedByOther, closedMessage: closedMessage, awaiting: awaiting, approvedText: approvedText,
             resolutionOptions: Resolution.allCases.map {
                 OptionView(value: $0.rawValue, label: t["resolution_option.\($0.rawValue)"], selected: $0 == suggested)
             },
@@ -141,12 +160,16 @@ enum ItemPageBuilder {
                 case (nil, "open"): change = t["event.detected"]
                 case ("in_review", "in_review"): change = t["event.took_over"]
                 case (_, "in_review"): change = t["event.claimed"]
-                case (_, "resolved"):
-                    let resolution = (event.details.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
-                        as? [String: Any])?["resolution"] as? String
-                    change = t.text("event.resolved", [
-                        "resolution": resolution.flatMap(Resolution.init(rawValue:)).map(t.resolution) ?? resolution ?? "?",
+                case ("awaiting_approval", "resolved"):
+                    change = t.text("event.approved", [
+                        "resolution": resolution(event, "resolution"), "name": eventValue(event, "decided_by") ?? "?",
                     ])
+                case (_, "resolved"):
+                    change = t.text("event.resolved", ["resolution": resolution(event, "resolution")])
+                case (_, "awaiting_approval"):
+                    change = t.text("event.awaiting_approval", ["resolution": resolution(event, "resolution")])
+                case ("awaiting_approval", "open"):
+                    change = t.text("event.rejected", ["resolution": resolution(event, "rejected_resolution")])
                 case (_, "dismissed"): change = t["event.dismissed"]
                 case (_, "auto_resolved"): change = t["event.auto_resolved"]
                 case (let from, let to):

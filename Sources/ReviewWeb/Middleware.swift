@@ -106,6 +106,9 @@ struct Form: Sendable {
     /// The first value of a field.
     subscript(_ name: String) -> String? { pairs.first { $0.0 == name }?.1 }
 
+    /// Every value of a field given several times (`id=3&id=7`), in order.
+    func values(_ name: String) -> [String] { pairs.filter { $0.0 == name }.map(\.1) }
+
     /// Whether a name or value holds a NUL, which PostgreSQL cannot take.
     var containsNUL: Bool {
         pairs.contains { $0.0.utf8.contains(0) || $0.1.utf8.contains(0) }

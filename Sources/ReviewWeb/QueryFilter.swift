@@ -7,9 +7,10 @@ struct QueryFilter {
     /// The status menu: the working set by default, each status, or everything. Labels are the
     /// catalog's `status_filter.<value>`.
     static let statusChoices: [(value: String, statuses: [ReviewStatus])] = [
-        ("active", [.open, .inReview]),
+        ("active", [.open, .inReview, .awaitingApproval]),
         ("open", [.open]),
         ("in_review", [.inReview]),
+        ("awaiting_approval", [.awaitingApproval]),
         ("resolved", [.resolved]),
         ("dismissed", [.dismissed]),
         ("auto_resolved", [.autoResolved]),

@@ -133,6 +133,7 @@ struct ReviewSite: Sendable {
     let session: SessionController
     let queue: QueueController
     let items: ItemController
+    let bulk: BulkController
     let runs: RunController
     let desk: DeskController
 
@@ -143,7 +144,8 @@ struct ReviewSite: Sendable {
         let database = ReviewDatabase(
             url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
             waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
-            statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)))
+            statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)),
+            approval: configuration.approval)
         pages = Pages(library: try Templates.library())
         let outboxDelivery = configuration.outboxWebhook.map {
             OutboxDelivery(webhook: $0, databaseURL: configuration.databaseURL, logger: configuration.logger)
@@ -153,6 +155,9 @@ struct ReviewSite: Sendable {
             pages: pages)
         queue = QueueController(database: database, sessions: sessions, pages: pages, configuration: configuration)
         items = ItemController(database: database, sessions: sessions, pages: pages, outboxDelivery: outboxDelivery)
+        bulk = BulkController(
+            database: database, sessions: sessions, pages: pages, limit: configuration.bulkLimit,
+            outboxDelivery: outboxDelivery)
         runs = RunController(database: database, sessions: sessions, pages: pages)
         desk = DeskController(database: database, sessions: sessions, pages: pages, configuration: configuration)
     }
@@ -165,6 +170,7 @@ struct ReviewSite: Sendable {
         signedIn.addRoutes(session.accountRoutes())
         signedIn.addRoutes(queue.routes())
         signedIn.addRoutes(items.routes())
+        signedIn.addRoutes(bulk.routes())
         signedIn.addRoutes(runs.routes())
         signedIn.addRoutes(desk.routes())
     }

@@ -14,8 +14,14 @@ import Reconciliation
 ///   `statement_timeout`), so a locked table cannot hold a connection forever.
 final class ReviewDatabase: Sendable {
     private let workers: Workers
+    /// `RECONCILE_APPROVAL_ABOVE`, for every service the pages use.
+    let approval: ApprovalThreshold
 
-    init(url: String?, maximumConnections: Int, waitTimeout: Duration, statementTimeout: Duration) {
+    init(
+        url: String?, maximumConnections: Int, waitTimeout: Duration, statementTimeout: Duration,
+        approval: ApprovalThreshold
+    ) {
+        self.approval = approval
         workers = Workers(url: url, waitTimeout: waitTimeout, statementTimeout: statementTimeout)
         for index in 0..<max(1, maximumConnections) {
             let workers = self.workers
@@ -32,7 +38,15 @@ final class ReviewDatabase: Sendable {
     /// Runs `body` with a service on one of the connections, or throws `DatabaseBusyError` when
     /// none is free within the wait timeout.
     func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
-        try await workers.run { connection in Result { try body(ReviewService(connection: connection)) } }
+        let approval = self.approval
+        return try await workers.run { connection in
+            Result { try body(ReviewService(connection: connection, approval: approval)) }
+        }
+    }
+
+    /// Runs `body` on one of the connections: work of many transactions (a bulk decision).
+    func run<T: Sendable>(connection body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await workers.run { connection in Result { try body(connection) } }
     }
 
     /// Lends a connection for one step at a time (the desk's lookup): work that waits for Apple

@@ -51,6 +51,11 @@ public struct ReviewWebConfiguration: Sendable {
     /// a decision made in the browser is delivered to it at once, in the background, as the CLI's
     /// is (SPEC section 13); nil leaves the rows to `reconcile outbox deliver` and the next run.
     public var outboxWebhook: ActionOutbox.Webhook?
+    /// `RECONCILE_APPROVAL_ABOVE`: decisions above it wait for a second person, as the CLI's do.
+    /// `reconcile serve` sets it from the settings.
+    public var approval = ApprovalThreshold.none
+    /// `RECONCILE_BULK_LIMIT`: the most items one confirmation on the queue page decides.
+    public var bulkLimit = BulkDecision.defaultLimit
     /// Wrong-token back-off.
     var loginLimits = LoginThrottle.Limits()
     /// The first wait after a client's free wrong tokens (each further miss doubles it).

@@ -133,6 +133,19 @@ struct QueuePage {
         let product: String
         let assignee: String
         let detected: String
+        let value: String
+    }
+
+    /// The selection form: the filter again as hidden fields (the queue's own choices, such as the
+    /// default status, included), and the "everything this filter matches" box.
+    struct Bulk {
+        struct Field {
+            let name: String
+            let value: String
+        }
+
+        let hidden: [Field]
+        let selectAllText: String
     }
 
     let filter: FilterView
@@ -149,6 +162,7 @@ struct QueuePage {
     let prevHref: String?
     let nextHref: String?
     let exportHref: String
+    let bulk: Bulk
 }
 
 struct ItemPage {
@@ -219,6 +233,15 @@ struct ItemPage {
         let line: String
     }
 
+    /// A decision waiting for a second person's approval.
+    struct Awaiting {
+        /// `Granted by mei on …, waiting for a second person's approval`.
+        let text: String
+        let note: String?
+        /// The reader is not the decider: they may approve.
+        let canApprove: Bool
+    }
+
     let csrf: String
     /// The top of the working queue other than this item, to go on without a trip to the list.
     let nextHref: String?
@@ -230,6 +253,10 @@ struct ItemPage {
     let claimedByMe: Bool
     let claimedByOther: Bool
     let closedMessage: String
+    /// The pending decision, while the item awaits approval.
+    let awaiting: Awaiting?
+    /// `Approved by … on …`, for a decision that needed approval.
+    let approvedText: String?
     let resolutionOptions: [OptionView]
     let apple: [KeyValue]
     let hasApple: Bool
@@ -317,4 +344,31 @@ enum Format {
         for key in device.keys.sorted() where !used.contains(key) { parts.append("\(key) \(text(device[key]?.text))") }
         return parts.joined(separator: " · ")
     }
+}
+
+struct BulkPage {
+    struct Row {
+        let id: Int64
+        let href: String
+        let kindLabel: String
+        let transaction: String
+        let user: String
+        let product: String
+        let value: String
+    }
+
+    let csrf: String
+    let action: String
+    let backHref: String
+    let count: Int
+    let countText: String
+    let values: [String]
+    let firstText: String
+    let items: [Row]
+    let canDecide: Bool
+    let none: String?
+    let tooMany: String?
+    let approval: String?
+    let submitText: String
+    let options: [OptionView]
 }

@@ -129,8 +129,7 @@ struct OutboxDeliverCommand: AsyncParsableCommand {
 extension ReviewDatabaseOptions {
     /// A connection to the database of the settings.
     func connection() async throws -> Connection {
-        let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
-        return try Connection(url: settings.databaseURL)
+        try Connection(url: try await settings().databaseURL)
     }
 
     /// Delivers the outbox when a webhook is configured (nil when not). After a decision a failure

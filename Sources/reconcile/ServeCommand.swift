@@ -54,6 +54,9 @@ struct ServeCommand: AsyncParsableCommand {
                 secureCookies: secureCookies, logger: logger)
             // Decisions made in the browser reach the app's webhook as the CLI's do.
             configuration.outboxWebhook = ActionOutbox.Webhook(settings: settings)
+            // Decisions in the browser wait for a second person as the CLI's do, and batches are capped alike.
+            configuration.approval = settings.approvalAbove
+            configuration.bulkLimit = settings.bulkLimit
             // The desk's customer page judges with the job's rules, which need the app's bundle ids.
             guard !settings.bundleIDs.isEmpty else {
                 logger.notice("the desk's customer page is off: RECONCILE_BUNDLE_IDS is not set")

@@ -52,9 +52,12 @@ struct BulkDecisionTests {
 
     static let outage = ["--kind", "missed_delivery", "--run", "1", "--max-amount", "6", "--currency", "cny"]
 
-    static func reconcile(_ arguments: [String], _ database: TestDatabase) async throws -> (Int32, String, String) {
+    static func reconcile(
+        _ arguments: [String], _ database: TestDatabase, environment: [String: String] = [:]
+    ) async throws -> (Int32, String, String) {
         let result = try await DeskCommandLineTests.reconcile(
-            ["review"] + arguments, environment: ["DATABASE_URL": database.url], label: "bulk")
+            ["review"] + arguments, environment: environment.merging(["DATABASE_URL": database.url]) { $1 },
+            label: "bulk")
         return (result.status, result.out, result.err)
     }
 
@@ -119,7 +122,7 @@ struct BulkDecisionTests {
         filter.runID = 1
         filter.maxAmountMilli = 6_000
         filter.currency = "CNY"
-        let bulk = BulkDecision(filter: filter, person: "mei")
+        let bulk = BulkDecision(filter: filter, person: "mei", approval: .none)
         #expect(try bulk.preview(on: connection).items == 400)
         let first = try await Task {
             try bulk.run(.resolve(.granted), note: "outage of 20 Nov", on: try Connection(url: url)) { done, _ in
@@ -159,5 +162,83 @@ struct BulkDecisionTests {
         let status = try connection.query(
             "SELECT status FROM reconcile.review_items WHERE transaction_id = 'DUP'")[0].decode(String.self, at: 0)
         #expect(status == "dismissed")
+    }
+
+    /// The outage day killed half-way: the real binary stopped inside the 1,500th item's
+    /// transaction (failpoint `review.decide`) and SIGKILLed there, then the same command run
+    /// again: 3,000 events, 3,000 outbox rows, one per item, and a third run changes nothing.
+    @Test func killedHalfWayAndRunAgainGrantsEachItemOnce() async throws {
+        let (database, connection) = try Self.outageDay("bulk_killed", count: 3_000)
+        let arguments = ["review", "resolve", "--resolution", "granted", "--by", "mei", "--yes"] + Self.outage
+        let killed = try ChildProcess(
+            try ChildProcess.executable("reconcile"), arguments: arguments + ["--log-level", "error"],
+            environment: ["DATABASE_URL": database.url, "RECONCILE_FAILPOINT": "review.decide@1500"],
+            logDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("bulk-killed-\(UUID().uuidString)"),
+            label: "killed")
+        try await killed.waitUntilStopped()
+        try await killed.killNow()
+        let cut = try Self.decided(connection)
+        #expect(cut == (1_499, 1_499, 1_499), "the 1,500th item's transaction never committed")
+
+        let rest = try await Self.reconcile(Array(arguments.dropFirst()), database)
+        #expect(rest.0 == 0, "\(rest.2)")
+        #expect(rest.1.contains("1501 item(s) resolved by mei"), "\(rest.1)")
+        #expect(try Self.decided(connection) == (3_000, 3_000, 3_000))
+        let again = try await Self.reconcile(Array(arguments.dropFirst()), database)
+        #expect(again.0 == 0 && again.1.contains("No item matches"), "\(again.1)")
+        #expect(try Self.decided(connection) == (3_000, 3_000, 3_000))
+    }
+
+    /// With RECONCILE_APPROVAL_ABOVE, the same command puts the items above it in
+    /// awaiting_approval and queues nothing for them; `review approve` by the decider exits 1 and
+    /// changes nothing, by another person it writes the one outbox row; `review reject` needs a
+    /// reason and reopens the item; `review list --status awaiting_approval` shows what waits.
+    @Test func aboveTheValueTheOutageWaitsForASecondPerson() async throws {
+        let (database, connection) = try Self.outageDay("bulk_approval", count: 40)
+        try connection.execute(
+            "UPDATE reconcile.review_items SET amount_milli = 700000 WHERE transaction_id IN ('OUT-1', 'OUT-2', 'OUT-3')")
+        let approval = ["RECONCILE_APPROVAL_ABOVE": "CNY=648,USD=99"]
+        let filter = ["--kind", "missed_delivery", "--run", "1", "--currency", "CNY"]
+        let done = try await Self.reconcile(
+            ["resolve", "--resolution", "granted", "--by", "mei", "--yes"] + filter, database, environment: approval)
+        #expect(done.0 == 0, "\(done.2)")
+        #expect(done.1.contains("38 item(s) resolved by mei"), "\(done.1)")
+        #expect(done.1.contains("3 item(s) above RECONCILE_APPROVAL_ABOVE wait"), "\(done.1)")
+        #expect(try Self.decided(connection) == (38, 38, 38), "nothing reaches the outbox before approval")
+        let again = try await Self.reconcile(
+            ["resolve", "--resolution", "granted", "--by", "mei", "--yes"] + filter, database, environment: approval)
+        #expect(again.1.contains("No item matches"), "\(again.1)")
+
+        let waiting = try await Self.reconcile(
+            ["list", "--status", "awaiting_approval", "--format", "json"], database, environment: approval)
+        let listed = try #require(
+            try JSONSerialization.jsonObject(with: Data(waiting.1.utf8)) as? [String: Any])["items"] as? [[String: Any]]
+        #expect(listed?.map { $0["transaction_id"] as? String } == ["OUT-1", "OUT-2", "OUT-3"], "\(waiting.1)")
+        #expect(listed?.first?["pending_by"] as? String == "mei" && listed?.first?["status"] as? String == "awaiting_approval")
+        let ids = try (1...3).map { try ApprovalTests.item("OUT-\($0)", connection) }
+
+        let own = try await Self.reconcile(["approve", String(ids[0]), "--by", "mei"], database, environment: approval)
+        #expect(own.0 == 1 && own.2.contains("cannot approve their own decision"), "\(own.1) \(own.2)")
+        #expect(try Self.decided(connection).outbox == 38, "refused, nothing changed")
+
+        let approved = try await Self.reconcile(["approve", String(ids[0]), "--by", "tom"], database, environment: approval)
+        #expect(approved.0 == 0 && approved.1.contains("approved mei's decision"), "\(approved.1) \(approved.2)")
+        #expect(approved.1.contains("queued grant coins_600 ×1 to player-1"), "\(approved.1)")
+        let twice = try await Self.reconcile(["approve", String(ids[0]), "--by", "tom"], database, environment: approval)
+        #expect(twice.0 == 0 && twice.1.contains("nothing to do"), "\(twice.1)")
+        #expect(try Self.decided(connection) == (39, 39, 39))
+
+        let noReason = try await Self.reconcile(["reject", String(ids[1]), "--by", "tom"], database, environment: approval)
+        #expect(noReason.0 == 64, "\(noReason.2)")
+        let rejected = try await Self.reconcile(
+            ["reject", String(ids[1]), "--by", "tom", "--note", "delivered on 21 Nov"], database, environment: approval)
+        #expect(rejected.0 == 0 && rejected.1.contains("it is open again"), "\(rejected.1) \(rejected.2)")
+        let shown = try await Self.reconcile(["show", String(ids[2])], database, environment: approval)
+        #expect(shown.1.contains("awaiting_approval") && shown.1.contains("granted by mei"), "\(shown.1)")
+        let statuses = try connection.query(
+            "SELECT status FROM reconcile.review_items WHERE transaction_id IN ('OUT-1', 'OUT-2', 'OUT-3') ORDER BY id"
+        ).map { try $0.decode(String.self, at: 0) }
+        #expect(statuses == ["resolved", "open", "awaiting_approval"])
+        #expect(try Self.decided(connection).outbox == 39)
     }
 }

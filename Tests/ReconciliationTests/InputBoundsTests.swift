@@ -35,7 +35,7 @@ struct InputBoundsTests {
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
         try ReviewFixtures.seed(on: connection)
-        let service = ReviewService(connection: connection)
+        let service = ReviewService(connection: connection, approval: .none)
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: Int.max, limit: 500) }
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: ReviewService.maximumPage + 1) }
         #expect(try service.list(ReviewFilter(), page: ReviewService.maximumPage, limit: 500).items.isEmpty)
@@ -77,7 +77,7 @@ struct InputBoundsTests {
             return (try await process.waitForExit(timeout: .seconds(60)), process)
         }
         for (option, value, expected) in [
-            ("--status", "open,closed", "open, in_review, resolved, dismissed, auto_resolved"),
+            ("--status", "open,closed", "open, in_review, awaiting_approval, resolved, dismissed, auto_resolved"),
             ("--kind", "missed_delivery,lost", "missed_delivery, duplicate_delivery"),
             ("--severity", "urgent", "high, medium, low"),
         ] {

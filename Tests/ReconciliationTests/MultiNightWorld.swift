@@ -650,7 +650,7 @@ final class MultiNightWorld {
 
     /// A person decides one or two open items; the app then carries out the outbox.
     func decide() throws {
-        let service = ReviewService(connection: connection)
+        let service = ReviewService(connection: connection, approval: .none)
         let open = try connection.query(
             "SELECT id, kind, transaction_id FROM reconcile.review_items WHERE status = 'open' ORDER BY id")
         guard !open.isEmpty else { return }

@@ -18,7 +18,7 @@ struct OutboxTests {
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
         let ids = try ReviewFixtures.seed(on: connection)
-        let review = ReviewService(connection: connection)
+        let review = ReviewService(connection: connection, approval: .none)
         _ = try review.resolve(id: ids["t-m1"]!, resolution: .granted, by: "lin", note: nil)
         _ = try review.resolve(id: ids["t-d1"]!, resolution: .revoked, by: "lin", note: nil)
         _ = try review.resolve(id: ids["t-w1"]!, resolution: .moved, by: "lin", note: "wrong login")

@@ -63,7 +63,7 @@ struct PartialRefundTests {
         #expect(try row.decode(String?.self, at: 2) != nil)
         // Deciding it revokes the refunded coin only.
         let item = try #require(findings.first?.reviewItemID)
-        let service = ReviewService(connection: connection)
+        let service = ReviewService(connection: connection, approval: .none)
         _ = try service.resolve(id: item, resolution: .revoked, by: "ann", note: nil)
         let outbox = try connection.query(
             "SELECT action, quantity, from_user_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])

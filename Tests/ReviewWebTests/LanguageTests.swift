@@ -175,7 +175,7 @@ struct LanguageTests {
     }
 
     @Test func everyTemplateIsEmbedded() throws {
-        #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk", "refund_requests"])
+        #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk", "refund_requests", "bulk"])
         #expect(Templates.css.contains(".chip"))
         // The one stylesheet: the one report.html embeds, severity colours included.
         #expect(Templates.css == Stylesheet.css && Templates.css.contains(".sev-high{--sev:"))

@@ -340,7 +340,7 @@ struct ReviewWebTests {
 
     @Test func takingOverAClaimNeedsTheForceButton() async throws {
         let item = try id("t-m1")
-        _ = try ReviewService(connection: connection).claim(id: item, by: "bob")
+        _ = try ReviewService(connection: connection, approval: .none).claim(id: item, by: "bob")
         try await withApp { client in
             let cookie = try await Self.login(client)
             let csrf = try await Self.csrf(client, cookie: cookie)

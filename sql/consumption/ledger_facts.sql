@@ -21,7 +21,7 @@ SELECT (SELECT min(d.user_id) FROM :deliveries d
        ) AS bound_buyer,
        EXISTS (SELECT 1 FROM reconcile.review_items i
                 WHERE i.transaction_id = :'transaction_id'::text AND i.kind = ANY(:'disputed_kinds'::text[])
-                  AND i.status IN ('open', 'in_review')) AS disputed,
+                  AND i.status IN ('open', 'in_review', 'awaiting_approval')) AS disputed,
        coalesce(a.product_type, p.product_type) AS product_type,
        coalesce(a.product_id, :'product_id'::text) AS product_id
   FROM (SELECT :'transaction_id'::text AS transaction_id) q

@@ -9,7 +9,7 @@
 -- Values: :'upload_kinds' (text[]: the kinds about an upload, FindingKind.isAboutAnUpload).
 CREATE TEMP TABLE diff_unchanged ON COMMIT DROP AS
 SELECT r.id FROM reconcile.review_items r
- WHERE r.status IN ('open', 'in_review') AND r.transaction_id IS NOT NULL
+ WHERE r.status IN ('open', 'in_review', 'awaiting_approval') AND r.transaction_id IS NOT NULL
    AND NOT r.kind = ANY (:'upload_kinds'::text[])
    AND NOT EXISTS (SELECT 1 FROM diff_scope s WHERE s.transaction_id = r.transaction_id)
    AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = r.transaction_id)

@@ -35,12 +35,12 @@ WITH upserted AS (
                       EXCLUDED.grant_to_user_id, EXCLUDED.grant_product_id, EXCLUDED.grant_quantity,
                       EXCLUDED.revoke_from_user_id, EXCLUDED.revoke_product_id, EXCLUDED.revoke_quantity,
                       now()
-                WHERE r.status IN ('open', 'in_review')
+                WHERE r.status IN ('open', 'in_review', 'awaiting_approval')
                UNION ALL
                SELECT r.user_id, r.evidence, r.detected_user_id, r.amount_milli, r.currency, r.purchase_date,
                       r.held_by_user_id, r.grant_to_user_id, r.grant_product_id, r.grant_quantity,
                       r.revoke_from_user_id, r.revoke_product_id, r.revoke_quantity, r.updated_at
-                WHERE r.status NOT IN ('open', 'in_review'))
+                WHERE r.status NOT IN ('open', 'in_review', 'awaiting_approval'))
     RETURNING r.id, (xmax = 0) AS inserted
 ), events AS (
     INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)

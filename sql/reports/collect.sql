@@ -24,7 +24,7 @@ SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.
                f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date
           FROM diff_findings f
           LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
-         WHERE r.id IS NULL OR r.status IN ('open', 'in_review')
+         WHERE r.id IS NULL OR r.status IN ('open', 'in_review', 'awaiting_approval')
         -- The open items the diff carried over unchanged, as the run that last detected them
         -- found them (sql/diff/75_unchanged.sql). Their evidence is read once, when the report
         -- is streamed.

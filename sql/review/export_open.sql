@@ -7,18 +7,19 @@
 -- Values: the filter (ReviewFilter.values: null where it does not filter): :'statuses',
 --         :'kinds', :'severities' (text[]), :'user_id', :'product_id', :'transaction_id',
 --         :'assignee' (text), :'since', :'until' (timestamptz), :'run_id', :'max_amount_milli'
---         (bigint), :'currency' (text);
+--         (bigint), :'currency' (text), :'ids' (bigint[]);
 --         :'severity_order' (text[], as in page.sql).
 SET LOCAL cursor_tuple_fraction = 1.0;
 
 DECLARE review_export NO SCROLL CURSOR FOR
 SELECT id, fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
        upload_id, suggested_action, first_seen_run, last_seen_run, created_at, updated_at, assignee, resolution,
-       resolved_by, resolved_at, note
+       resolved_by, resolved_at, note, amount_milli, currency, pending_resolution, pending_by, pending_at,
+       pending_note, approved_by, approved_at
   FROM reconcile.review_items r
  WHERE reconcile.review_item_matches(
            r, :'statuses'::text[], :'kinds'::text[], :'severities'::text[], :'user_id'::text, :'product_id'::text,
            :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz,
-           :'run_id'::bigint, :'max_amount_milli'::bigint, :'currency'::text)
+           :'run_id'::bigint, :'max_amount_milli'::bigint, :'currency'::text, :'ids'::bigint[])
  ORDER BY coalesce(array_position(:'severity_order'::text[], severity), cardinality(:'severity_order'::text[])),
           created_at, id;

@@ -18,7 +18,7 @@ SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
  WHERE d.revoked_at IS NULL AND d.transaction_id > :'after'::text
    AND (d.delivered_at >= :'since'::timestamptz
         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
-                                 WHERE kind = ANY(:'unconfirmed_kinds'::text[]) AND status IN ('open', 'in_review'))
+                                 WHERE kind = ANY(:'unconfirmed_kinds'::text[]) AND status IN ('open', 'in_review', 'awaiting_approval'))
         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.transaction_lookups
                                  WHERE result = 'retry')
         OR d.transaction_id IN (

@@ -22,11 +22,15 @@ public struct BulkDecision: Sendable {
     public var person: String
     /// At most this many items; a filter matching more is refused before anything is decided.
     public var limit: Int
+    /// `RECONCILE_APPROVAL_ABOVE`: items above it go to `awaiting_approval`, as a single decision's
+    /// would (``ReviewService/approval``).
+    public var approval: ApprovalThreshold
 
-    public init(filter: ReviewFilter, person: String, limit: Int = BulkDecision.defaultLimit) {
+    public init(filter: ReviewFilter, person: String, limit: Int = BulkDecision.defaultLimit, approval: ApprovalThreshold) {
         self.filter = filter
         self.person = person
         self.limit = limit
+        self.approval = approval
     }
 
     /// The items a bulk decision would take, in sum.
@@ -60,14 +64,17 @@ public struct BulkDecision: Sendable {
 
     /// What a bulk decision did.
     public struct Outcome: Sendable, Equatable {
-        /// Items decided by this command.
+        /// Items decided by this command (those waiting for approval included).
         public var decided = 0
+        /// Of these, items whose decision waits for a second person (above the approval threshold).
+        public var awaitingApproval = 0
         /// Items another decision took between the preview and this command's turn (refused, left as
         /// they are).
         public var skipped: [(id: Int64, reason: String)] = []
 
         public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
-            lhs.decided == rhs.decided && lhs.skipped.map(\.id) == rhs.skipped.map(\.id)
+            lhs.decided == rhs.decided && lhs.awaitingApproval == rhs.awaitingApproval
+                && lhs.skipped.map(\.id) == rhs.skipped.map(\.id)
         }
     }
 
@@ -115,7 +122,7 @@ public struct BulkDecision: Sendable {
         guard candidates.count <= limit else {
             throw TooMany(matching: try preview(on: connection, first: 0).items, limit: limit)
         }
-        let service = ReviewService(connection: connection)
+        let service = ReviewService(connection: connection, approval: approval)
         var outcome = Outcome()
         for (index, candidate) in candidates.enumerated() {
             if Task.isCancelled { break }
@@ -127,6 +134,7 @@ public struct BulkDecision: Sendable {
                     try service.dismiss(id: candidate.id, by: person, note: note)
                 }
                 if result.changed { outcome.decided += 1 }
+                if result.changed, result.item.status == .awaitingApproval { outcome.awaitingApproval += 1 }
             } catch let error as ReviewError {
                 switch error {
                 case .invalidInput: throw error

@@ -14,6 +14,12 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
     case actionNotApplicable(id: Int64, resolution: Resolution, reason: String)
     /// A value given to the command is not acceptable (empty name, note too long).
     case invalidInput(String)
+    /// A decision on the item waits for a second person's approval: approve or reject it first.
+    case awaitingApproval(id: Int64, resolution: Resolution?, by: String?)
+    /// The person approving is the one who decided; another person must.
+    case ownDecision(id: Int64, by: String)
+    /// Approve or reject asked of an item with no decision waiting.
+    case notAwaitingApproval(id: Int64, status: ReviewStatus)
 
     public var description: String {
         switch self {
@@ -33,6 +39,14 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
             return "review item \(id) cannot be resolved as \(resolution.rawValue): \(reason)"
         case .invalidInput(let problem):
             return problem
+        case .awaitingApproval(let id, let resolution, let by):
+            return "review item \(id) waits for approval of \(resolution?.rawValue ?? "a decision") by \(by ?? "someone"): "
+                + "another person approves or rejects it first (reconcile review approve|reject \(id))"
+        case .ownDecision(let id, let by):
+            return "review item \(id) was decided by \(by): the same person cannot approve their own decision; "
+                + "another person must"
+        case .notAwaitingApproval(let id, let status):
+            return "review item \(id) is \(status.rawValue): no decision on it waits for approval"
         }
     }
 }

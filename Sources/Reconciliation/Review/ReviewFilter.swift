@@ -28,12 +28,14 @@ public struct ReviewFilter: Sendable, Equatable {
     public var maxAmountMilli: Int64?
     /// In this currency.
     public var currency: String?
+    /// Any of these items (by id): those a person ticked on the queue page.
+    public var ids: [Int64] = []
 
     /// No filter: every item.
     public init() {}
 
     /// The filter's values for the statements of `sql/review/` (`reconcile.review_item_matches`,
-    /// migrations 0015 and 0019): null where the filter does not filter. `excludingKinds` leaves the kind
+    /// migrations 0015, 0019 and 0020): null where the filter does not filter. `excludingKinds` leaves the kind
     /// filter out, for counts by kind beside a kind filter.
     func values(excludingKinds: Bool = false) -> SQLValues {
         func list(_ values: [String]) -> [String]? { values.isEmpty ? nil : values }
@@ -41,7 +43,7 @@ public struct ReviewFilter: Sendable, Equatable {
             "statuses": list(statuses.map(\.rawValue)), "kinds": excludingKinds ? nil : list(kinds.map(\.rawValue)),
             "severities": list(severities.map(\.rawValue)), "user_id": userID, "product_id": productID,
             "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until, "run_id": runID,
-            "max_amount_milli": maxAmountMilli, "currency": currency,
+            "max_amount_milli": maxAmountMilli, "currency": currency, "ids": ids.isEmpty ? [Int64]?.none : ids,
         ]
     }
 }

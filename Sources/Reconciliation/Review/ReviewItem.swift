@@ -5,12 +5,19 @@ import Postgres
 public enum ReviewStatus: String, Sendable, CaseIterable, Codable {
     case open
     case inReview = "in_review"
+    /// A person (or a policy) decided, above `RECONCILE_APPROVAL_ABOVE`: the decision waits for a
+    /// second person (SPEC section 17); nothing reached the outbox yet.
+    case awaitingApproval = "awaiting_approval"
     case resolved
     case dismissed
     case autoResolved = "auto_resolved"
 
     /// A person decided; nothing may change it any more.
     public var isDecided: Bool { self == .resolved || self == .dismissed }
+
+    /// Nobody's decision has taken effect and the job still judges it: open, claimed, or a
+    /// decision waiting for approval (the diff refreshes, reports and auto-resolves these).
+    public var isUndecided: Bool { self == .open || self == .inReview || self == .awaitingApproval }
 }
 
 /// A person's decision on a review item.
@@ -73,6 +80,22 @@ public struct ReviewItem: Sendable, Equatable {
     public var resolvedAt: Date?
     /// The note left with the decision.
     public var note: String?
+    /// What the item is worth (milliunits of ``currency``), nil when unknown.
+    public var amountMilli: Int64?
+    /// The currency of ``amountMilli``.
+    public var currency: String?
+    /// The decision waiting for a second person, while ``status`` is `awaiting_approval`.
+    public var pending: PendingDecision?
+    /// Who approved the decision the item was resolved with, when it needed approval.
+    public var approvedBy: String?
+    /// When it was approved.
+    public var approvedAt: Date?
+
+    /// The item's value, when known.
+    public var value: Money? {
+        guard let amountMilli, let currency else { return nil }
+        return Money(milli: amountMilli, currency: currency)
+    }
 
     init(row: Row) throws {
         id = try row["id"]
@@ -103,6 +126,34 @@ public struct ReviewItem: Sendable, Equatable {
         resolvedBy = try row["resolved_by"]
         resolvedAt = try row["resolved_at"]
         note = try row["note"]
+        amountMilli = try row["amount_milli"]
+        currency = try row["currency"]
+        if let raw: String = try row["pending_resolution"] {
+            guard let resolution = Resolution(rawValue: raw) else {
+                throw PostgresError(kind: .decoding, message: "review item \(id) has unknown pending resolution \(raw)")
+            }
+            pending = PendingDecision(
+                resolution: resolution, by: try row["pending_by"], at: try row["pending_at"], note: try row["pending_note"])
+        }
+        approvedBy = try row["approved_by"]
+        approvedAt = try row["approved_at"]
+    }
+}
+
+/// A decision above `RECONCILE_APPROVAL_ABOVE` that waits for a second person: what was decided,
+/// by whom, when and why. Approving it applies exactly this.
+public struct PendingDecision: Sendable, Equatable {
+    public var resolution: Resolution
+    /// Who decided: a person, or `policy:<rule>`.
+    public var by: String
+    public var at: Date
+    public var note: String?
+
+    public init(resolution: Resolution, by: String, at: Date, note: String?) {
+        self.resolution = resolution
+        self.by = by
+        self.at = at
+        self.note = note
     }
 }
 

@@ -20,10 +20,17 @@ public struct ReviewService {
     public static let maximumPage = 1_000_000
 
     private let connection: Connection
+    /// `RECONCILE_APPROVAL_ABOVE`: a decision above it waits for a second person. Every decider
+    /// (a person, a bulk command, a policy) comes through ``resolve(id:resolution:by:note:)``, so
+    /// the gate is here and nowhere else.
+    public let approval: ApprovalThreshold
 
-    /// A service on one connection; use it from one task at a time, like the connection.
-    public init(connection: Connection) {
+    /// A service on one connection; use it from one task at a time, like the connection. The
+    /// threshold has no default on purpose: whoever builds a service says which one holds
+    /// (``ApprovalThreshold/none`` where none is configured), so none is dropped by omission.
+    public init(connection: Connection, approval: ApprovalThreshold) {
         self.connection = connection
+        self.approval = approval
     }
 
     // MARK: Reading
@@ -142,6 +149,8 @@ public struct ReviewService {
                 return TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
                     message: "took item \(id) over from \(item.assignee ?? "nobody") for \(person)")
+            case .awaitingApproval:
+                throw Self.waiting(item)
             case .resolved, .dismissed:
                 throw Self.decided(item)
             case .autoResolved:
@@ -153,46 +162,137 @@ public struct ReviewService {
     /// Resolves an item (`open` or `in_review` → `resolved`) and, for `granted`, `revoked` and
     /// `moved`, enqueues the one action the app must carry out. Repeating the same resolution by
     /// the same person is a no-op success; any other decision on a decided item is refused.
+    ///
+    /// When the decision would make the app act and the item's value is above ``approval``, it
+    /// does not take effect: the item goes to `awaiting_approval` with the decision kept as
+    /// pending, and no outbox row is written until another person runs
+    /// ``approve(id:by:note:)``. A decision the evidence cannot turn into an action is refused
+    /// here, to its decider, not later to the approver.
     public func resolve(id: Int64, resolution: Resolution, by person: String, note: String?) throws -> TransitionOutcome {
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: false)
         return try connection.transaction {
             let item = try lockedItem(id)
-            let repeated = item.status == .resolved && item.resolution == resolution && item.resolvedBy == person
+            let waitingAlready = item.status == .awaitingApproval && item.pending?.resolution == resolution
+                && item.pending?.by == person
+            let repeated = waitingAlready
+                || (item.status == .resolved && item.resolution == resolution && item.resolvedBy == person)
             if let outcome = try undecided(item, unless: repeated, {
                 TransitionOutcome(
                     item: item, changed: false, outbox: try outbox(itemID: id),
-                    message: "item \(id) is already resolved as \(resolution.rawValue) by \(person); nothing to do")
+                    message: waitingAlready
+                        ? "item \(id) already waits for approval of \(resolution.rawValue) by \(person); nothing to do"
+                        : "item \(id) is already resolved as \(resolution.rawValue) by \(person); nothing to do")
             }) {
                 return outcome
             }
             let draft = try actionDraft(for: item, resolution: resolution)
-            var details: [String: String] = ["resolution": resolution.rawValue]
-            if let draft {
-                details["action"] = draft.action.rawValue
-                details["from_user_id"] = draft.fromUserID
-                details["to_user_id"] = draft.toUserID
+            if draft != nil, approval.isExceeded(by: item.value) {
+                _ = try recordEvent(
+                    item, by: person, to: .awaitingApproval, note: note,
+                    details: ["resolution": resolution.rawValue, "approval_above": approval.description,
+                              "value": item.value?.text() ?? "unknown"])
+                let updated = try update(
+                    SQL.awaitApproval, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
+                Failpoint.pass("review.decide")
+                return TransitionOutcome(
+                    item: updated, changed: true, outbox: nil,
+                    message: "item \(id) (\(item.value?.text() ?? "value unknown")) is above RECONCILE_APPROVAL_ABOVE "
+                        + "(\(approval)): \(resolution.rawValue) waits for another person's approval "
+                        + "(reconcile review approve \(id))")
             }
-            let event = try recordEvent(item, by: person, to: .resolved, note: note, details: details)
+            let event = try recordEvent(item, by: person, to: .resolved, note: note, details: Self.details(resolution, draft))
             let updated = try update(
                 SQL.resolve, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
-            var entry: OutboxEntry?
-            if let draft {
-                entry = try connection.queryFirst(
-                    SQL.enqueueAction,
-                    ["item_id": id, "event_id": event, "action": draft.action.rawValue, "transaction_id": item.transactionID,
-                     "product_id": draft.productID, "quantity": draft.quantity, "from_user_id": draft.fromUserID,
-                     "to_user_id": draft.toUserID, "decided_by": person, "note": note]
-                ).map(OutboxEntry.init(row:))
-            }
+            let entry = try enqueue(draft, item: item, event: event, decidedBy: person, note: note)
+            Failpoint.pass("review.decide")
             var message = "resolved item \(id) as \(resolution.rawValue)"
             if let entry { message += "; queued \(Self.describe(entry)) for the app" }
             return TransitionOutcome(item: updated, changed: true, outbox: entry, message: message)
         }
     }
 
+    /// A second person approves the decision waiting on an item (`awaiting_approval` →
+    /// `resolved`): it takes effect exactly as decided (the decider's resolution and note; the
+    /// item's `resolved_by` stays the decider, `approved_by` is `person`) and writes its outbox
+    /// row, in one transaction. The decider cannot approve their own decision
+    /// (``ReviewError/ownDecision(id:by:)``), nor can a policy approve. Approving again by the
+    /// same person is a no-op success.
+    public func approve(id: Int64, by person: String, note: String? = nil) throws -> TransitionOutcome {
+        let person = try Self.validatedName(person)
+        let note = try Self.note(note, required: false)
+        guard !person.lowercased().hasPrefix(Self.policyActorPrefix) else {
+            throw ReviewError.invalidInput("a policy cannot approve a decision; a person must")
+        }
+        return try connection.transaction {
+            let item = try lockedItem(id)
+            switch item.status {
+            case .awaitingApproval:
+                guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
+                guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
+                let draft = try actionDraft(for: item, resolution: pending.resolution)
+                var details = Self.details(pending.resolution, draft)
+                details["decided_by"] = pending.by
+                details["decided_at"] = TimeExpression.format(pending.at)
+                let event = try recordEvent(item, by: person, to: .resolved, note: note, details: details)
+                let updated = try update(SQL.approve, ["id": id, "person": person])
+                let entry = try enqueue(draft, item: item, event: event, decidedBy: pending.by, note: pending.note)
+                Failpoint.pass("review.decide")
+                var message = "approved \(pending.by)'s decision: resolved item \(id) as \(pending.resolution.rawValue)"
+                if let entry { message += "; queued \(Self.describe(entry)) for the app" }
+                return TransitionOutcome(item: updated, changed: true, outbox: entry, message: message)
+            case .resolved where item.approvedBy == person:
+                return TransitionOutcome(
+                    item: item, changed: false, outbox: try outbox(itemID: id),
+                    message: "item \(id) is already approved by \(person); nothing to do")
+            case .open, .inReview, .resolved, .dismissed:
+                throw ReviewError.notAwaitingApproval(id: id, status: item.status)
+            case .autoResolved:
+                throw ReviewError.autoResolved(id: id)
+            }
+        }
+    }
+
+    /// A second person rejects the decision waiting on an item (`awaiting_approval` → `open`):
+    /// nothing takes effect, the item is open and unclaimed again, and the reason (required) is
+    /// the event's note. The decider may reject their own decision, which withdraws it.
+    /// Rejecting again by the same person is a no-op success.
+    public func reject(id: Int64, by person: String, note: String?) throws -> TransitionOutcome {
+        let person = try Self.validatedName(person)
+        let note = try Self.note(note, required: true)
+        return try connection.transaction {
+            let item = try lockedItem(id)
+            switch item.status {
+            case .awaitingApproval:
+                guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
+                _ = try recordEvent(
+                    item, by: person, to: .open, note: note,
+                    details: ["rejected_resolution": pending.resolution.rawValue, "decided_by": pending.by])
+                let updated = try update(SQL.reject, ["id": id])
+                return TransitionOutcome(
+                    item: updated, changed: true, outbox: nil,
+                    message: "rejected \(pending.by)'s decision (\(pending.resolution.rawValue)) on item \(id); it is open again")
+            case .open:
+                let last = try connection.query(SQL.events, ["id": id]).last.map(ReviewEvent.init(row:))
+                guard let last, last.fromStatus == ReviewStatus.awaitingApproval.rawValue, last.actor == person else {
+                    throw ReviewError.notAwaitingApproval(id: id, status: item.status)
+                }
+                return TransitionOutcome(
+                    item: item, changed: false, outbox: nil,
+                    message: "item \(id) is already rejected by \(person); nothing to do")
+            case .inReview, .resolved, .dismissed:
+                throw ReviewError.notAwaitingApproval(id: id, status: item.status)
+            case .autoResolved:
+                throw ReviewError.autoResolved(id: id)
+            }
+        }
+    }
+
     /// Dismisses an item (`open` or `in_review` → `dismissed`): not a real problem, nothing to do.
-    /// A note saying why is required. Repeating it by the same person is a no-op success.
+    /// A note saying why is required. Repeating it by the same person is a no-op success. A
+    /// dismissal never waits for approval, whatever the item's value: it makes the app do nothing
+    /// (no outbox row), and the approval exists to stop one person making the app hand out or
+    /// take back value (docs/operations.md).
     public func dismiss(id: Int64, by person: String, note: String?) throws -> TransitionOutcome {
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: true)
@@ -207,6 +307,7 @@ public struct ReviewService {
             }
             _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:])
             let updated = try update(SQL.dismiss, ["id": id, "person": person, "note": note])
+            Failpoint.pass("review.decide")
             return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "dismissed item \(id)")
         }
     }
@@ -235,6 +336,30 @@ public struct ReviewService {
             ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
              "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details)]
         )[0].decode(Int64.self, at: 0)
+    }
+
+    /// The event details of a resolution: the resolution, and the action it makes the app take.
+    private static func details(_ resolution: Resolution, _ draft: ActionDraft?) -> [String: String] {
+        var details: [String: String] = ["resolution": resolution.rawValue]
+        if let draft {
+            details["action"] = draft.action.rawValue
+            details["from_user_id"] = draft.fromUserID
+            details["to_user_id"] = draft.toUserID
+        }
+        return details
+    }
+
+    /// Writes the outbox row of a decision that took effect, if it makes the app act.
+    private func enqueue(
+        _ draft: ActionDraft?, item: ReviewItem, event: Int64, decidedBy: String, note: String?
+    ) throws -> OutboxEntry? {
+        guard let draft else { return nil }
+        return try connection.queryFirst(
+            SQL.enqueueAction,
+            ["item_id": item.id, "event_id": event, "action": draft.action.rawValue, "transaction_id": item.transactionID,
+             "product_id": draft.productID, "quantity": draft.quantity, "from_user_id": draft.fromUserID,
+             "to_user_id": draft.toUserID, "decided_by": decidedBy, "note": note]
+        ).map(OutboxEntry.init(row:))
     }
 
     private func outbox(itemID: Int64) throws -> OutboxEntry? {
@@ -306,10 +431,23 @@ public struct ReviewService {
         switch item.status {
         case .open, .inReview: return nil
         case _ where repeated: return try again()
+        case .awaitingApproval: throw Self.waiting(item)
         case .resolved, .dismissed: throw Self.decided(item)
         case .autoResolved: throw ReviewError.autoResolved(id: item.id)
         }
     }
+
+    private static func waiting(_ item: ReviewItem) -> ReviewError {
+        .awaitingApproval(id: item.id, resolution: item.pending?.resolution, by: item.pending?.by)
+    }
+
+    /// Names compare as people read them: `Mei` approving `mei`'s decision is the same person.
+    private static func samePerson(_ a: String, _ b: String) -> Bool {
+        a.caseInsensitiveCompare(b) == .orderedSame
+    }
+
+    /// How policies sign their decisions (`policy:<rule>`, SPEC section 17).
+    static let policyActorPrefix = "policy:"
 
     private static func decided(_ item: ReviewItem) -> ReviewError {
         .alreadyDecided(
@@ -340,6 +478,9 @@ public struct ReviewService {
         static let claim: SQLFile = "review/claim.sql"
         static let takeOver: SQLFile = "review/take_over.sql"
         static let resolve: SQLFile = "review/resolve.sql"
+        static let awaitApproval: SQLFile = "review/await_approval.sql"
+        static let approve: SQLFile = "review/approve.sql"
+        static let reject: SQLFile = "review/reject.sql"
         static let dismiss: SQLFile = "review/dismiss.sql"
         static let recordEvent: SQLFile = "review/record_event.sql"
         static let enqueueAction: SQLFile = "review/enqueue_action.sql"

@@ -2,7 +2,8 @@ import Foundation
 import Hummingbird
 import Reconciliation
 
-/// One item: its evidence and history, and the decisions (claim, resolve, dismiss).
+/// One item: its evidence and history, and the decisions (claim, resolve, dismiss, and a second
+/// person's approve or reject of a decision above `RECONCILE_APPROVAL_ABOVE`).
 struct ItemController: Sendable {
     let database: ReviewDatabase
     let sessions: SessionStore
@@ -24,33 +25,47 @@ struct ItemController: Sendable {
             }
         }
         routes.post("/items/:id/resolve") { request, context in
-            let session = context.session
-            let form = try await pages.checkedForm(request, context: context)
-            guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
-                throw HTTPError(.badRequest, message: context.catalog["error.choose_resolution"])
-            }
-            let note = form["note"]
-            let id = try itemID(context)
-            if let problem = Self.noteProblem(note, required: false, context.catalog) {
-                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
-            }
-            return try await transition(id: id, context: context) { service, id in
-                try service.resolve(id: id, resolution: resolution, by: session.name, note: note)
+            let unchosen = context.catalog["error.choose_resolution"]
+            return try await decide(request, context: context, noteRequired: false) { service, id, person, note, form in
+                guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
+                    throw HTTPError(.badRequest, message: unchosen)
+                }
+                return try service.resolve(id: id, resolution: resolution, by: person, note: note)
             }
         }
         routes.post("/items/:id/dismiss") { request, context in
-            let session = context.session
-            let form = try await pages.checkedForm(request, context: context)
-            let note = form["note"]
-            let id = try itemID(context)
-            if let problem = Self.noteProblem(note, required: true, context.catalog) {
-                return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
+            try await decide(request, context: context, noteRequired: true) { service, id, person, note, _ in
+                try service.dismiss(id: id, by: person, note: note)
             }
-            return try await transition(id: id, context: context) { service, id in
-                try service.dismiss(id: id, by: session.name, note: note)
+        }
+        routes.post("/items/:id/approve") { request, context in
+            try await decide(request, context: context, noteRequired: false) { service, id, person, note, _ in
+                try service.approve(id: id, by: person, note: note)
+            }
+        }
+        routes.post("/items/:id/reject") { request, context in
+            try await decide(request, context: context, noteRequired: true) { service, id, person, note, _ in
+                try service.reject(id: id, by: person, note: note)
             }
         }
         return routes
+    }
+
+    /// A decision's POST: the form checked (origin, CSRF), its note held to the service's rules in
+    /// the reader's words, then the transition by the session's person.
+    private func decide(
+        _ request: Request, context: SignedInContext, noteRequired: Bool,
+        _ body: @escaping @Sendable (ReviewService, Int64, _ person: String, _ note: String?, Form) throws
+            -> TransitionOutcome
+    ) async throws -> Response {
+        let person = context.session.name
+        let form = try await pages.checkedForm(request, context: context)
+        let note = form["note"]
+        let id = try itemID(context)
+        if let problem = Self.noteProblem(note, required: noteRequired, context.catalog) {
+            return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
+        }
+        return try await transition(id: id, context: context) { service, id in try body(service, id, person, note, form) }
     }
 
     private func itemID(_ context: SignedInContext) throws -> Int64 {
@@ -134,13 +149,26 @@ struct ItemController: Sendable {
         switch item.status {
         case .inReview:
             return t.text(outcome.changed ? "flash.claimed" : "flash.already_claimed", values)
+        case .awaitingApproval:
+            let pending = [
+                "id": String(item.id), "name": item.pending?.by ?? person,
+                "resolution": item.pending.map { t.resolution($0.resolution) } ?? "",
+            ]
+            return t.text(outcome.changed ? "flash.awaiting_approval" : "flash.already_awaiting", pending)
+        case .resolved where item.approvedBy == person:
+            guard outcome.changed else { return t.text("flash.already_approved", values.merging(["name": person]) { $1 }) }
+            guard let entry = outcome.outbox else { return t.text("flash.approved", values) }
+            return t.text("flash.approved_queued", values.merging(["action": ItemPageBuilder.describe(entry, t)]) { $1 })
         case .resolved:
             guard outcome.changed else { return t.text("flash.already_resolved", values) }
             guard let entry = outcome.outbox else { return t.text("flash.resolved", values) }
             return t.text("flash.resolved_queued", values.merging(["action": ItemPageBuilder.describe(entry, t)]) { $1 })
         case .dismissed:
             return t.text(outcome.changed ? "flash.dismissed" : "flash.already_dismissed", values)
-        case .open, .autoResolved:
+        case .open:
+            // Only a rejection leaves an item open.
+            return t.text(outcome.changed ? "flash.rejected" : "flash.already_rejected", values)
+        case .autoResolved:
             return t.label("status", item.status.rawValue)
         }
     }
@@ -161,6 +189,14 @@ struct ItemController: Sendable {
             return t.text("error.not_applicable", ["id": String(id), "resolution": t.resolution(resolution), "reason": reason])
         case .invalidInput(let problem):
             return t.text("error.invalid_input", ["reason": problem])
+        case .awaitingApproval(let id, let resolution, let by):
+            return t.text("error.awaiting_approval", [
+                "id": String(id), "name": by ?? "?", "resolution": resolution.map(t.resolution) ?? "?",
+            ])
+        case .ownDecision(let id, let by):
+            return t.text("error.own_decision", ["id": String(id), "name": by])
+        case .notAwaitingApproval(let id, _):
+            return t.text("error.not_awaiting", ["id": String(id)])
         }
     }
 }

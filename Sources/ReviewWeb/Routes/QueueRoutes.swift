@@ -48,7 +48,8 @@ struct QueueController: Sendable {
                 id: item.id, href: "/items/\(item.id)", severity: item.severity.rawValue, severityLabel: t.severity(item.severity),
                 kindLabel: t.kind(item.kind), status: item.status.rawValue, statusLabel: t.status(item.status),
                 transaction: item.transactionID ?? "—", user: item.userID ?? "—", product: item.productID ?? "—",
-                assignee: item.assignee ?? "", detected: reader.minute(item.createdAt))
+                assignee: item.assignee ?? "", detected: reader.minute(item.createdAt),
+                value: item.value.map { reader.money(milli: $0.milli, currency: $0.currency) } ?? "—")
         }
         let filterView = QueuePage.FilterView(
             user: filter.userID ?? "", product: filter.productID ?? "", transaction: filter.transactionID ?? "",
@@ -62,7 +63,12 @@ struct QueueController: Sendable {
             allKindsHref: "/?" + query.encoded(replacing: ["kind": nil, "page": nil]), kindCounts: kindCounts,
             items: rows, hasItems: !rows.isEmpty, totalText: t.text("queue.count", ["count": String(result.total)]),
             pageText: t.text("queue.page", ["page": String(result.page), "pages": String(result.pageCount)]),
-            prevHref: previous, nextHref: next, exportHref: "/export.csv?" + query.encoded(replacing: ["page": nil]))
+            prevHref: previous, nextHref: next, exportHref: "/export.csv?" + query.encoded(replacing: ["page": nil]),
+            bulk: .init(
+                hidden: QueryFilter.keys.filter { $0 != "page" }.compactMap { key in
+                    query.value(key).map { QueuePage.Bulk.Field(name: key, value: $0) }
+                },
+                selectAllText: t.text("queue.select_all", ["count": String(result.total)])))
         return pages.render(
             "queue", view, title: t["queue.title"], context: context, flash: flash.map { FlashView($0) }, tab: .queue)
     }

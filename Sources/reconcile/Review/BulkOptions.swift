@@ -17,19 +17,11 @@ struct BulkOptions: ParsableArguments {
     @Option(help: "With a filter: the most items one command decides (default: RECONCILE_BULK_LIMIT, else 5000).")
     var limit: Int?
 
-    /// The limit: `--limit`, else `RECONCILE_BULK_LIMIT`, else 5,000.
-    func resolvedLimit() throws -> Int {
-        if let limit {
-            guard limit > 0 else { throw ValidationError("--limit \(limit): expected a positive number") }
-            return limit
-        }
-        guard let text = ProcessInfo.processInfo.environment["RECONCILE_BULK_LIMIT"], !text.isEmpty else {
-            return BulkDecision.defaultLimit
-        }
-        guard let value = Int(text), value > 0 else {
-            throw ValidationError("RECONCILE_BULK_LIMIT \(text): expected a positive number")
-        }
-        return value
+    /// The limit: `--limit`, else the settings' (`RECONCILE_BULK_LIMIT`, else 5,000).
+    func resolvedLimit(_ settings: Settings) throws -> Int {
+        guard let limit else { return settings.bulkLimit }
+        guard limit > 0 else { throw ValidationError("--limit \(limit): expected a positive number") }
+        return limit
     }
 }
 
@@ -55,8 +47,11 @@ enum ItemSelection {
         _ decision: BulkDecision.Decision, verb: String, note: String?, filter: ReviewFilterOptions,
         bulk: BulkOptions, person: String, database: ReviewDatabaseOptions, logger: Logger
     ) async throws {
-        let connection = try await database.connection()
-        let bulkDecision = BulkDecision(filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit())
+        let settings = try await database.settings()
+        let connection = try Connection(url: settings.databaseURL)
+        let bulkDecision = BulkDecision(
+            filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit(settings),
+            approval: settings.approvalAbove)
         let preview = try bulkDecision.preview(on: connection)
         print(describe(preview, verb: verb))
         guard preview.items > 0, !bulk.dryRun else { return }
@@ -78,7 +73,11 @@ enum ItemSelection {
                 FileHandle.standardError.write(Data("\(verb): \(done)/\(total)\n".utf8))
             }
         }
-        print("\(outcome.decided) item(s) \(verb == "dismiss" ? "dismissed" : "resolved") by \(terminalSafe(person)).")
+        print("\(outcome.decided - outcome.awaitingApproval) item(s) \(verb == "dismiss" ? "dismissed" : "resolved") by \(terminalSafe(person)).")
+        if outcome.awaitingApproval > 0 {
+            print("\(outcome.awaitingApproval) item(s) above RECONCILE_APPROVAL_ABOVE wait for another person's approval "
+                + "(reconcile review list --status awaiting_approval).")
+        }
         for (id, reason) in outcome.skipped { print("  #\(id) left as it is: \(terminalSafe(reason))") }
         // The decisions reach the app's webhook at once when one is configured.
         _ = try? await database.deliverOutbox(logger: logger)

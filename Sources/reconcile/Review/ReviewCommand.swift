@@ -4,18 +4,22 @@ import ArgumentParser
 struct ReviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "review",
-        abstract: "Work the manual-review queue: list, show, claim, resolve, dismiss, export.",
+        abstract: "Work the manual-review queue: list, show, claim, resolve, dismiss, approve, reject, export.",
         discussion: """
             Items move open → in_review (claim) → resolved (granted, revoked, moved, no_action) or dismissed. \
             Every change is recorded in reconcile.review_events; granted, revoked and moved also queue exactly \
             one action for the app in reconcile.action_outbox. Repeating a command that already took effect \
             changes nothing and succeeds. The web page (reconcile serve) does the same through the same code.
 
+            With RECONCILE_APPROVAL_ABOVE set (e.g. CNY=648,USD=99), a granted, revoked or moved decision on an \
+            item worth more (or of unknown value) waits in awaiting_approval, queueing nothing, until another \
+            person runs `review approve ID` (it takes effect) or `review reject ID --note WHY` (open again).
+
             Exit codes: 0 done; 1 refused (e.g. the item is already decided) or failed; 64 bad usage.
             """,
         subcommands: [
             ReviewListCommand.self, ReviewShowCommand.self, ReviewClaimCommand.self, ReviewResolveCommand.self,
-            ReviewDismissCommand.self, ReviewExportCommand.self,
+            ReviewDismissCommand.self, ReviewApproveCommand.self, ReviewRejectCommand.self, ReviewExportCommand.self,
         ]
     )
 }

@@ -70,7 +70,7 @@ struct ReviewListCommand: AsyncParsableCommand {
                          item.userID ?? "—", item.productID ?? "—", item.assignee ?? "",
                          String(TimeExpression.format(item.createdAt).prefix(10))]
                     },
-                    widths: [6, 13, 8, 20, 22, 18, 16, 12, 10]))
+                    widths: [6, 17, 8, 20, 22, 18, 16, 12, 10]))
                 print("page \(result.page) of \(result.pageCount), \(result.total) items")
             }
         } catch {

@@ -9,9 +9,15 @@ struct ReviewDatabaseOptions: ParsableArguments {
     @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
     var configFile: String?
 
-    /// Connects and hands back the queue's service.
+    /// Connects and hands back the queue's service, with the settings' approval threshold.
     func service() async throws -> ReviewService {
-        ReviewService(connection: try await connection())
+        let settings = try await settings()
+        return ReviewService(connection: try Connection(url: settings.databaseURL), approval: settings.approvalAbove)
+    }
+
+    /// The settings (environment, else the `--config` file); review commands need no bundle id.
+    func settings() async throws -> Settings {
+        try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
     }
 
 }
@@ -19,7 +25,7 @@ struct ReviewDatabaseOptions: ParsableArguments {
 /// The filters `list`, `export` and the bulk decisions of `resolve` and `dismiss` share.
 struct ReviewFilterOptions: ParsableArguments {
     @Option(
-        help: "Status: open, in_review, resolved, dismissed, auto_resolved (comma list; default any).",
+        help: "Status: open, in_review, awaiting_approval, resolved, dismissed, auto_resolved (comma list; default any).",
         transform: commaList("--status"))
     var status: [ReviewStatus] = []
 

@@ -15,7 +15,10 @@ enum ReviewOutput {
             "created_at": TimeExpression.format(item.createdAt), "updated_at": TimeExpression.format(item.updatedAt),
             "assignee": value(item.assignee), "resolution": value(item.resolution?.rawValue),
             "resolved_by": value(item.resolvedBy), "resolved_at": value(item.resolvedAt.map(TimeExpression.format)),
-            "note": value(item.note),
+            "note": value(item.note), "amount_milli": item.amountMilli ?? NSNull(), "currency": value(item.currency),
+            "pending_resolution": value(item.pending?.resolution.rawValue), "pending_by": value(item.pending?.by),
+            "pending_at": value(item.pending.map { TimeExpression.format($0.at) }), "pending_note": value(item.pending?.note),
+            "approved_by": value(item.approvedBy), "approved_at": value(item.approvedAt.map(TimeExpression.format)),
         ]
     }
 

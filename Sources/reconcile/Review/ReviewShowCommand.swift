@@ -45,6 +45,15 @@ struct ReviewShowCommand: AsyncParsableCommand {
                     + "\(item.resolvedAt.map(TimeExpression.format) ?? "?")")
             }
             if let note = item.note { lines.append("  note          \(terminalSafe(note))") }
+            if let value = item.value { lines.append("  value         \(value.text())") }
+            if let pending = item.pending {
+                lines.append("  waiting       \(pending.resolution.rawValue) by \(terminalSafe(pending.by)) at "
+                    + "\(TimeExpression.format(pending.at)), for another person's approval")
+                if let note = pending.note { lines.append("  its note      \(terminalSafe(note))") }
+            }
+            if let approver = item.approvedBy {
+                lines.append("  approved      by \(terminalSafe(approver)) at \(item.approvedAt.map(TimeExpression.format) ?? "?")")
+            }
             if let entry = detail.outbox {
                 lines.append("  outbox        #\(entry.id) \(terminalSafe(ReviewService.describe(entry))), "
                     + (entry.consumedAt.map { "carried out \(TimeExpression.format($0))" } ?? "pending"))

@@ -28,7 +28,7 @@ UNION SELECT transaction_id FROM reconcile.transaction_lookups
  WHERE run_id > :'resumes_after'::bigint
 UNION SELECT transaction_id FROM reconcile.review_items
  WHERE (:'judge_open_items'::boolean OR kind = ANY (:'upload_kinds'::text[]))
-   AND status IN ('open', 'in_review') AND transaction_id IS NOT NULL
+   AND status IN ('open', 'in_review', 'awaiting_approval') AND transaction_id IS NOT NULL
 UNION SELECT d.transaction_id FROM :deliveries d
  WHERE d.user_id IN (SELECT u.user_id FROM reconcile.upload_verifications v
                        JOIN :uploads u ON u.id = v.upload_id
@@ -40,4 +40,4 @@ INSERT INTO diff_scope_uploads (upload_id)
 SELECT upload_id FROM reconcile.upload_verifications
  WHERE last_run_id > :'resumes_after'::bigint
 UNION SELECT upload_id FROM reconcile.review_items
- WHERE kind = ANY (:'upload_kinds'::text[]) AND status IN ('open', 'in_review') AND upload_id IS NOT NULL;
+ WHERE kind = ANY (:'upload_kinds'::text[]) AND status IN ('open', 'in_review', 'awaiting_approval') AND upload_id IS NOT NULL;

@@ -1,0 +1,212 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Postgres
+import Reconciliation
+import ReviewWeb
+import TestSupport
+import Testing
+
+/// Issue 27 in the browser: the queue page selects items (each, or everything the filter
+/// matches), a confirmation page shows their count and value, one POST decides each as a single
+/// decision; above `RECONCILE_APPROVAL_ABOVE` the item page offers another person approve and
+/// reject. In English and Simplified Chinese.
+@Suite("Review pages: bulk decisions and approval")
+struct ApprovalWebTests {
+    let database: TestDatabase
+    let connection: Connection
+    let ids: [String: Int64]
+
+    init() throws {
+        database = try TestDatabase.create("reviewweb_approval")
+        connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        ids = try ReviewFixtures.seed(on: connection)
+        // The two open missed deliveries are worth 6.00 CNY and 700.00 CNY.
+        try connection.execute(
+            """
+            UPDATE reconcile.review_items SET currency = 'CNY',
+                   amount_milli = CASE transaction_id WHEN 't-m1' THEN 6000 ELSE 700000 END
+             WHERE kind = 'missed_delivery'
+            """)
+    }
+
+    func id(_ transaction: String) throws -> Int64 { try #require(ids[transaction]) }
+
+    func withApp(
+        approval: ApprovalThreshold = .none, bulkLimit: Int = BulkDecision.defaultLimit,
+        _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        var configuration = ReviewWebConfiguration(
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+        configuration.approval = approval
+        configuration.bulkLimit = bulkLimit
+        let application = try buildApplication(configuration: configuration)
+        try await application.test(.router) { client in try await test(client) }
+    }
+
+    static func get(
+        _ client: any TestClientProtocol, _ uri: String, cookie: String, language: String = "en"
+    ) async throws -> (HTTPResponse.Status, String) {
+        let response = try await client.execute(
+            uri: uri, method: .get, headers: [.cookie: cookie, .init("Accept-Language")!: language])
+        return (response.status, String(buffer: response.body))
+    }
+
+    func statuses() throws -> [String: String] { try Self.statuses(database.url) }
+    func outboxRows() throws -> Int { try Self.outboxRows(database.url) }
+
+    /// The missed deliveries' statuses, read on a connection of its own (for the app's closures).
+    static func statuses(_ url: String) throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try Connection(url: url).query(
+            "SELECT transaction_id, status FROM reconcile.review_items WHERE kind = 'missed_delivery'"
+        ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) })
+    }
+
+    static func outboxRows(_ url: String) throws -> Int {
+        try Connection(url: url).query("SELECT count(*) FROM reconcile.action_outbox")[0].decode(Int.self, at: 0)
+    }
+
+    // MARK: Bulk
+
+    @Test(arguments: [("en", "Decide these items", "Decide 2 items"), ("zh-Hans", "批量处理以下问题单", "处理这 2 条")])
+    func everythingTheFilterMatchesIsConfirmedThenDecidedByOnePost(
+        language: String, heading: String, submit: String
+    ) async throws {
+        let url = database.url
+        let first = try id("t-m1")
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let (_, queue) = try await Self.get(client, "/?kind=missed_delivery", cookie: cookie, language: language)
+            #expect(queue.contains("<form method=\"get\" action=\"/bulk\" id=\"bulk\""))
+            #expect(queue.contains("name=\"id\" value=\"\(first)\" form=\"bulk\""))
+            #expect(queue.contains("name=\"all\" value=\"1\""))
+            #expect(queue.contains("<input type=\"hidden\" name=\"kind\" value=\"missed_delivery\">"))
+
+            let query = "kind=missed_delivery&all=1"
+            let (status, page) = try await Self.get(client, "/bulk?\(query)", cookie: cookie, language: language)
+            #expect(status == .ok)
+            #expect(page.contains(heading) && page.contains(submit), "\(page)")
+            #expect(page.contains("706.00"), "the value per currency: \(page)")
+            #expect(page.contains("name=\"count\" value=\"2\""))
+            #expect(try Self.statuses(url)["t-m1"] == "open", "the confirmation decides nothing")
+
+            let csrf = try await ReviewWebTests.csrf(client, cookie: cookie)
+            let forged = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: cookie, [("csrf_token", "forged"), ("decision", "granted"), ("count", "2")])
+            #expect(forged.status == .forbidden)
+            let stale = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: cookie, [("csrf_token", csrf), ("decision", "granted"), ("count", "3")])
+            #expect(stale.status == .conflict, "a count other than the one shown decides nothing")
+            #expect(try Self.outboxRows(url) == 0)
+
+            let done = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: cookie,
+                [("csrf_token", csrf), ("decision", "granted"), ("count", "2"), ("note", "outage")])
+            #expect(done.status == .seeOther)
+            #expect(done.headers[.location] == "/?kind=missed_delivery")
+            let (_, after) = try await Self.get(client, "/?kind=missed_delivery", cookie: cookie, language: language)
+            // The flash is written in the POST's language (this client's POSTs ask for none: English).
+            #expect(after.contains("2 items decided by alice."), "\(after)")
+            // The same POST again finds nothing it may decide: nothing twice.
+            let again = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: cookie, [("csrf_token", csrf), ("decision", "granted"), ("count", "2")])
+            #expect(again.status == .conflict)
+        }
+        #expect(try statuses().filter { $0.value == "resolved" }.count == 2)
+        #expect(try outboxRows() == 2)
+        let events = try connection.query(
+            "SELECT count(*) FROM reconcile.review_events WHERE to_status = 'resolved' AND actor = 'alice'"
+        )[0].decode(Int.self, at: 0)
+        #expect(events == 2)
+    }
+
+    @Test func onlyTheTickedItemsAreDecidedAndTheLimitHolds() async throws {
+        let ticked = try id("t-m1")
+        try await withApp(bulkLimit: 1) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let (_, nothing) = try await Self.get(client, "/bulk?kind=missed_delivery", cookie: cookie)
+            #expect(nothing.contains("Nothing selected that you may decide now"), "nothing ticked is not everything")
+            #expect(!nothing.contains("id=\"bulk-decide\""))
+            let (_, over) = try await Self.get(client, "/bulk?kind=missed_delivery&all=1", cookie: cookie)
+            #expect(over.contains("over the limit of 1"), "\(over)")
+            #expect(!over.contains("id=\"bulk-decide\""))
+
+            let csrf = try await ReviewWebTests.csrf(client, cookie: cookie)
+            let refused = try await ReviewWebTests.post(
+                client, "/bulk?kind=missed_delivery&all=1", cookie: cookie,
+                [("csrf_token", csrf), ("decision", "dismiss"), ("count", "2"), ("note", "tests")])
+            #expect(refused.status == .conflict)
+            let noNote = try await ReviewWebTests.post(
+                client, "/bulk?id=\(ticked)", cookie: cookie, [("csrf_token", csrf), ("decision", "dismiss"), ("count", "1")])
+            #expect(noNote.status == .badRequest)
+            let done = try await ReviewWebTests.post(
+                client, "/bulk?id=\(ticked)", cookie: cookie,
+                [("csrf_token", csrf), ("decision", "dismiss"), ("count", "1"), ("note", "test purchase")])
+            #expect(done.status == .seeOther)
+        }
+        #expect(try statuses() == ["t-m1": "dismissed", "t-x1": "open", "t-a1": "auto_resolved"])
+    }
+
+    // MARK: Approval
+
+    @Test(arguments: ["en", "zh-Hans"])
+    func aDecisionAboveTheValueWaitsForAnotherPersonOnTheItemPage(language: String) async throws {
+        let item = try id("t-x1")
+        let threshold = try #require(ApprovalThreshold(parsing: "CNY=648"))
+        let t = Catalog.of(language == "en" ? .english : .simplifiedChinese)
+        let url = database.url
+        try await withApp(approval: threshold) { client in
+            let alice = try await ReviewWebTests.login(client, name: "alice")
+            let csrf = try await ReviewWebTests.csrf(client, cookie: alice)
+            let decided = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: alice, [("csrf_token", csrf), ("resolution", "granted")])
+            #expect(decided.status == .seeOther)
+            #expect(try Self.statuses(url)["t-x1"] == "awaiting_approval" && (try Self.outboxRows(url)) == 0)
+            let (_, own) = try await Self.get(client, "/items/\(item)", cookie: alice, language: language)
+            #expect(own.contains(t["item.own_decision"]) && !own.contains("id=\"approve-form\""), "\(own)")
+            let refused = try await ReviewWebTests.post(
+                client, "/items/\(item)/approve", cookie: alice, [("csrf_token", csrf)])
+            #expect(refused.status == .conflict, "the decider cannot approve")
+            #expect(try Self.outboxRows(url) == 0)
+
+            let bob = try await ReviewWebTests.login(client, name: "bob")
+            let (_, queue) = try await Self.get(client, "/?status=awaiting_approval", cookie: bob, language: language)
+            #expect(queue.contains("/items/\(item)") && queue.contains(t["status.awaiting_approval"]))
+            let (_, page) = try await Self.get(client, "/items/\(item)", cookie: bob, language: language)
+            #expect(page.contains("id=\"approve-form\"") && page.contains("id=\"reject-form\""))
+            #expect(page.contains(t["item.approve"]) && page.contains(t["item.reject"]))
+            let bobCSRF = try await ReviewWebTests.csrf(client, cookie: bob)
+            let approved = try await ReviewWebTests.post(
+                client, "/items/\(item)/approve", cookie: bob, [("csrf_token", bobCSRF)])
+            #expect(approved.status == .seeOther)
+            let (_, after) = try await Self.get(client, "/items/\(item)", cookie: bob, language: language)
+            #expect(after.contains("id=\"approved\""), "\(after)")
+        }
+        #expect(try statuses()["t-x1"] == "resolved")
+        let row = try connection.query(
+            "SELECT decided_by, review_event_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])
+        #expect(row.count == 1)
+        #expect(try row.first?.decode(String.self, at: 0) == "alice")
+    }
+
+    @Test func anotherPersonRejectsWithAReasonAndTheItemIsOpenAgain() async throws {
+        let item = try id("t-x1")
+        let threshold = try #require(ApprovalThreshold(parsing: "CNY=648"))
+        _ = try ReviewService(connection: connection, approval: threshold)
+            .resolve(id: item, resolution: .granted, by: "alice", note: "looks missed")
+        try await withApp(approval: threshold) { client in
+            let bob = try await ReviewWebTests.login(client, name: "bob")
+            let csrf = try await ReviewWebTests.csrf(client, cookie: bob)
+            let noReason = try await ReviewWebTests.post(client, "/items/\(item)/reject", cookie: bob, [("csrf_token", csrf)])
+            #expect(noReason.status == .badRequest)
+            let rejected = try await ReviewWebTests.post(
+                client, "/items/\(item)/reject", cookie: bob, [("csrf_token", csrf), ("note", "delivered on the 21st")])
+            #expect(rejected.status == .seeOther)
+            let (_, page) = try await Self.get(client, "/items/\(item)", cookie: bob, language: "zh-Hans")
+            #expect(page.contains("驳回了处理") && page.contains("delivered on the 21st"), "\(page)")
+        }
+        #expect(try statuses()["t-x1"] == "open")
+        #expect(try outboxRows() == 0)
+    }
+}
