@@ -154,10 +154,16 @@ public struct ReviewService {
     /// `moved`, enqueues the one action the app must carry out. Repeating the same resolution by
     /// the same person is a no-op success; any other decision on a decided item is refused.
     public func resolve(id: Int64, resolution: Resolution, by person: String, note: String?) throws -> TransitionOutcome {
-        let person = try Self.validatedName(person)
+        try resolve(id: id, resolution: resolution, as: .person(person), note: note)
+    }
+
+    /// Resolves an item as `decider` (a person, or a policy rule that first checks the locked item).
+    func resolve(id: Int64, resolution: Resolution, as decider: Decider, note: String?) throws -> TransitionOutcome {
+        let person = decider.name
         let note = try Self.note(note, required: false)
         return try connection.transaction {
             let item = try lockedItem(id)
+            try decider.admit?(item)
             let repeated = item.status == .resolved && item.resolution == resolution && item.resolvedBy == person
             if let outcome = try undecided(item, unless: repeated, {
                 TransitionOutcome(
@@ -173,7 +179,8 @@ public struct ReviewService {
                 details["from_user_id"] = draft.fromUserID
                 details["to_user_id"] = draft.toUserID
             }
-            let event = try recordEvent(item, by: person, to: .resolved, note: note, details: details)
+            let event = try recordEvent(
+                item, by: person, to: .resolved, note: note, details: details, run: decider.runID)
             let updated = try update(
                 SQL.resolve, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
             var entry: OutboxEntry?
@@ -194,10 +201,16 @@ public struct ReviewService {
     /// Dismisses an item (`open` or `in_review` → `dismissed`): not a real problem, nothing to do.
     /// A note saying why is required. Repeating it by the same person is a no-op success.
     public func dismiss(id: Int64, by person: String, note: String?) throws -> TransitionOutcome {
-        let person = try Self.validatedName(person)
+        try dismiss(id: id, as: .person(person), note: note)
+    }
+
+    /// Dismisses an item as `decider` (a person, or a policy rule that first checks the locked item).
+    func dismiss(id: Int64, as decider: Decider, note: String?) throws -> TransitionOutcome {
+        let person = decider.name
         let note = try Self.note(note, required: true)
         return try connection.transaction {
             let item = try lockedItem(id)
+            try decider.admit?(item)
             if let outcome = try undecided(item, unless: item.status == .dismissed && item.resolvedBy == person, {
                 TransitionOutcome(
                     item: item, changed: false, outbox: nil,
@@ -205,7 +218,7 @@ public struct ReviewService {
             }) {
                 return outcome
             }
-            _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:])
+            _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:], run: decider.runID)
             let updated = try update(SQL.dismiss, ["id": id, "person": person, "note": note])
             return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "dismissed item \(id)")
         }
@@ -228,12 +241,13 @@ public struct ReviewService {
 
     /// Appends the event of a transition and returns its id.
     private func recordEvent(
-        _ item: ReviewItem, by person: String, to status: ReviewStatus, note: String?, details: [String: String]
+        _ item: ReviewItem, by person: String, to status: ReviewStatus, note: String?, details: [String: String],
+        run: Int64? = nil
     ) throws -> Int64 {
         try connection.query(
             SQL.recordEvent,
             ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
-             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details)]
+             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run]
         )[0].decode(Int64.self, at: 0)
     }
 
@@ -372,7 +386,24 @@ public struct ReviewService {
         guard name.lowercased() != jobActor else {
             throw ReviewError.invalidInput("\(jobActor) is reserved for the job itself; use your own name")
         }
+        guard !name.lowercased().hasPrefix(PolicyRule.actorPrefix) else {
+            throw ReviewError.invalidInput("names starting with \(PolicyRule.actorPrefix) are the policies'; use your own name")
+        }
         return name
+    }
+
+    /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as
+    /// `policy:<name>` with the run whose pass decided, which checks the locked item before
+    /// anything is written and throws to leave it as it is (claimed, over a limit).
+    struct Decider {
+        /// The actor recorded (`resolved_by`, the event, the outbox's `decided_by`).
+        let name: String
+        /// The run recorded with the event; nil for a person.
+        var runID: Int64? = nil
+        /// Runs on the locked item inside the decision's transaction; nil for a person.
+        var admit: ((ReviewItem) throws -> Void)? = nil
+
+        static func person(_ name: String) throws -> Decider { Decider(name: try ReviewService.validatedName(name)) }
     }
 
     static func note(_ raw: String?, required: Bool) throws -> String? {

@@ -83,6 +83,9 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
         let logger = common.makeLogger(label: "reconcile.receive")
         do {
             let settings = try await ConfigurationLoader.settings(configFile: configFile)
+            // Read once, at the start: a file that does not load stops the receiver (exit 64); a
+            // changed file takes effect when the receiver is restarted.
+            let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
             let (host, port) = listenAddress(listen) ?? ("127.0.0.1", 8091)
@@ -110,7 +113,8 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                         ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
                     let worker = ReceiverWorker(
                         settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
-                        answerer: answerer, forwarder: forwarder, timing: timing, counters: counters, logger: logger)
+                        answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
+                        counters: counters, logger: logger)
                     let receiver = NotificationReceiver(
                         forwarding: forwarder != nil, verify: verifier.verifyNotification)
                     try await runNotificationReceiver(
