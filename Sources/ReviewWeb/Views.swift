@@ -257,6 +257,8 @@ struct RunsPage {
         let findings: Int
         let newFindings: Int
         let reportHref: String?
+        /// What each policy decided in the run: `routine-small-pack: 3 (¥18.00)`.
+        var policies: [String] = []
     }
 
     let runs: [Run]
@@ -269,6 +271,7 @@ struct RunsPage {
         let applied: Int
         let judged: Int
         let opened: Int
+        var policies: [String] = []
     }
 
     // Stored, not computed: the templates read properties by reflection.
