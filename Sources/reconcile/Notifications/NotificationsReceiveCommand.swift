@@ -23,7 +23,9 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             transactions the notifications brought once RECONCILE_GRACE has passed (a refund still credited \
             is a refunded_delivery review item, a purchase never credited a missed_delivery item), waiting \
             while a nightly run holds the run lock, and, with RECONCILE_NOTIFICATION_FORWARD_URL, forwards \
-            every stored body unchanged to the app's own endpoint, retrying until it answers 2xx.
+            every stored body unchanged to the app's own endpoint, retrying until it answers 2xx. After each \
+            judgement the policies of RECONCILE_POLICY_FILE (read when the receiver starts) decide the open \
+            items they take, as a nightly run's do.
 
             Listens on loopback by default: Apple posts over HTTPS (TLS 1.2 or later) only, so put a TLS \
             proxy in front (docs/operations.md). Stops gracefully on SIGTERM or SIGINT.
