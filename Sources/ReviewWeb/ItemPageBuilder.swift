@@ -99,7 +99,9 @@ enum ItemPageBuilder {
         let claimedByOther = item.status == .inReview && item.assignee != session.name
         var decision: String?
         // A policy's decision names its rule (its actor is policy:<rule>, SPEC section 17).
-        let rule = item.resolvedBy.flatMap { $0.hasPrefix(PolicyRule.actorPrefix) ? String($0.dropFirst(PolicyRule.actorPrefix.count)) : nil }
+        let rule = item.resolvedBy.flatMap {
+            $0.hasPrefix(PolicyRule.actorPrefix) ? String($0.dropFirst(PolicyRule.actorPrefix.count)) : nil
+        }
         let decider: [String: String] = rule.map { ["rule": $0] } ?? ["name": item.resolvedBy ?? "?"]
         if item.status == .resolved {
             decision = t.text(rule == nil ? "item.resolved_as" : "item.resolved_by_policy", decider.merging([

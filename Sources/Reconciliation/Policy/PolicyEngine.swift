@@ -171,7 +171,9 @@ public struct PolicyEngine: Sendable {
                     + "in the last 24 hours)"
             }
         }
-        if let limit = rule.limits.perRun, !limit.admits(value: match.value, decided: run.items, spent: run.amountMilli) {
+        if let limit = rule.limits.perRun,
+            !limit.admits(value: match.value, decided: run.items, spent: run.amountMilli)
+        {
             return "over the rule's per_run limit (\(run.items) item(s) decided in this run)"
         }
         return nil
@@ -232,7 +234,8 @@ public struct PolicyEngine: Sendable {
                 }
                 account = Spent(items: accountItems[items] ?? 0, amountMilli: accountAmounts[amount] ?? 0)
             }
-            let run = Spent(items: runItems[rule.name] ?? 0, amountMilli: runAmounts[Self.key(rule.name, currency)] ?? 0)
+            let run = Spent(
+                items: runItems[rule.name] ?? 0, amountMilli: runAmounts[Self.key(rule.name, currency)] ?? 0)
             return (account, run)
         }
 

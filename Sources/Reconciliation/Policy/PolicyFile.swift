@@ -222,8 +222,8 @@ struct PolicyFileReader {
     /// is recorded as (`policy:<name>`) and of the report's keys.
     func name(_ value: Value) throws -> String {
         let name = try text(value)
-        guard !name.isEmpty, name.count <= 64,
-            name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) })
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
+        guard !name.isEmpty, name.count <= 64, name.unicodeScalars.allSatisfy({ $0.isASCII && allowed.contains($0) })
         else {
             throw fail(value, "\(name.isEmpty ? "an empty name" : name) is not a rule name: "
                 + "use 1 to 64 letters, digits, -, _ or . (it becomes the actor policy:<name>)")
@@ -286,7 +286,8 @@ struct PolicyFileReader {
         let text = try text(value)
         let decisions: [BulkDecision.Decision] = [.resolve(.granted), .resolve(.revoked), .resolve(.noAction), .dismiss]
         guard let decision = decisions.first(where: { $0.policyName == text }) else {
-            throw fail(value, "\(text) is not a decision; expected \(decisions.map(\.policyName).joined(separator: ", "))")
+            let names = decisions.map(\.policyName).joined(separator: ", ")
+            throw fail(value, "\(text) is not a decision; expected \(names)")
         }
         if case .resolve(let resolution) = decision, let action = resolution.action {
             let expected = action == .grant ? SuggestedAction.grant : .revoke

@@ -49,6 +49,7 @@ public struct PolicyTally: Sendable, Equatable {
 extension PolicyTally {
     /// The value decided, each currency in the reader's format (`¥18.00, US$5.00`), or `—`.
     public func amountText(_ reader: Reader) -> String {
-        amounts.isEmpty ? "—" : amounts.map { reader.money(milli: $0.milli, currency: $0.currency) }.joined(separator: ", ")
+        guard !amounts.isEmpty else { return "—" }
+        return amounts.map { reader.money(milli: $0.milli, currency: $0.currency) }.joined(separator: ", ")
     }
 }

@@ -176,7 +176,8 @@ public struct ReceiverWorker: Sendable {
                 if let policies {
                     var log = logger
                     log[metadataKey: "run.id"] = "\(id)"
-                    pass.policyDecisions = try PolicyEngine(file: policies, logger: log).apply(runID: id, on: connection).total
+                    pass.policyDecisions = try PolicyEngine(file: policies, logger: log)
+                        .apply(runID: id, on: connection).total
                 }
             } else {
                 // A nightly run holds the lock: it judges these transactions itself or this

@@ -387,7 +387,8 @@ public struct ReviewService {
             throw ReviewError.invalidInput("\(jobActor) is reserved for the job itself; use your own name")
         }
         guard !name.lowercased().hasPrefix(PolicyRule.actorPrefix) else {
-            throw ReviewError.invalidInput("names starting with \(PolicyRule.actorPrefix) are the policies'; use your own name")
+            throw ReviewError.invalidInput(
+                "names starting with \(PolicyRule.actorPrefix) are the policies'; use your own name")
         }
         return name
     }

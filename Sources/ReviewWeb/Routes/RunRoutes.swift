@@ -41,8 +41,8 @@ struct RunController: Sendable {
                     id: run.id, status: run.status.rawValue, statusLabel: t.runStatus(run.status), dryRun: run.dryRun,
                     window: "\(run.since.map { reader.minute($0) } ?? t["runs.beginning"]) → \(reader.minute(run.until))",
                     started: reader.minute(run.startedAt), uploads: run.uploads, findings: run.findingsTotal,
-                    newFindings: run.findingsNew, reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report",
-                    policies: policies(run.id))
+                    newFindings: run.findingsNew,
+                    reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report", policies: policies(run.id))
             }, hasRuns: !runs.isEmpty)
         page.receiverPasses = receiverRuns.map {
             RunsPage.ReceiverPass(

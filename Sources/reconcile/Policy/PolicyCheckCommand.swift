@@ -36,20 +36,22 @@ enum PolicyText {
     /// `routine-small-pack (line 2): granted missed_delivery, at most 30 CNY, sources server_api|jws`.
     static func summary(_ rule: PolicyRule) -> String {
         let conditions = rule.conditions
-        var parts = [conditions.kinds.map(\.rawValue).joined(separator: "|")]
-        if let products = conditions.products { parts.append("products " + products.map(terminalSafe).joined(separator: "|")) }
+        func list(_ values: [String]) -> String { values.joined(separator: "|") }
+        var parts = [list(conditions.kinds.map(\.rawValue))]
+        if let products = conditions.products { parts.append("products " + list(products.map(terminalSafe))) }
         if let caps = conditions.maxAmountMilli {
             parts.append("at most " + caps.sorted { $0.key < $1.key }
                 .map { Money(milli: $0.value, currency: $0.key).text() }.joined(separator: " or "))
         }
         if let environment = conditions.environment { parts.append(environment.rawValue) }
-        if let sources = conditions.sources { parts.append("sources " + sources.map(\.rawValue).joined(separator: "|")) }
-        if let bases = conditions.buyerBasis { parts.append("buyer by " + bases.map(\.rawValue).joined(separator: "|")) }
-        if let kinds = conditions.noOpen { parts.append("no open " + kinds.map(\.rawValue).joined(separator: "|")) }
+        if let sources = conditions.sources { parts.append("sources " + list(sources.map(\.rawValue))) }
+        if let bases = conditions.buyerBasis { parts.append("buyer by " + list(bases.map(\.rawValue))) }
+        if let kinds = conditions.noOpen { parts.append("no open " + list(kinds.map(\.rawValue))) }
         func limit(_ name: String, _ limit: PolicyRule.Limit?) {
             guard let limit else { return }
             var caps: [String] = limit.items.map { ["\($0) item(s)"] } ?? []
-            caps += (limit.amountMilli ?? [:]).sorted { $0.key < $1.key }.map { Money(milli: $0.value, currency: $0.key).text() }
+            caps += (limit.amountMilli ?? [:]).sorted { $0.key < $1.key }
+                .map { Money(milli: $0.value, currency: $0.key).text() }
             parts.append("\(name) \(caps.joined(separator: ", "))")
         }
         limit("per account per day", rule.limits.perAccountPerDay)

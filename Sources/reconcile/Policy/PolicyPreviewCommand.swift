@@ -38,7 +38,8 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = common.makeLogger()
         do {
-            let settings = try await ConfigurationLoader.settings(configFile: database.configFile, requireBundleIDs: false)
+            let settings = try await ConfigurationLoader.settings(
+                configFile: database.configFile, requireBundleIDs: false)
             guard let path = file ?? settings.policyFile else {
                 throw ConfigurationError("no policy file: set RECONCILE_POLICY_FILE or give --file")
             }
@@ -50,7 +51,9 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                let rows = decided.map { Decision(reviewItemID: $0.id, rule: $0.rule, decision: $0.decision.policyName) }
+                let rows = decided.map {
+                    Decision(reviewItemID: $0.id, rule: $0.rule, decision: $0.decision.policyName)
+                }
                 print(String(decoding: try encoder.encode(rows), as: UTF8.self))
                 return
             }
