@@ -256,9 +256,11 @@ struct PolicyTests {
                 decide: granted
                 note: three a day
             """)
-        let url = database.url
-        async let first = Task.detached { try engine.apply(runID: 2, on: try Connection(url: url)).total }.value
-        async let second = Task.detached { try engine.apply(runID: 3, on: try Connection(url: url)).total }.value
+        // Each run's own session, opened before they start: each is used by its task alone.
+        struct Session: @unchecked Sendable { let connection: Connection }
+        let sessions = [Session(connection: try database.connect()), Session(connection: try database.connect())]
+        async let first = Task.detached { try engine.apply(runID: 2, on: sessions[0].connection).total }.value
+        async let second = Task.detached { try engine.apply(runID: 3, on: sessions[1].connection).total }.value
         let (a, b) = try await (first, second)
         #expect(a + b == 15)
         let perAccount = try connection.query(
