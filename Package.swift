@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // The policy file (RECONCILE_POLICY_FILE, YAML or JSON), read as nodes that know their line.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // Tests only: property-based tests of the receipt parser and the JWS verifier.
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
@@ -83,6 +85,7 @@ let package = Package(
                 // report.html is a template (Embedded/templates/report.mustache) styled by the pages'
                 // stylesheet (Embedded/assets/app.css); the pages render theirs with the same escaping.
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Yams", package: "Yams"),
             ],
             exclude: ["Embedded"],
             plugins: ["EmbedFiles"]

@@ -83,4 +83,14 @@ extension Money {
         else { return nil }
         return whole * 1000 + thousandths
     }
+
+    /// The amount in major units as a JSON number, exactly (`6`, `6.5`, `0.001`): the policies' and
+    /// the bulk decisions' JSON (SPEC section 17: 30 is ¥30.00).
+    public var majorUnitsJSON: String {
+        let magnitude = milli.magnitude
+        var fraction = String(magnitude % 1000)
+        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return (milli < 0 ? "-" : "") + String(magnitude / 1000) + (fraction.isEmpty ? "" : "." + fraction)
+    }
 }

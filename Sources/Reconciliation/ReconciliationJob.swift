@@ -56,6 +56,9 @@ public struct ReconciliationJob: Sendable {
     /// Runs the job to the end and returns its report. Throws `RunLockedError` when another run
     /// holds the lock, `RunConfigurationError` for configuration Apple refused.
     public func run(_ options: Options, progress: (@Sendable (RunProgress) -> Void)? = nil) async throws -> RunReport {
+        // A policy file that does not load stops the run before it starts (PolicyFileError, exit 64):
+        // a run never goes on without the policies it was given.
+        let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
         let connection = try Connection(url: settings.databaseURL)
         try Schema.requireUpToDate(connection)
         guard try await Self.takeRunLock(connection) else {
@@ -87,7 +90,7 @@ public struct ReconciliationJob: Sendable {
             "window.since": "\(since.map(TimeExpression.format) ?? "beginning")", "window.until": "\(TimeExpression.format(until))",
         ])
         do {
-            return try await stages(of: run, writer: writer, progress: progress)
+            return try await stages(of: run, policies: policies, writer: writer, progress: progress)
         } catch {
             let interrupted = error is CancellationError
             let reason = interrupted
@@ -105,10 +108,10 @@ public struct ReconciliationJob: Sendable {
         }
     }
 
-    /// notification sync → verify → notifications → Server API → diff and queue → report, each
-    /// timed by one runner.
+    /// notification sync → verify → notifications → Server API → diff and queue → policies →
+    /// report, each timed by one runner.
     private func stages(
-        of run: RunContext, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?
+        of run: RunContext, policies: PolicyFile?, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?
     ) async throws -> RunReport {
         let connection = run.connection
         var stages = StageRunner(logger: run.logger)
@@ -169,6 +172,15 @@ public struct ReconciliationJob: Sendable {
             }
         }
 
+        // The policies decide what they take of the queue, this run's new items included; a dry run
+        // writes no items and decides none.
+        if let policies, !run.dryRun {
+            _ = try await stages.run("policies") {
+                try PolicyEngine(file: policies, approval: settings.approvalAbove, logger: run.logger)
+                    .apply(runID: run.id, on: connection)
+            }
+        }
+
         let verification = try RunLedger.verificationSummary(run)
         let status: RunStatus = verification.retry > 0 || unanswered > 0 ? .completedWithUnresolved : .completed
         var report = RunReport(
@@ -176,6 +188,7 @@ public struct ReconciliationJob: Sendable {
             until: run.until, environment: settings.environment.rawValue, dryRun: run.dryRun,
             verification: verification, summary: summary, changes: changes, timings: stages.timings)
         (report.notifications, report.consumption) = try RefundActivity.since(run)
+        report.policies = try PolicyTally.forRun(run.id, file: policies, on: connection)
         // The findings stream from the session's table into the files: none is held in memory.
         let written = try await stages.run("report") {
             let written = try writer.writeAside(report) { each in try ReportBuilder.streamFindings(on: connection, each) }

@@ -99,7 +99,19 @@ struct ReportPage: MustacheParent {
         let dayChart: DayChart
         let risk: Risk?
         let refundActivity: RefundActivity?
+        /// What each policy decided in the run; nil without a policy file.
+        let policies: Policies?
         let hasFindings: Bool
+
+        struct Policies {
+            struct Row {
+                let rule: String
+                let decided: Int
+                let amount: String
+            }
+
+            let rows: [Row]
+        }
 
         init(_ report: RunReport, _ reader: Reader) {
             let t = reader.catalog
@@ -139,6 +151,9 @@ struct ReportPage: MustacheParent {
             dayChart = DayChart(report.summary, t)
             risk = Risk(report, reader)
             refundActivity = report.hasRefundActivity ? RefundActivity(report, t) : nil
+            policies = report.policies.isEmpty ? nil : Policies(rows: report.policies.map {
+                Policies.Row(rule: $0.rule, decided: $0.decided, amount: $0.amountText(reader))
+            })
             hasFindings = report.openFindings > 0
         }
     }

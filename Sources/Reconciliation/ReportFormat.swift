@@ -63,6 +63,11 @@ extension ReportFormat {
         let risk = report.valueAtRisk.map {
             "{\"kind\": \(s($0.kind.rawValue)), \"currency\": \(s($0.currency)), \"amount_milli\": \($0.amountMilli)}"
         }
+        // Amounts in major units (SPEC section 17: 30 is ¥30.00).
+        let policies = report.policies.map { tally in
+            let amounts = tally.amounts.map { "\(s($0.currency)): \($0.majorUnitsJSON)" }
+            return "\(s(tally.rule)): {\"decided\": \(tally.decided), \"amount\": {\(amounts.joined(separator: ", "))}}"
+        }
         return """
             {
               "run_id": \(report.runID),
@@ -79,6 +84,7 @@ extension ReportFormat {
               "notifications": {"synced": \(report.notifications.synced), "undelivered": \(report.notifications.undelivered)},
               "consumption": {"answered": \(report.consumption.answered), "expired": \(report.consumption.expired), \
             "refunded": \(report.consumption.refunded), "declined": \(report.consumption.declined)},
+              "policies": {\(policies.joined(separator: ", "))},
               "findings": [
             """
     }
@@ -168,6 +174,14 @@ extension ReportFormat {
                       "- " + t.text("report.consumption_line", report.consumption.catalogValues)]
             if report.notifications.undelivered > 0 {
                 lines += ["", t.text("report.undelivered_notice", ["count": String(report.notifications.undelivered)])]
+            }
+        }
+        if !report.policies.isEmpty {
+            lines += ["", "## " + t["report.policies"], "",
+                      "| \(t["report.column_rule"]) | \(t["report.column_decided"]) | \(t["report.column_amount"]) |",
+                      "|---|---|---|"]
+            for tally in report.policies {
+                lines.append("| \(MarkdownText.cell(tally.rule)) | \(tally.decided) | \(tally.amountText(reader)) |")
             }
         }
         lines += ["", "## " + t["report.findings"], ""]

@@ -117,6 +117,8 @@ public struct RunReport: Sendable {
     public var notifications = RefundActivity.Notifications()
     /// Answers to refund requests since the previous run (SPEC section 14).
     public var consumption = RefundActivity.Consumption()
+    /// What each policy decided in this run (SPEC section 17): every rule of the file, in its order.
+    public var policies: [PolicyTally] = []
 
     /// Findings per kind, every kind listed.
     public var counts: [String: Int] {

@@ -11,6 +11,10 @@ public enum Schema {
         public static let migrate: Int64 = 0x6961_7072_6563_0001
         /// Held by the one reconciliation run allowed per database.
         public static let run: Int64 = 0x6961_7072_6563_0002
+        /// The first key of the two-key advisory locks (a space apart from the one-key locks above)
+        /// each policy rule takes while it decides (`sql/policy/lock_rule.sql`); the second is its
+        /// actor's hash.
+        public static let policyClass: Int32 = 0x6961_7001
     }
 
     /// Every migration shipped with this build, in version order.

@@ -91,6 +91,10 @@ public struct Settings: Sendable {
     /// `RECONCILE_NOTIFICATION_FORWARD_URL`: the app's own notification endpoint, to which
     /// `reconcile notifications receive` forwards every notification it stores; nil → none.
     public var notificationForwardURL: String?
+    /// `RECONCILE_POLICY_FILE`: the policies that decide open review items after every run and every
+    /// judgement of the notification receiver (SPEC section 17); read by ``PolicyFile/load(path:)``
+    /// when a run or the receiver starts. Nil: no policy decides anything.
+    public var policyFile: String?
 
     /// Answers to Apple's refund requests (SPEC section 14).
     public var consumption = ConsumptionAnswers()
@@ -132,7 +136,7 @@ public struct Settings: Sendable {
         "RECONCILE_TIME_ZONE", "RECONCILE_CONSUMPTION_ANSWERS", "RECONCILE_CONSENT_RELATION", "RECONCILE_SAMPLE_CONTENT",
         "RECONCILE_REFUND_PREFERENCE",
         "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET", "RECONCILE_NOTIFICATION_FORWARD_URL",
-        "RECONCILE_APPROVAL_ABOVE", "RECONCILE_BULK_LIMIT",
+        "RECONCILE_APPROVAL_ABOVE", "RECONCILE_BULK_LIMIT", "RECONCILE_POLICY_FILE",
     ]
 
     /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
@@ -280,6 +284,7 @@ public struct Settings: Sendable {
             default: throw SettingsError(key: key, problem: "must be on or off")
             }
         }
+        policyFile = value("RECONCILE_POLICY_FILE")
         consumption.enabled = try flag("RECONCILE_CONSUMPTION_ANSWERS")
         consumption.consentRelation = try relation("RECONCILE_CONSENT_RELATION", default: "reconcile.refund_consent")
         consumption.sampleContentProvided = try flag("RECONCILE_SAMPLE_CONTENT")

@@ -107,13 +107,19 @@ enum ItemPageBuilder {
         let canAct = item.status == .open || item.status == .inReview
         let claimedByOther = item.status == .inReview && item.assignee != session.name
         var decision: String?
+        // A policy's decision names its rule (its actor is policy:<rule>, SPEC section 17).
+        let rule = item.resolvedBy.flatMap {
+            $0.hasPrefix(PolicyRule.actorPrefix) ? String($0.dropFirst(PolicyRule.actorPrefix.count)) : nil
+        }
+        let decider: [String: String] = rule.map { ["rule": $0] } ?? ["name": item.resolvedBy ?? "?"]
         if item.status == .resolved {
-            decision = t.text("item.resolved_as", [
-                "resolution": item.resolution.map(t.resolution) ?? "?", "name": item.resolvedBy ?? "?",
-                "date": reader.minute(item.resolvedAt),
-            ])
+            decision = t.text(rule == nil ? "item.resolved_as" : "item.resolved_by_policy", decider.merging([
+                "resolution": item.resolution.map(t.resolution) ?? "?", "date": reader.minute(item.resolvedAt),
+            ]) { $1 })
         } else if item.status == .dismissed {
-            decision = t.text("item.dismissed_by", ["name": item.resolvedBy ?? "?", "date": reader.minute(item.resolvedAt)])
+            decision = t.text(
+                rule == nil ? "item.dismissed_by" : "item.dismissed_by_policy",
+                decider.merging(["date": reader.minute(item.resolvedAt)]) { $1 })
         }
         let closedMessage = item.status == .autoResolved ? t["item.closed_auto"] : t["item.closed_final"]
         let awaiting = item.pending.map { pending in

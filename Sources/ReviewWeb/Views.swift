@@ -284,6 +284,8 @@ struct RunsPage {
         let findings: Int
         let newFindings: Int
         let reportHref: String?
+        /// What each policy decided in the run: `routine-small-pack: 3 (¥18.00)`.
+        var policies: [String] = []
     }
 
     let runs: [Run]
@@ -296,6 +298,7 @@ struct RunsPage {
         let applied: Int
         let judged: Int
         let opened: Int
+        var policies: [String] = []
     }
 
     // Stored, not computed: the templates read properties by reflection.

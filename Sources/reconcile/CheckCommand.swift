@@ -31,6 +31,14 @@ struct CheckCommand: AsyncParsableCommand {
         results += Preflight.database(settings)
         results += await Preflight.apple(settings)
         results += await Preflight.webhook(settings)
+        if let path = settings.policyFile {
+            do {
+                let policies = try PolicyFile.load(path: path)
+                results.append(CheckResult("policies", passed: true, "\(path): \(policies.rules.count) rule(s)"))
+            } catch {
+                results.append(CheckResult("policies", passed: false, "\(error)"))
+            }
+        }
         for result in results {
             print("\(result.passed ? "pass" : "FAIL") \(result.name): \(result.detail)")
         }

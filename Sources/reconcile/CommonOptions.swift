@@ -32,7 +32,7 @@ enum ExitStatus {
         switch error {
         case let code as ExitCode: code
         case is RunLockedError: locked
-        case is ConfigurationError, is RunConfigurationError: usage
+        case is ConfigurationError, is RunConfigurationError, is PolicyFileError: usage
         case DeskError.appleUnanswered: failed
         case is DeskError: usage
         case ReviewError.invalidInput: usage
@@ -44,6 +44,7 @@ enum ExitStatus {
     /// not logged as a failure.
     static func isExpected(_ error: any Error) -> Bool {
         error is RunLockedError || error is RunConfigurationError || error is DeskError || error is ReviewError
+            || error is PolicyFileError
     }
 }
 

@@ -10,7 +10,9 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "The nightly job: verify the window's uploads with Apple, diff against the ledger, fill the review queue.",
         discussion: """
             Without --since, continues from the last successful run's watermark (minus an hour for late \
-            uploads); the first run reconciles the whole history. T is a date (2026-11-01, UTC midnight), \
+            uploads); the first run reconciles the whole history. With RECONCILE_POLICY_FILE the policies \
+            decide the open items they take before the report is written (reconcile policy --help). \
+            T is a date (2026-11-01, UTC midnight), \
             an RFC 3339 timestamp (2026-11-01T02:00:00Z, …+08:00) or a duration back from now (36h, 7d).
 
             Exit codes: 0 completed; 1 failed; 2 completed with new findings (only with --fail-on-findings); \

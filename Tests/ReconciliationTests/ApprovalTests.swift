@@ -100,7 +100,7 @@ struct ApprovalTests {
         }
 
         #expect(throws: ReviewError.ownDecision(id: id, by: "mei")) { try service.approve(id: id, by: "Mei") }
-        #expect(throws: ReviewError.invalidInput("a policy cannot approve a decision; a person must")) {
+        #expect(throws: ReviewError.invalidInput("names starting with policy: are the policies'; use your own name")) {
             try service.approve(id: id, by: "policy:routine")
         }
         #expect(try service.detail(id: id).item.status == .awaitingApproval, "refusals change nothing")

@@ -109,7 +109,7 @@ struct JobTests {
         let json = try JSONSerialization.jsonObject(
             with: Data(contentsOf: reports.appendingPathComponent("run-\(report.runID)/report.json"))) as! [String: Any]
         #expect(Set(json.keys) == ["run_id", "status", "started_at", "finished_at", "window", "environment",
-                                   "verification", "counts", "value_at_risk", "notifications", "consumption",
+                                   "verification", "counts", "value_at_risk", "notifications", "consumption", "policies",
                                    "findings"])
         let counts = json["counts"] as! [String: Int]
         #expect(counts.count == 10 && counts["missed_delivery"] == 3 && counts["wrong_account"] == 0)

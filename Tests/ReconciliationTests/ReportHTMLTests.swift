@@ -227,7 +227,7 @@ struct ReportJSONTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(Set(json.keys) == ["run_id", "status", "started_at", "finished_at", "window", "environment",
                                    "verification", "counts", "value_at_risk", "notifications", "consumption",
-                                   "findings"])
+                                   "policies", "findings"])
         #expect((json["counts"] as? [String: Int])?.count == FindingKind.allCases.count)
         #expect((json["notifications"] as? [String: Int]) == ["synced": 0, "undelivered": 0])
         #expect((json["consumption"] as? [String: Int]) == ["answered": 0, "expired": 0, "refunded": 0, "declined": 0])

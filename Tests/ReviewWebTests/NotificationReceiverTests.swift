@@ -107,7 +107,7 @@ struct NotificationReceiverTests {
     /// simulator posting to it, for the time of `body`.
     static func withReceiver<T: Sendable>(
         _ settings: Settings, sim: AppStoreSimulator, forwardTo endpoint: NotificationForwarder.Endpoint? = nil,
-        observe: @escaping @Sendable (ReceiverWorker.Pass) -> Void = { _ in },
+        policies: PolicyFile? = nil, observe: @escaping @Sendable (ReceiverWorker.Pass) -> Void = { _ in },
         _ body: @escaping @Sendable (_ url: String) async throws -> T
     ) async throws -> T {
         try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
@@ -121,7 +121,7 @@ struct NotificationReceiverTests {
                     settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
                     answerer: settings.consumption.enabled
                         ? api?.consumptionAnswerer(settings: settings, logger: quiet) : nil,
-                    forwarder: forwarder, timing: timing, logger: quiet)
+                    forwarder: forwarder, policies: policies, timing: timing, logger: quiet)
                 let receiver = NotificationReceiver(forwarding: forwarder != nil, verify: verifier.verifyNotification)
                 let wakeup = ReceiverWakeup()
                 var configuration = NotificationReceiverConfiguration(
@@ -225,6 +225,50 @@ struct NotificationReceiverTests {
             #expect(try world.items() == before)
             let after = try ReceiverMetrics.text(counters: .init(), lastPass: Date(), on: world.connection)
             #expect(after.contains("reconcile_receiver_items_opened_since_nightly 0\n"), "\(after)")
+        }
+    }
+
+    /// The refunded-then-credited account: a refund Apple notified, judged by the receiver into a
+    /// refunded_delivery item, is revoked by the policy that takes it in the same pass, as that
+    /// pass's run, with one outbox row taking the goods back; the next nightly run changes nothing.
+    @Test func aPolicyDecidesWhatTheReceiverJudgedInTheSamePass() async throws {
+        let world = try World("receiver_policy")
+        let pack = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        let policies = try PolicyFile.parse("""
+            rules:
+              - name: refund-confirmed
+                when: {kind: refunded_delivery, sources: [notification, server_api], max_amount: {CNY: 100}}
+                limits: {per_account_per_day: {items: 1}}
+                decide: revoked
+                note: Apple refunded it; take the goods back
+            """)
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            _ = try await world.nightly(settings)
+            try await Self.withReceiver(settings, sim: world.sim, policies: policies) { _ in
+                _ = try world.sim.refundTransaction(pack.transactionId)
+                _ = try world.sim.signNotification(type: .refund, transactionId: pack.transactionId)
+                try await Self.eventually("the refund revoked by the policy") {
+                    try world.items() == ["refunded_delivery \(pack.transactionId) resolved"]
+                }
+            }
+            let row = try world.connection.query(
+                """
+                SELECT r.kind, o.action, o.from_user_id, o.quantity, i.resolved_by
+                  FROM reconcile.review_events e
+                  JOIN reconcile.runs r ON r.id = e.run_id
+                  JOIN reconcile.action_outbox o ON o.review_event_id = e.id
+                  JOIN reconcile.review_items i ON i.id = e.review_item_id
+                 WHERE e.actor = 'policy:refund-confirmed'
+                """)
+            #expect(row.count == 1)
+            #expect(try row[0].decode(String.self, at: 0) == "receiver" && row[0].decode(String.self, at: 1) == "revoke")
+            #expect(try row[0].decode(String.self, at: 2) == "amy" && row[0].decode(Int.self, at: 3) == 3)
+            #expect(try row[0].decode(String.self, at: 4) == "policy:refund-confirmed")
+            let before = try world.items()
+            let night = try await world.nightly(settings)
+            #expect(night.changes.created == 0 && night.changes.reopened == 0 && night.changes.autoResolved == 0)
+            #expect(try world.items() == before)
         }
     }
 

@@ -25,3 +25,10 @@ public struct TransactionSource: RawRepresentable, Hashable, Codable, Sendable, 
     /// Look Up Order ID, asked by the support desk.
     public static let orderLookup = TransactionSource(rawValue: "order_lookup")
 }
+
+extension TransactionSource {
+    /// Every source this build records.
+    public static let known: [TransactionSource] = [
+        .verifyReceipt, .localReceipt, .jws, .serverAPI, .notification, .orderLookup,
+    ]
+}

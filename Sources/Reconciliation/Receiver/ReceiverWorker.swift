@@ -15,7 +15,9 @@ import Synchronization
 /// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
 ///    them (``DiffScope/transactions(_:)``, as the support desk does), and upserts what it finds
 ///    into the review queue with the nightly fingerprints — never while a nightly run holds the
-///    run lock: it waits for the next pass, then goes on;
+///    run lock: it waits for the next pass, then goes on; then the policies
+///    (`RECONCILE_POLICY_FILE`, ``PolicyEngine``) decide what they take of the queue, under the
+///    same lock, as the pass's run;
 /// 4. forwards stored notifications to the app's endpoint (``NotificationForwarder``).
 ///
 /// A pass that applies or judges is recorded as a run of kind `receiver`. Its transactions are
@@ -49,6 +51,8 @@ public struct ReceiverWorker: Sendable {
         public var applied = 0
         public var judged = 0
         public var itemsOpened = 0
+        /// Items the policies decided after the judgement.
+        public var policyDecisions = 0
         /// Judgements due but left for a later pass because a nightly run holds the run lock.
         public var waitingForNightlyRun = false
         public var consumption = ConsumptionAnswerer.Summary()
@@ -61,18 +65,22 @@ public struct ReceiverWorker: Sendable {
     let applier: NotificationApplier
     let answerer: ConsumptionAnswerer?
     let forwarder: NotificationForwarder?
+    /// The policies, read when the receiver started.
+    let policies: PolicyFile?
     public let timing: Timing
     /// What the listener counted (refusals), for the metrics file.
     public let counters: ReceiverCounters
     let logger: Logger
 
     /// A worker; `answerer` nil when answers are off or there are no Server API credentials,
-    /// `forwarder` nil without `RECONCILE_NOTIFICATION_FORWARD_URL`.
+    /// `forwarder` nil without `RECONCILE_NOTIFICATION_FORWARD_URL`, `policies` nil without
+    /// `RECONCILE_POLICY_FILE`.
     public init(
         settings: Settings, applier: NotificationApplier, answerer: ConsumptionAnswerer?,
-        forwarder: NotificationForwarder?, timing: Timing = Timing(), counters: ReceiverCounters = ReceiverCounters(),
-        logger: Logger
+        forwarder: NotificationForwarder?, policies: PolicyFile? = nil, timing: Timing = Timing(),
+        counters: ReceiverCounters = ReceiverCounters(), logger: Logger
     ) {
+        self.policies = policies
         self.counters = counters
         self.settings = settings
         self.applier = applier
@@ -97,6 +105,11 @@ public struct ReceiverWorker: Sendable {
                     let retryAnswers = answersTried.map { ContinuousClock.now - $0 >= timing.answersRetry } ?? true
                     let pass = try await self.pass(http: http, retryingAnswers: retryAnswers, on: open)
                     if retryAnswers { answersTried = ContinuousClock.now }
+                    // The policies' decisions reach the app's webhook at once, as a person's do; a
+                    // failed delivery leaves the rows for the next one.
+                    if pass.policyDecisions > 0 {
+                        _ = try? await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger)
+                    }
                     timing.observe(pass)
                     if let path = timing.metricsFile,
                         metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
@@ -160,6 +173,12 @@ public struct ReceiverWorker: Sendable {
                 let changes = try judge(due, runID: id, on: connection)
                 pass.judged = due.count
                 pass.itemsOpened = changes.created
+                if let policies {
+                    var log = logger
+                    log[metadataKey: "run.id"] = "\(id)"
+                    pass.policyDecisions = try PolicyEngine(file: policies, approval: settings.approvalAbove, logger: log)
+                        .apply(runID: id, on: connection).total
+                }
             } else {
                 // A nightly run holds the lock: it judges these transactions itself or this
                 // worker does after it, never both at once.
@@ -173,7 +192,7 @@ public struct ReceiverWorker: Sendable {
                 ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
                  "counts": try PostgresJSON(encoding: [
                     "notifications_applied": pass.applied, "transactions_judged": pass.judged,
-                    "items_opened": pass.itemsOpened,
+                    "items_opened": pass.itemsOpened, "policy_decisions": pass.policyDecisions,
                  ])])
         }
         if let forwarder, let http {
@@ -210,6 +229,7 @@ public struct ReceiverWorker: Sendable {
         [
             "run.id": "\(pass.runID.map(String.init) ?? "-")", "notifications.applied": "\(pass.applied)",
             "transactions.judged": "\(pass.judged)", "items.opened": "\(pass.itemsOpened)",
+            "policy.decided": "\(pass.policyDecisions)",
             "consumption.answered": "\(pass.consumption.answered)", "forward.sent": "\(pass.forwarding.forwarded)",
             "forward.failed": "\(pass.forwarding.failed)", "waiting_for_nightly_run": "\(pass.waitingForNightlyRun)",
         ]

@@ -169,10 +169,16 @@ public struct ReviewService {
     /// ``approve(id:by:note:)``. A decision the evidence cannot turn into an action is refused
     /// here, to its decider, not later to the approver.
     public func resolve(id: Int64, resolution: Resolution, by person: String, note: String?) throws -> TransitionOutcome {
-        let person = try Self.validatedName(person)
+        try resolve(id: id, resolution: resolution, as: .person(person), note: note)
+    }
+
+    /// Resolves an item as `decider` (a person, or a policy rule that first checks the locked item).
+    func resolve(id: Int64, resolution: Resolution, as decider: Decider, note: String?) throws -> TransitionOutcome {
+        let person = decider.name
         let note = try Self.note(note, required: false)
         return try connection.transaction {
             let item = try lockedItem(id)
+            try decider.admit?(item)
             let waitingAlready = item.status == .awaitingApproval && item.pending?.resolution == resolution
                 && item.pending?.by == person
             let repeated = waitingAlready
@@ -191,7 +197,8 @@ public struct ReviewService {
                 _ = try recordEvent(
                     item, by: person, to: .awaitingApproval, note: note,
                     details: ["resolution": resolution.rawValue, "approval_above": approval.description,
-                              "value": item.value?.text() ?? "unknown"])
+                              "value": item.value?.text() ?? "unknown"],
+                    run: decider.runID)
                 let updated = try update(
                     SQL.awaitApproval, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
                 Failpoint.pass("review.decide")
@@ -201,7 +208,8 @@ public struct ReviewService {
                         + "(\(approval)): \(resolution.rawValue) waits for another person's approval "
                         + "(reconcile review approve \(id))")
             }
-            let event = try recordEvent(item, by: person, to: .resolved, note: note, details: Self.details(resolution, draft))
+            let event = try recordEvent(
+                item, by: person, to: .resolved, note: note, details: Self.details(resolution, draft), run: decider.runID)
             let updated = try update(
                 SQL.resolve, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
             let entry = try enqueue(draft, item: item, event: event, decidedBy: person, note: note)
@@ -219,11 +227,9 @@ public struct ReviewService {
     /// (``ReviewError/ownDecision(id:by:)``), nor can a policy approve. Approving again by the
     /// same person is a no-op success.
     public func approve(id: Int64, by person: String, note: String? = nil) throws -> TransitionOutcome {
+        // A policy cannot approve: its name (`policy:…`) is no person's name.
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: false)
-        guard !person.lowercased().hasPrefix(Self.policyActorPrefix) else {
-            throw ReviewError.invalidInput("a policy cannot approve a decision; a person must")
-        }
         return try connection.transaction {
             let item = try lockedItem(id)
             switch item.status {
@@ -294,10 +300,16 @@ public struct ReviewService {
     /// (no outbox row), and the approval exists to stop one person making the app hand out or
     /// take back value (docs/operations.md).
     public func dismiss(id: Int64, by person: String, note: String?) throws -> TransitionOutcome {
-        let person = try Self.validatedName(person)
+        try dismiss(id: id, as: .person(person), note: note)
+    }
+
+    /// Dismisses an item as `decider` (a person, or a policy rule that first checks the locked item).
+    func dismiss(id: Int64, as decider: Decider, note: String?) throws -> TransitionOutcome {
+        let person = decider.name
         let note = try Self.note(note, required: true)
         return try connection.transaction {
             let item = try lockedItem(id)
+            try decider.admit?(item)
             if let outcome = try undecided(item, unless: item.status == .dismissed && item.resolvedBy == person, {
                 TransitionOutcome(
                     item: item, changed: false, outbox: nil,
@@ -305,7 +317,7 @@ public struct ReviewService {
             }) {
                 return outcome
             }
-            _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:])
+            _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:], run: decider.runID)
             let updated = try update(SQL.dismiss, ["id": id, "person": person, "note": note])
             Failpoint.pass("review.decide")
             return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "dismissed item \(id)")
@@ -329,12 +341,13 @@ public struct ReviewService {
 
     /// Appends the event of a transition and returns its id.
     private func recordEvent(
-        _ item: ReviewItem, by person: String, to status: ReviewStatus, note: String?, details: [String: String]
+        _ item: ReviewItem, by person: String, to status: ReviewStatus, note: String?, details: [String: String],
+        run: Int64? = nil
     ) throws -> Int64 {
         try connection.query(
             SQL.recordEvent,
             ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
-             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details)]
+             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run]
         )[0].decode(Int64.self, at: 0)
     }
 
@@ -446,9 +459,6 @@ public struct ReviewService {
         a.caseInsensitiveCompare(b) == .orderedSame
     }
 
-    /// How policies sign their decisions (`policy:<rule>`, SPEC section 17).
-    static let policyActorPrefix = "policy:"
-
     private static func decided(_ item: ReviewItem) -> ReviewError {
         .alreadyDecided(
             id: item.id, status: item.status, resolution: item.resolution, by: item.resolvedBy, at: item.resolvedAt)
@@ -513,7 +523,25 @@ public struct ReviewService {
         guard name.lowercased() != jobActor else {
             throw ReviewError.invalidInput("\(jobActor) is reserved for the job itself; use your own name")
         }
+        guard !name.lowercased().hasPrefix(PolicyRule.actorPrefix) else {
+            throw ReviewError.invalidInput(
+                "names starting with \(PolicyRule.actorPrefix) are the policies'; use your own name")
+        }
         return name
+    }
+
+    /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as
+    /// `policy:<name>` with the run whose pass decided, which checks the locked item before
+    /// anything is written and throws to leave it as it is (claimed, over a limit).
+    struct Decider {
+        /// The actor recorded (`resolved_by`, the event, the outbox's `decided_by`).
+        let name: String
+        /// The run recorded with the event; nil for a person.
+        var runID: Int64? = nil
+        /// Runs on the locked item inside the decision's transaction; nil for a person.
+        var admit: ((ReviewItem) throws -> Void)? = nil
+
+        static func person(_ name: String) throws -> Decider { Decider(name: try ReviewService.validatedName(name)) }
     }
 
     static func note(_ raw: String?, required: Bool) throws -> String? {

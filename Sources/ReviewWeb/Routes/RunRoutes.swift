@@ -21,6 +21,19 @@ struct RunController: Sendable {
         let t = reader.catalog
         let runs = try await database.run { try $0.runs(limit: 100) }
         let receiverRuns = try await database.lender.run { try ReceiverRun.recent(limit: 20, on: $0) }
+        let tallies = try await database.lender.run {
+            try PolicyTally.byRun(runs.map(\.id) + receiverRuns.map(\.id), on: $0)
+        }
+        // What the policies decided in a run, one line per rule (SPEC section 17).
+        func policies(_ run: Int64) -> [String] {
+            (tallies[run] ?? []).map { tally in
+                tally.amounts.isEmpty
+                    ? t.text("runs.policy_tally_no_value", ["rule": tally.rule, "count": String(tally.decided)])
+                    : t.text("runs.policy_tally", [
+                        "rule": tally.rule, "count": String(tally.decided), "amount": tally.amountText(reader),
+                    ])
+            }
+        }
         let flash = await sessions.takeFlash(for: session.id)
         var page = RunsPage(
             runs: runs.map { run in
@@ -28,12 +41,13 @@ struct RunController: Sendable {
                     id: run.id, status: run.status.rawValue, statusLabel: t.runStatus(run.status), dryRun: run.dryRun,
                     window: "\(run.since.map { reader.minute($0) } ?? t["runs.beginning"]) → \(reader.minute(run.until))",
                     started: reader.minute(run.startedAt), uploads: run.uploads, findings: run.findingsTotal,
-                    newFindings: run.findingsNew, reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report")
+                    newFindings: run.findingsNew,
+                    reportHref: run.reportDirectory == nil ? nil : "/runs/\(run.id)/report", policies: policies(run.id))
             }, hasRuns: !runs.isEmpty)
         page.receiverPasses = receiverRuns.map {
             RunsPage.ReceiverPass(
                 id: $0.id, started: reader.minute($0.startedAt), applied: $0.applied, judged: $0.judged,
-                opened: $0.opened)
+                opened: $0.opened, policies: policies($0.id))
         }
         return pages.render(
             "runs", page, title: t["runs.title"], context: context, flash: flash.map { FlashView($0) }, tab: .runs)

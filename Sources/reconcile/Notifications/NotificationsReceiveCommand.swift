@@ -23,7 +23,9 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             transactions the notifications brought once RECONCILE_GRACE has passed (a refund still credited \
             is a refunded_delivery review item, a purchase never credited a missed_delivery item), waiting \
             while a nightly run holds the run lock, and, with RECONCILE_NOTIFICATION_FORWARD_URL, forwards \
-            every stored body unchanged to the app's own endpoint, retrying until it answers 2xx.
+            every stored body unchanged to the app's own endpoint, retrying until it answers 2xx. After each \
+            judgement the policies of RECONCILE_POLICY_FILE (read when the receiver starts) decide the open \
+            items they take, as a nightly run's do.
 
             Listens on loopback by default: Apple posts over HTTPS (TLS 1.2 or later) only, so put a TLS \
             proxy in front (docs/operations.md). Stops gracefully on SIGTERM or SIGINT.
@@ -83,6 +85,9 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
         let logger = common.makeLogger(label: "reconcile.receive")
         do {
             let settings = try await ConfigurationLoader.settings(configFile: configFile)
+            // Read once, at the start: a file that does not load stops the receiver (exit 64); a
+            // changed file takes effect when the receiver is restarted.
+            let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
             let (host, port) = listenAddress(listen) ?? ("127.0.0.1", 8091)
@@ -110,7 +115,8 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                         ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
                     let worker = ReceiverWorker(
                         settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
-                        answerer: answerer, forwarder: forwarder, timing: timing, counters: counters, logger: logger)
+                        answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
+                        counters: counters, logger: logger)
                     let receiver = NotificationReceiver(
                         forwarding: forwarder != nil, verify: verifier.verifyNotification)
                     try await runNotificationReceiver(
