@@ -29,7 +29,7 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
-/// `--config`: a file of settings under the environment's.
+/// `--config`: a JSON or YAML file of settings, under the environment (which wins).
 struct ConfigFileOptions: ParsableArguments {
     @Option(
         name: .customLong("config"),
