@@ -7,6 +7,31 @@ let strictSettings: [SwiftSetting] = [
     .unsafeFlags(["-warnings-as-errors"]),
 ]
 
+// The products of the dependencies below, by the names the targets use.
+extension Target.Dependency {
+    static var argumentParser: Self { .product(name: "ArgumentParser", package: "swift-argument-parser") }
+    static var logging: Self { .product(name: "Logging", package: "swift-log") }
+    static var crypto: Self { .product(name: "Crypto", package: "swift-crypto") }
+    static var cryptoExtras: Self { .product(name: "_CryptoExtras", package: "swift-crypto") }
+    static var swiftASN1: Self { .product(name: "SwiftASN1", package: "swift-asn1") }
+    static var x509: Self { .product(name: "X509", package: "swift-certificates") }
+    static var nioCore: Self { .product(name: "NIOCore", package: "swift-nio") }
+    static var asyncHTTPClient: Self { .product(name: "AsyncHTTPClient", package: "async-http-client") }
+    static var hummingbird: Self { .product(name: "Hummingbird", package: "hummingbird") }
+    static var hummingbirdTesting: Self { .product(name: "HummingbirdTesting", package: "hummingbird") }
+    static var serviceLifecycle: Self { .product(name: "ServiceLifecycle", package: "swift-service-lifecycle") }
+    static var configuration: Self { .product(name: "Configuration", package: "swift-configuration") }
+    static var mustache: Self { .product(name: "Mustache", package: "swift-mustache") }
+    static var yams: Self { .product(name: "Yams", package: "Yams") }
+    static var propertyBased: Self { .product(name: "PropertyBased", package: "swift-property-based") }
+}
+
+/// A library target whose `Embedded/` folder (SQL, certificates, templates) the EmbedFiles plugin
+/// compiles into it.
+func embeddingTarget(name: String, dependencies: [Target.Dependency]) -> Target {
+    .target(name: name, dependencies: dependencies, exclude: ["Embedded"], plugins: ["EmbedFiles"])
+}
+
 let package = Package(
     name: "iap-reconcile",
     platforms: [.macOS(.v15)],
@@ -41,103 +66,55 @@ let package = Package(
         ),
         // Dates to days and back, for the receipt parser and PostgreSQL's timestamps.
         .target(name: "CivilCalendar"),
-        .target(
-            name: "Postgres",
-            dependencies: ["CLibPQ", "CivilCalendar"]
-        ),
-        .target(
+        .target(name: "Postgres", dependencies: ["CLibPQ", "CivilCalendar"]),
+        embeddingTarget(
             name: "AppStore",
             dependencies: [
-                "CivilCalendar",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            exclude: ["Embedded"],
-            plugins: ["EmbedFiles"]
+                "CivilCalendar", .crypto, .cryptoExtras, .swiftASN1, .x509, .asyncHTTPClient, .nioCore, .logging,
+            ]
         ),
         .target(
             name: "AppStoreSimulator",
             dependencies: [
-                "AppStore",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "AppStore", .hummingbird, .crypto, .cryptoExtras, .swiftASN1, .x509, .logging,
                 // Posts the notifications it makes to the app's URL (`--notification-url`).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Logging", package: "swift-log"),
+                .asyncHTTPClient,
             ]
         ),
-        .target(
+        embeddingTarget(
             name: "Reconciliation",
             dependencies: [
-                "Postgres",
-                "AppStore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "Postgres", "AppStore", .logging, .crypto, .asyncHTTPClient, .yams,
                 // report.html is a template (Embedded/templates/report.mustache) styled by the pages'
                 // stylesheet (Embedded/assets/app.css); the pages render theirs with the same escaping.
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Yams", package: "Yams"),
-            ],
-            exclude: ["Embedded"],
-            plugins: ["EmbedFiles"]
+                .mustache,
+            ]
         ),
         // The support-staff pages (SPEC section 8), on the same service layer as `reconcile review`.
-        .target(
+        // Templates: Embedded/templates/*.mustache; their stylesheet is Reconciliation's (shared with report.html).
+        embeddingTarget(
             name: "ReviewWeb",
-            dependencies: [
-                "Reconciliation",
-                "Postgres",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            // Templates: Embedded/templates/*.mustache; their stylesheet is Reconciliation's (shared with report.html).
-            exclude: ["Embedded"],
-            plugins: ["EmbedFiles"]
+            dependencies: ["Reconciliation", "Postgres", .hummingbird, .mustache, .logging, .nioCore]
         ),
         .executableTarget(
             name: "reconcile",
             dependencies: [
-                "Reconciliation",
-                "ReviewWeb",
-                "Postgres",
-                "AppStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "Reconciliation", "ReviewWeb", "Postgres", "AppStore",
+                .argumentParser, .logging, .configuration, .serviceLifecycle,
             ]
         ),
         .executableTarget(
             name: "appstore-sim",
-            dependencies: [
-                "AppStoreSimulator",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            dependencies: ["AppStoreSimulator", .argumentParser, .logging, .serviceLifecycle]
         ),
 
         // Seeds the demo's database with uploads signed by the simulator's CA (scripts/demo only).
         .executableTarget(
             name: "demo-seed",
             dependencies: [
-                "Postgres",
+                "Postgres", "AppStore", "AppStoreSimulator", .argumentParser,
                 // For the SQL files (sql/demo/), embedded in it with the rest of sql/.
                 "Reconciliation",
-                "AppStore",
-                "AppStoreSimulator",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
@@ -149,11 +126,11 @@ let package = Package(
                 "Reconciliation",
                 "AppStore",
                 "AppStoreSimulator",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .argumentParser,
+                .asyncHTTPClient,
+                .crypto,
+                .logging,
+                .nioCore,
             ]
         ),
 
@@ -171,46 +148,30 @@ let package = Package(
         // Shared by the AppStore and Reconciliation tests: a forger's certificate authority.
         .target(
             name: "AppStoreTestSupport",
-            dependencies: [
-                "AppStore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
+            dependencies: ["AppStore", .crypto, .swiftASN1, .x509],
             path: "Tests/AppStoreTestSupport"
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: [
-                "AppStore", "AppStoreSimulator", "AppStoreTestSupport",
-                .product(name: "PropertyBased", package: "swift-property-based"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            dependencies: ["AppStore", "AppStoreSimulator", "AppStoreTestSupport", .propertyBased, .swiftASN1],
             resources: [.copy("Vectors")]
         ),
         .testTarget(
             name: "ReconciliationTests",
             dependencies: [
                 "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport", "AppStoreTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .crypto, .x509,
                 // A real HTTP server for the outbox webhook's tests.
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "X509", package: "swift-certificates"),
+                .hummingbird,
             ]
         ),
         .testTarget(
             name: "ReviewWebTests",
             dependencies: [
-                "ReviewWeb",
-                "Reconciliation",
-                "Postgres",
-                "TestSupport",
+                "ReviewWeb", "Reconciliation", "Postgres", "TestSupport", .hummingbirdTesting, .logging,
                 // Refund requests answered against the simulator, for the pages that show them.
-                "AppStore",
-                "AppStoreSimulator",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
+                "AppStore", "AppStoreSimulator",
             ]
         ),
     ]

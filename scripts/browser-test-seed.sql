@@ -121,15 +121,5 @@ SELECT 'missed_delivery:2000000123456789', 'missed_delivery', 'high', 'open', '2
 INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
 VALUES ('2000000990000001', 'player-88', 'coins_600', 1, now() - interval '2 days');
 
--- What the diff stores with each item for a decision (sql/diff/71_actions.sql): the buyer gets
--- Apple's product; the latest unrevoked delivery is taken back (each item's deliveries here are
--- one account's).
-UPDATE reconcile.review_items
-   SET grant_to_user_id = evidence->'buyer'->>'user_id',
-       grant_product_id = evidence->'apple_transaction'->>'product_id',
-       grant_quantity = (evidence->'apple_transaction'->>'quantity')::integer,
-       (revoke_from_user_id, revoke_product_id, revoke_quantity) = (
-           SELECT e->>'user_id', e->>'product_id', (e->>'quantity')::integer
-             FROM jsonb_array_elements(evidence->'deliveries') WITH ORDINALITY AS x(e, n)
-            WHERE e->>'revoked_at' IS NULL
-            ORDER BY n DESC LIMIT 1);
+-- What the diff stores with each item for a decision.
+\ir planted-item-actions.sql

@@ -18,6 +18,19 @@ public struct RunningSimulator: Sendable {
     public var serverAPIURL: String { baseURL }
     /// Sandbox Server API base URL (`APPSTORE_API_SANDBOX_URL`).
     public var serverAPISandboxURL: String { baseURL + "/sandbox" }
+
+    /// The job's environment variables that make this simulator its Apple: verifyReceipt, the
+    /// Server API with the simulator's key, and the simulator's root as the trusted root.
+    public var jobEnvironment: [String: String] {
+        var environment = [
+            "APPLE_VERIFY_RECEIPT_URL": productionURL, "APPLE_VERIFY_RECEIPT_SANDBOX_URL": sandboxURL,
+            "APPSTORE_API_URL": serverAPIURL, "APPSTORE_API_SANDBOX_URL": serverAPISandboxURL,
+            "APPSTORE_KEY_ID": simulator.configuration.apiKeyID, "APPSTORE_ISSUER_ID": simulator.configuration.issuerID,
+        ]
+        environment["APPSTORE_PRIVATE_KEY_FILE"] = simulator.apiPrivateKeyPath
+        environment["APPLE_ROOT_CERTIFICATES"] = simulator.rootCertificatePath
+        return environment
+    }
 }
 
 extension AppStoreSimulator {

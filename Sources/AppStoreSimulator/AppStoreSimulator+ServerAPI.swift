@@ -38,31 +38,9 @@ extension AppStoreSimulator {
         var answer = "cancelled"
         defer { state.endServerAPIRequest(answer: answer) }
         do {
-            if latency > .zero { try await Task.sleep(for: latency) }
-            switch action {
-            case .none, .status:
-                break
-            case .hang(let duration):
-                answer = "hang"
-                try await Task.sleep(for: duration)
-            case .http503:
-                answer = "http_503"
-                return Self.text("Service Unavailable", status: .serviceUnavailable)
-            case .malformed:
-                answer = "malformed"
-                return Response(
-                    status: .ok, headers: [.contentType: "application/json"],
-                    body: .init(byteBuffer: ByteBuffer(string: #"{"signedTransactions":["eyJ"#)))
-            case .http429(let milliseconds):
-                answer = "http_429"
-                // Apple's Retry-After is an instant in epoch milliseconds, not a delay.
-                let until = Date().millisecondsSince1970 + Int64(milliseconds)
-                var response = Self.apiError(4_290_000, "Rate limit exceeded.")
-                response.headers[.retryAfter] = String(until)
-                return response
-            case .apiError(let code):
-                answer = String(code)
-                return Self.apiError(code, "Simulated error.")
+            let truncated = #"{"signedTransactions":["eyJ"#
+            if let fault = try await actOut(action, after: latency, truncatedJSON: truncated, answer: &answer) {
+                return fault
             }
         } catch {
             return Response(status: .internalServerError)

@@ -251,6 +251,50 @@ public struct AppStoreSimulator: Sendable {
         }
     }
 
+    // MARK: - Faults, before either API answers
+
+    /// Acts out the fault drawn for a request, after its drawn latency: returns the response that
+    /// stands in for Apple's (`answer` names it for the stats), or nil to answer as usual. Each API's
+    /// draw yields only its own faults: `status` is verifyReceipt's, `http429` and `apiError` the
+    /// Server API's; `truncatedJSON` is the endpoint's answer cut short.
+    func actOut(
+        _ action: SimulatorFaults.Action, after latency: Duration, truncatedJSON: String, answer: inout String
+    ) async throws -> Response? {
+        if latency > .zero { try await Task.sleep(for: latency) }
+        switch action {
+        case .none:
+            return nil
+        case .hang(let duration):
+            answer = "hang"
+            // A hang outlives the client's timeout; answering afterwards is what a slow Apple does.
+            try await Task.sleep(for: duration)
+            return nil
+        case .http503:
+            answer = "http_503"
+            return Self.text("Service Unavailable", status: .serviceUnavailable)
+        case .malformed:
+            answer = "malformed"
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: truncatedJSON)))
+        case .status(let status, let isRetryable):
+            answer = String(status)
+            var body: [String: any Sendable] = ["status": status]
+            if let isRetryable { body["is_retryable"] = isRetryable }
+            return Self.json(body)
+        case .http429(let milliseconds):
+            answer = "http_429"
+            // Apple's Retry-After is an instant in epoch milliseconds, not a delay.
+            let until = Date().millisecondsSince1970 + Int64(milliseconds)
+            var response = Self.apiError(4_290_000, "Rate limit exceeded.")
+            response.headers[.retryAfter] = String(until)
+            return response
+        case .apiError(let code):
+            answer = String(code)
+            return Self.apiError(code, "Simulated error.")
+        }
+    }
+
     // MARK: - verifyReceipt
 
     private struct VerifyRequest: Decodable {
@@ -267,32 +311,9 @@ public struct AppStoreSimulator: Sendable {
         var answer = "cancelled"
         defer { state.endVerifyRequest(answer: answer) }
         do {
-            if latency > .zero { try await Task.sleep(for: latency) }
-            switch action {
-            case .none:
-                break
-            case .hang(let duration):
-                answer = "hang"
-                // A hang outlives the client's timeout; answering afterwards is what a slow Apple does.
-                try await Task.sleep(for: duration)
-            case .http503:
-                answer = "http_503"
-                return Response(
-                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
-                    body: .init(byteBuffer: ByteBuffer(string: "Service Unavailable")))
-            case .malformed:
-                answer = "malformed"
-                return Response(
-                    status: .ok, headers: [.contentType: "application/json"],
-                    body: .init(byteBuffer: ByteBuffer(string: #"{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"#)))
-            case .status(let status, let isRetryable):
-                answer = String(status)
-                var body: [String: any Sendable] = ["status": status]
-                if let isRetryable { body["is_retryable"] = isRetryable }
-                return Self.json(body)
-            case .http429, .apiError:
-                // Server API faults; verifyReceipt's draw never yields them.
-                break
+            let truncated = #"{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"#
+            if let fault = try await actOut(action, after: latency, truncatedJSON: truncated, answer: &answer) {
+                return fault
             }
             var request = request
             let body = try await request.collectBody(upTo: 16 << 20)

@@ -95,20 +95,25 @@ public struct SimulatorCA: Sendable {
         let rootPublic = Certificate.PublicKey(rootKey.publicKey)
         let intermediatePublic = Certificate.PublicKey(intermediateKey.publicKey)
         let leafPublic = Certificate.PublicKey(leafKey.publicKey)
+        func issue(
+            _ subject: DistinguishedName, _ publicKey: Certificate.PublicKey, by issuer: DistinguishedName,
+            signedWith issuerKey: P256.Signing.PrivateKey, extensions: Certificate.Extensions
+        ) throws -> Certificate {
+            try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: publicKey, notValidBefore: notBefore,
+                notValidAfter: notAfter, issuer: issuer, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: extensions, issuerPrivateKey: .init(issuerKey))
+        }
 
-        let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: rootPublic, notValidBefore: notBefore,
-            notValidAfter: notAfter, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+        let root = try issue(
+            rootName, rootPublic, by: rootName, signedWith: rootKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(hash: rootPublic)
-            },
-            issuerPrivateKey: .init(rootKey))
-        let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: intermediatePublic, notValidBefore: notBefore,
-            notValidAfter: notAfter, issuer: rootName, subject: intermediateName,
-            signatureAlgorithm: .ecdsaWithSHA256,
+            })
+        let intermediate = try issue(
+            intermediateName, intermediatePublic, by: rootName, signedWith: rootKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
@@ -116,20 +121,16 @@ public struct SimulatorCA: Sendable {
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: rootPublic).keyIdentifier)
                 // Apple's marker extensions hold an ASN.1 NULL and are not critical.
                 Certificate.Extension(oid: intermediateMarkerOID, critical: false, value: [0x05, 0x00])
-            },
-            issuerPrivateKey: .init(rootKey))
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: leafPublic, notValidBefore: notBefore,
-            notValidAfter: notAfter, issuer: intermediateName, subject: leafName,
-            signatureAlgorithm: .ecdsaWithSHA256,
+            })
+        let leaf = try issue(
+            leafName, leafPublic, by: intermediateName, signedWith: intermediateKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 SubjectKeyIdentifier(hash: leafPublic)
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: intermediatePublic).keyIdentifier)
                 Certificate.Extension(oid: leafMarkerOID, critical: false, value: [0x05, 0x00])
-            },
-            issuerPrivateKey: .init(intermediateKey))
+            })
         return SimulatorCA(
             root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey, rootKey: rootKey,
             intermediateKey: intermediateKey)

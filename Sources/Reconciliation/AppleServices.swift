@@ -96,4 +96,29 @@ public enum AppleServices {
             try await body(ServerAPILookups(client: client, settings: settings, logger: logger))
         }
     }
+
+    /// Runs `body` with both: the verifier, and the Server API lookups (nil without credentials)
+    /// whose answers its JWS verifier checks.
+    public static func withVerifierAndServerAPI<T: Sendable>(
+        settings: Settings, logger: Logger, _ body: (AppleUploadVerifier, ServerAPILookups?) async throws -> T
+    ) async throws -> T {
+        try await withVerifier(settings: settings, logger: logger) { verifier in
+            try await withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
+                try await body(verifier, api)
+            }
+        }
+    }
+
+    /// Runs `body` with the job as `reconcile run` builds it: uploads verified, notifications
+    /// applied and histories fetched through the services of the settings.
+    public static func withJob<T: Sendable>(
+        settings: Settings, logger: Logger, _ body: (ReconciliationJob) async throws -> T
+    ) async throws -> T {
+        try await withVerifierAndServerAPI(settings: settings, logger: logger) { verifier, api in
+            try await body(ReconciliationJob(
+                settings: settings, verifier: verifier,
+                notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
+                logger: logger))
+        }
+    }
 }

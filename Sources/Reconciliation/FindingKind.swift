@@ -1,7 +1,11 @@
+import Postgres
+
 /// The kinds of discrepancy of SPEC section 5, with their severity and suggested action: the one
 /// place they are defined. The diff's SQL reads them from the `diff_kinds` table the runner
 /// fills from here, and each kind's rule is `sql/diff/findings/<kind>.sql`.
-public enum FindingKind: String, Sendable, CaseIterable, Codable, CustomStringConvertible {
+public enum FindingKind: String, Sendable, CaseIterable, Codable, CustomStringConvertible,
+    PostgresNonNullDecodable
+{
     case missedDelivery = "missed_delivery"
     case duplicateDelivery = "duplicate_delivery"
     case wrongAccount = "wrong_account"

@@ -102,30 +102,6 @@ extension ReportFormat {
     }
 }
 
-/// JSON text for strings that came from clients: RFC 8259 escaping, everything else as UTF-8.
-enum JSONText {
-    static func string(_ text: String) -> String {
-        var escaped = "\""
-        escaped.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped + "\""
-    }
-
-    static func optional(_ text: String?) -> String { text.map(string) ?? "null" }
-}
-
 // MARK: - report.md
 
 extension ReportFormat {

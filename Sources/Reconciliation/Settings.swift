@@ -6,7 +6,7 @@ import Postgres
 /// config file, assembled by the executable) and validated once.
 public struct Settings: Sendable {
     /// Which purchases count as real money.
-    public enum Environment: String, Sendable, CaseIterable {
+    public enum Environment: String, Sendable, CaseIterable, PostgresNonNullDecodable {
         /// Production purchases count; sandbox ones are testers'.
         case production
         /// Sandbox purchases count (a staging deployment).

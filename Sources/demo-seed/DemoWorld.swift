@@ -79,6 +79,24 @@ struct DemoWorld {
                      quantity: quantity, cancellationDate: cancelled)
     }
 
+    /// `user` uploads `payload`, which claims the transaction `claimed`, from a device of the draw.
+    mutating func upload(
+        _ user: String, _ payload: String, kind: String = "app_receipt", username: String? = nil,
+        claiming claimed: String?, at uploadedAt: Date
+    ) {
+        uploads.append(UploadRow(
+            user: user, kind: kind, payload: payload, username: username, claimed: claimed, device: device(),
+            uploadedAt: uploadedAt))
+    }
+
+    /// The app's ledger credits `product` for the transaction to `user`.
+    mutating func credit(
+        _ transaction: String, _ product: String, to user: String, quantity: Int = 1, at deliveredAt: Date
+    ) {
+        deliveries.append(DeliveryRow(
+            transaction: transaction, user: user, product: product, quantity: quantity, deliveredAt: deliveredAt))
+    }
+
     mutating func generate(players: Int) throws {
         // Normal life: every purchase uploaded once and credited once. Every third player runs the
         // StoreKit 2 client, which uploads the signed transaction bound to its account token.
@@ -92,12 +110,9 @@ struct DemoWorld {
                 let (product, _, _) = Self.catalogue.randomElement(using: &random)!
                 let bought = now.addingTimeInterval(-Double.random(in: 3600...(2 * 86_400), using: &random))
                 let item = purchase(product, at: bought, quantity: product.contains("coin42") && Bool.random(using: &random) ? 2 : 1)
-                uploads.append(UploadRow(
-                    user: user, payload: try receipt([item]), claimed: item.transactionID, device: device(),
-                    uploadedAt: bought.addingTimeInterval(5)))
-                deliveries.append(DeliveryRow(
-                    transaction: item.transactionID!, user: user, product: product, quantity: item.quantity ?? 1,
-                    deliveredAt: bought.addingTimeInterval(7)))
+                upload(user, try receipt([item]), claiming: item.transactionID, at: bought.addingTimeInterval(5))
+                credit(
+                    item.transactionID!, product, to: user, quantity: item.quantity ?? 1, at: bought.addingTimeInterval(7))
             }
         }
         try plantAccidents()
@@ -163,12 +178,10 @@ struct DemoWorld {
             let created = try simulator.createTransaction(SimulatedTransaction(
                 productId: product, customer: user, bundleId: Self.bundle, environment: .production, type: productType,
                 quantity: 1, purchaseDate: bought, appAccountToken: token, price: price, currency: "CNY"))
-            uploads.append(UploadRow(
-                user: user, kind: "signed_transaction", payload: created.signedTransaction,
-                claimed: created.transactionId, device: device(), uploadedAt: bought.addingTimeInterval(3)))
-            deliveries.append(DeliveryRow(
-                transaction: created.transactionId, user: user, product: product, quantity: 1,
-                deliveredAt: bought.addingTimeInterval(4)))
+            upload(
+                user, created.signedTransaction, kind: "signed_transaction", claiming: created.transactionId,
+                at: bought.addingTimeInterval(3))
+            credit(created.transactionId, product, to: user, at: bought.addingTimeInterval(4))
         }
     }
 
@@ -178,91 +191,71 @@ struct DemoWorld {
         func player(_ number: Int) -> String { String(format: "player-%05d", number) }
         for round in 0..<2 {
             let base = 11 + round * 40
+            func at(_ seconds: Double) -> Date { day.addingTimeInterval(seconds) }
             // The app was killed before it told the server; the next receipt still carries it.
             let killed = purchase("com.hncs.szj.coin1386", at: day)
-            let later = purchase("com.hncs.szj.coin42", at: day.addingTimeInterval(600))
-            uploads.append(UploadRow(user: player(base), payload: try receipt([killed, later]), claimed: later.transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(605)))
-            deliveries.append(DeliveryRow(transaction: later.transactionID!, user: player(base), product: later.productID,
-                                          quantity: 1, deliveredAt: day.addingTimeInterval(606)))
+            let later = purchase("com.hncs.szj.coin42", at: at(600))
+            upload(player(base), try receipt([killed, later]), claiming: later.transactionID, at: at(605))
+            credit(later.transactionID!, later.productID, to: player(base), at: at(606))
             accidents.append("app killed before upload: \(killed.transactionID!) of \(player(base)) never credited")
             // Callbacks lost with several unfinished transactions: only the last one was credited.
-            let pending = (0..<3).map { minute in
-                purchase("com.hncs.szj.coin210", at: day.addingTimeInterval(Double(minute) * 60))
-            }
-            uploads.append(UploadRow(user: player(base + 1), payload: try receipt(pending), claimed: pending[2].transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(200)))
-            deliveries.append(DeliveryRow(transaction: pending[2].transactionID!, user: player(base + 1),
-                                          product: pending[2].productID, quantity: 1, deliveredAt: day.addingTimeInterval(201)))
+            let pending = (0..<3).map { minute in purchase("com.hncs.szj.coin210", at: at(Double(minute) * 60)) }
+            upload(player(base + 1), try receipt(pending), claiming: pending[2].transactionID, at: at(200))
+            credit(pending[2].transactionID!, pending[2].productID, to: player(base + 1), at: at(201))
             accidents.append("lost callbacks: 2 of 3 unfinished purchases of \(player(base + 1)) never credited")
             // Bought under one account (applicationUsername = SHA-256 of it), uploaded under another.
             let misdelivered = purchase("com.hncs.szj.coin686", at: day)
-            uploads.append(UploadRow(user: player(base + 3), payload: try receipt([misdelivered]),
-                                     username: "sha256:" + player(base + 2), claimed: misdelivered.transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(3600)))
-            deliveries.append(DeliveryRow(transaction: misdelivered.transactionID!, user: player(base + 3),
-                                          product: misdelivered.productID, quantity: 1, deliveredAt: day.addingTimeInterval(3601)))
+            upload(
+                player(base + 3), try receipt([misdelivered]), username: "sha256:" + player(base + 2),
+                claiming: misdelivered.transactionID, at: at(3600))
+            credit(misdelivered.transactionID!, misdelivered.productID, to: player(base + 3), at: at(3601))
             accidents.append("wrong account: \(player(base + 2))'s purchase credited to \(player(base + 3))")
             // Credited twice by a retrying backend.
             let twice = purchase("com.hncs.szj.coin4886", at: day)
-            uploads.append(UploadRow(user: player(base + 4), payload: try receipt([twice]), claimed: twice.transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(5)))
+            upload(player(base + 4), try receipt([twice]), claiming: twice.transactionID, at: at(5))
             for second in [6.0, 9.0] {
-                deliveries.append(DeliveryRow(transaction: twice.transactionID!, user: player(base + 4),
-                                              product: twice.productID, quantity: 1, deliveredAt: day.addingTimeInterval(second)))
+                credit(twice.transactionID!, twice.productID, to: player(base + 4), at: at(second))
             }
             accidents.append("double credit: \(twice.transactionID!) credited twice to \(player(base + 4))")
             // Refunded by Apple after delivery.
-            let refunded = purchase("com.hncs.szj.vip_month", at: day.addingTimeInterval(-86_400),
-                                    cancelled: day.addingTimeInterval(3600))
-            uploads.append(UploadRow(user: player(base + 5), payload: try receipt([refunded]), claimed: refunded.transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(7200)))
-            deliveries.append(DeliveryRow(transaction: refunded.transactionID!, user: player(base + 5),
-                                          product: refunded.productID, quantity: 1, deliveredAt: day.addingTimeInterval(-86_000)))
+            let refunded = purchase("com.hncs.szj.vip_month", at: at(-86_400), cancelled: at(3600))
+            upload(player(base + 5), try receipt([refunded]), claiming: refunded.transactionID, at: at(7200))
+            credit(refunded.transactionID!, refunded.productID, to: player(base + 5), at: at(-86_000))
             accidents.append("refund after delivery: \(refunded.transactionID!) of \(player(base + 5)) still credited")
             // A tester's sandbox purchase credited in production.
             let sandbox = purchase("com.hncs.szj.coin4886", at: day)
-            uploads.append(UploadRow(user: "tester-\(round + 1)", payload: try receipt([sandbox], environment: .sandbox),
-                                     claimed: sandbox.transactionID, device: device(), uploadedAt: day.addingTimeInterval(10)))
-            deliveries.append(DeliveryRow(transaction: sandbox.transactionID!, user: "tester-\(round + 1)",
-                                          product: sandbox.productID, quantity: 1, deliveredAt: day.addingTimeInterval(11)))
-            accidents.append("sandbox purchase by tester-\(round + 1) credited as real money")
+            let tester = "tester-\(round + 1)"
+            upload(tester, try receipt([sandbox], environment: .sandbox), claiming: sandbox.transactionID, at: at(10))
+            credit(sandbox.transactionID!, sandbox.productID, to: tester, at: at(11))
+            accidents.append("sandbox purchase by \(tester) credited as real money")
             // A receipt of another app, uploaded to claim coins.
             let foreign = purchase("com.other.puzzle.gems", at: day)
-            uploads.append(UploadRow(user: player(base + 6),
-                                     payload: try receipt([foreign], bundle: ["com.other.puzzle", "com.clone.szj"][round]),
-                                     claimed: foreign.transactionID, device: device(), uploadedAt: day.addingTimeInterval(50)))
+            upload(
+                player(base + 6), try receipt([foreign], bundle: ["com.other.puzzle", "com.clone.szj"][round]),
+                claiming: foreign.transactionID, at: at(50))
             accidents.append("receipt of another app uploaded by \(player(base + 6))")
             // A receipt replayed from another account, and credited again there.
             let replayed = purchase("com.hncs.szj.coin1386", at: day)
             let payload = try receipt([replayed])
             for (user, minute) in [(player(base + 7), 1.0), (player(base + 8), 90.0)] {
-                uploads.append(UploadRow(user: user, payload: payload, claimed: replayed.transactionID, device: device(),
-                                         uploadedAt: day.addingTimeInterval(minute * 60)))
-                deliveries.append(DeliveryRow(transaction: replayed.transactionID!, user: user, product: replayed.productID,
-                                              quantity: 1, deliveredAt: day.addingTimeInterval(minute * 60 + 1)))
+                upload(user, payload, claiming: replayed.transactionID, at: at(minute * 60))
+                credit(replayed.transactionID!, replayed.productID, to: user, at: at(minute * 60 + 1))
             }
             accidents.append("replayed receipt: \(player(base + 7))'s receipt uploaded again by \(player(base + 8))")
             // A forged receipt (signed by someone else's CA) credited by an old backend.
             let forged = purchase("com.hncs.szj.coin4886", at: day)
-            uploads.append(UploadRow(user: player(base + 9), payload: try receipt([forged], forged: true),
-                                     claimed: forged.transactionID, device: device(), uploadedAt: day.addingTimeInterval(30)))
-            deliveries.append(DeliveryRow(transaction: forged.transactionID!, user: player(base + 9),
-                                          product: forged.productID, quantity: 1, deliveredAt: day.addingTimeInterval(31)))
+            upload(player(base + 9), try receipt([forged], forged: true), claiming: forged.transactionID, at: at(30))
+            credit(forged.transactionID!, forged.productID, to: player(base + 9), at: at(31))
             accidents.append("forged receipt credited to \(player(base + 9))")
             // Order brushing: a cheap purchase used to claim an expensive product.
             let cheap = purchase("com.hncs.szj.coin42", at: day)
-            uploads.append(UploadRow(user: player(base + 10), payload: try receipt([cheap]), claimed: cheap.transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(20)))
-            deliveries.append(DeliveryRow(transaction: cheap.transactionID!, user: player(base + 10),
-                                          product: "com.hncs.szj.coin4886", quantity: 1, deliveredAt: day.addingTimeInterval(21)))
+            upload(player(base + 10), try receipt([cheap]), claiming: cheap.transactionID, at: at(20))
+            credit(cheap.transactionID!, "com.hncs.szj.coin4886", to: player(base + 10), at: at(21))
             accidents.append("a coin42 purchase credited as coin4886 to \(player(base + 10))")
             // Three coin packs bought at once, one credited.
             let bulk = purchase("com.hncs.szj.coin42", at: day, quantity: 3)
-            uploads.append(UploadRow(user: player(base + 12), payload: try receipt([bulk]), claimed: bulk.transactionID,
-                                     device: device(), uploadedAt: day.addingTimeInterval(20)))
-            deliveries.append(DeliveryRow(transaction: bulk.transactionID!, user: player(base + 12), product: bulk.productID,
-                                          quantity: 1, deliveredAt: day.addingTimeInterval(21)))
+            upload(player(base + 12), try receipt([bulk]), claiming: bulk.transactionID, at: at(20))
+            credit(bulk.transactionID!, bulk.productID, to: player(base + 12), at: at(21))
             accidents.append("quantity 3 bought, 1 credited to \(player(base + 12))")
         }
     }
@@ -275,12 +268,10 @@ struct DemoWorld {
             productId: "com.hncs.szj.coin4886", customer: owner, bundleId: Self.bundle, environment: .production,
             type: .consumable, quantity: 1, purchaseDate: now.addingTimeInterval(-7200), appAccountToken: token,
             price: 648000, currency: "CNY"))
-        uploads.append(UploadRow(
-            user: thief, kind: "signed_transaction", payload: created.signedTransaction,
-            claimed: created.transactionId, device: device(), uploadedAt: now.addingTimeInterval(-7000)))
-        deliveries.append(DeliveryRow(
-            transaction: created.transactionId, user: thief, product: "com.hncs.szj.coin4886", quantity: 1,
-            deliveredAt: now.addingTimeInterval(-6990)))
+        upload(
+            thief, created.signedTransaction, kind: "signed_transaction", claiming: created.transactionId,
+            at: now.addingTimeInterval(-7000))
+        credit(created.transactionId, "com.hncs.szj.coin4886", to: thief, at: now.addingTimeInterval(-6990))
         accidents.append("StoreKit 2: \(owner)'s purchase (bound by appAccountToken) credited to \(thief)")
     }
 

@@ -12,14 +12,13 @@ struct CheckCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
-    var config: String?
+    @OptionGroup var config: ConfigFileOptions
 
     func run() async throws {
         _ = common.makeLogger()
         let settings: Settings
         do {
-            settings = try await ConfigurationLoader.settings(configFile: config)
+            settings = try await config.settings()
         } catch {
             print("FAIL configuration: \(error)")
             throw ExitStatus.usage

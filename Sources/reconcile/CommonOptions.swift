@@ -16,6 +16,30 @@ struct CommonOptions: ParsableArguments {
         LoggingBootstrap.bootstrap(format: logFormat, level: logLevel)
         return Logger(label: label)
     }
+
+    /// Runs a command's work with its logger; an error ends the command with its exit status
+    /// (SPEC section 7), told in one line by ``report(_:logger:)``.
+    func run<Result>(label: String = "reconcile", _ work: (Logger) async throws -> Result) async throws -> Result {
+        let logger = makeLogger(label: label)
+        do {
+            return try await work(logger)
+        } catch {
+            throw report(error, logger: logger)
+        }
+    }
+}
+
+/// `--config`: a JSON or YAML file of settings, under the environment (which wins).
+struct ConfigFileOptions: ParsableArguments {
+    @Option(
+        name: .customLong("config"),
+        help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
+    var file: String?
+
+    /// The settings: the environment, else the file's.
+    func settings(requireBundleIDs: Bool = true) async throws -> Settings {
+        try await ConfigurationLoader.settings(configFile: file, requireBundleIDs: requireBundleIDs)
+    }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

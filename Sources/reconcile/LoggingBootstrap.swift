@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Reconciliation
 
 /// Structured log formats for the one `LoggingSystem.bootstrap` of the process.
 enum LogFormat: String, ExpressibleByArgument, CaseIterable {
@@ -58,29 +59,12 @@ struct StructuredLogHandler: LogHandler {
         case .logfmt:
             return pairs.map { "\($0)=\(logfmtValue($1))" }.joined(separator: " ")
         case .json:
-            return "{" + pairs.map { "\(jsonString($0)):\(jsonString($1))" }.joined(separator: ",") + "}"
+            return "{" + pairs.map { "\(JSONText.string($0)):\(JSONText.string($1))" }.joined(separator: ",") + "}"
         }
     }
 
     private static func logfmtValue(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline }
-        return needsQuotes ? jsonString(value) : value
-    }
-
-    private static func jsonString(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        return needsQuotes ? JSONText.string(value) : value
     }
 }

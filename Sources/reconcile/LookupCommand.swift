@@ -41,8 +41,7 @@ struct LookupCommand: AsyncParsableCommand {
     @Flag(help: "Put the findings in the review queue, as a run would (never a duplicate).")
     var enqueue = false
 
-    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
-    var config: String?
+    @OptionGroup var config: ConfigFileOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -65,21 +64,15 @@ struct LookupCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger()
         let query = try query()
-        let picture: CustomerPicture
-        do {
-            let settings = try await ConfigurationLoader.settings(configFile: config)
+        let picture = try await common.run { logger in
+            let settings = try await config.settings()
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
-            picture = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
-                    try await DeskService(settings: settings, serverAPI: api, logger: logger)
-                        .lookup(query, enqueue: enqueue, actor: ActorName.resolve(nil), on: connection)
-                }
+            return try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { _, api in
+                try await DeskService(settings: settings, serverAPI: api, logger: logger)
+                    .lookup(query, enqueue: enqueue, actor: ActorName.resolve(nil), on: connection)
             }
-        } catch {
-            throw report(error, logger: logger)
         }
         if json {
             FileHandle.standardOutput.write(try picture.json())

@@ -18,20 +18,18 @@ struct MigrateCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
-    var config: String?
+    @OptionGroup var config: ConfigFileOptions
 
     @Flag(help: "List the migrations built into this program and exit.")
     var list = false
 
     func run() async throws {
-        let logger = common.makeLogger()
         if list {
             for migration in try Schema.migrations() { print(migration.name) }
             return
         }
-        do {
-            let settings = try await ConfigurationLoader.settings(configFile: config, requireBundleIDs: false)
+        try await common.run { _ in
+            let settings = try await config.settings(requireBundleIDs: false)
             let connection = try Connection(url: settings.databaseURL)
             let outcome = try Schema.migrate(connection)
             if outcome.applied.isEmpty {
@@ -39,8 +37,6 @@ struct MigrateCommand: AsyncParsableCommand {
             } else {
                 for name in outcome.applied { print("applied \(name)") }
             }
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }

@@ -32,8 +32,7 @@ struct OutboxListCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             let rows = try await ActionOutbox(connection: database.connection()).list(pending: pending)
             if json {
                 let array = "[" + (try rows.map { String(decoding: try $0.json(), as: UTF8.self) }).joined(separator: ",\n")
@@ -57,8 +56,6 @@ struct OutboxListCommand: AsyncParsableCommand {
                     + "(transaction \(terminalSafe(row.transactionID)), item \(row.reviewItemID), "
                     + "by \(terminalSafe(row.decidedBy)) \(TimeExpression.format(row.createdAt))): \(state)")
             }
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }
@@ -83,16 +80,11 @@ struct OutboxAckCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             let unknown = try await ActionOutbox(connection: database.connection()).ack(ids, by: ActorName.resolve(by))
             for id in unknown { FileHandle.standardError.write(Data("reconcile: no outbox row \(id)\n".utf8)) }
             print("acked \(ids.count - unknown.count) of \(ids.count)")
             if !unknown.isEmpty { throw ExitStatus.failed }
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }
@@ -106,22 +98,20 @@ struct OutboxDeliverCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
-            guard let delivery = try await database.deliverOutbox(logger: logger) else {
-                FileHandle.standardError.write(Data("reconcile: RECONCILE_OUTBOX_WEBHOOK_URL is not set\n".utf8))
-                throw ExitStatus.usage
+        try await common.run { logger in
+            do {
+                guard let delivery = try await database.deliverOutbox(logger: logger) else {
+                    FileHandle.standardError.write(Data("reconcile: RECONCILE_OUTBOX_WEBHOOK_URL is not set\n".utf8))
+                    throw ExitStatus.usage
+                }
+                print("delivered \(delivery.delivered), failed \(delivery.failed)"
+                    + (delivery.left > 0 ? ", not reached \(delivery.left)" : "") + " (tried again on the next delivery)")
+                if delivery.failed + delivery.left > 0 { throw ExitStatus.failed }
+            } catch is CancellationError {
+                FileHandle.standardError.write(
+                    Data("reconcile: interrupted; undelivered rows wait for the next delivery\n".utf8))
+                throw ExitStatus.failed
             }
-            print("delivered \(delivery.delivered), failed \(delivery.failed)"
-                + (delivery.left > 0 ? ", not reached \(delivery.left)" : "") + " (tried again on the next delivery)")
-            if delivery.failed + delivery.left > 0 { throw ExitStatus.failed }
-        } catch let error as ExitCode {
-            throw error
-        } catch is CancellationError {
-            FileHandle.standardError.write(Data("reconcile: interrupted; undelivered rows wait for the next delivery\n".utf8))
-            throw ExitStatus.failed
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }
@@ -135,7 +125,7 @@ extension ReviewDatabaseOptions {
     /// Delivers the outbox when a webhook is configured (nil when not). After a decision a failure
     /// is only logged: the row waits for the next delivery.
     func deliverOutbox(logger: Logger) async throws -> ActionOutbox.Delivery? {
-        let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
+        let settings = try await settings()
         // SIGTERM and SIGINT stop the delivery at its next wait; the row being sent stays leased
         // for its pass (a few minutes), then the next delivery sends it.
         return try await ShutdownSignals.cancellingOnSignal(logger: logger) {

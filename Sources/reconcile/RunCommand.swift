@@ -40,8 +40,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Help the run in progress verify its uploads (several processes or machines), then exit.")
     var worker = false
 
-    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
-    var config: String?
+    @OptionGroup var config: ConfigFileOptions
 
     @Option(help: "Write Prometheus text-format metrics here at the end of the run (node-exporter textfile collector).")
     var metricsFile: String?
@@ -69,7 +68,7 @@ struct RunCommand: AsyncParsableCommand {
             until: until.flatMap { TimeExpression.instant($0, now: now) },
             dryRun: dryRun, reportDirectory: reportDir)
         do {
-            let settings = try await ConfigurationLoader.settings(configFile: config)
+            let settings = try await config.settings()
             if worker {
                 let verified = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
                     try await ShutdownSignals.cancellingOnSignal(logger: logger) {
@@ -79,15 +78,9 @@ struct RunCommand: AsyncParsableCommand {
                 print(verified == 0 ? "no reconciliation run needs help" : "verified \(verified) uploads")
                 return
             }
-            let report = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
-                    let job = ReconciliationJob(
-                        settings: settings, verifier: verifier,
-                        notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
-                        logger: logger)
-                    return try await ShutdownSignals.cancellingOnSignal(logger: logger) {
-                        try await job.run(options, progress: ProgressLine.standardError())
-                    }
+            let report = try await AppleServices.withJob(settings: settings, logger: logger) { job in
+                try await ShutdownSignals.cancellingOnSignal(logger: logger) {
+                    try await job.run(options, progress: ProgressLine.standardError())
                 }
             }
             ProgressLine.clear()

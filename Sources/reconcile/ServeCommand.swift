@@ -24,8 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Mark the session cookie Secure (when served over HTTPS through a proxy).")
     var secureCookies = false
 
-    @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
-    var configFile: String?
+    @OptionGroup var config: ConfigFileOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -37,16 +36,15 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger(label: "reconcile.serve")
-        do {
-            let settings = try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
+        try await common.run(label: "reconcile.serve") { logger in
+            let settings = try await config.settings(requireBundleIDs: false)
             guard let token = settings.webToken else {
                 throw ConfigurationError("RECONCILE_WEB_TOKEN is required: the token staff log in with")
             }
             do {
                 try ReviewWebConfiguration.checkTokenStrength(token)
             } catch {
-                throw ConfigurationError(error.description)
+                throw ConfigurationError("\(error)")
             }
             let (host, port) = address ?? ("127.0.0.1", 8080)
             var configuration = ReviewWebConfiguration(
@@ -63,15 +61,11 @@ struct ServeCommand: AsyncParsableCommand {
                 return try await runReviewServer(configuration: configuration)
             }
             configuration.deskSettings = settings
-            try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
-                    var configuration = configuration
-                    configuration.deskServerAPI = api
-                    try await runReviewServer(configuration: configuration)
-                }
+            try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { _, api in
+                var configuration = configuration
+                configuration.deskServerAPI = api
+                try await runReviewServer(configuration: configuration)
             }
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }

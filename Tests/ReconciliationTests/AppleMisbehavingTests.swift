@@ -236,12 +236,8 @@ struct AppleMisbehavingTests {
         {
             let process = try ChildProcess(
                 try ChildProcess.executable("reconcile"), arguments: ["run", "--since", "3d", "--log-level", "notice"],
-                environment: Self.impatient.merging([
+                environment: Self.impatient.merging(running.jobEnvironment) { $1 }.merging([
                     "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": CrashWorld.bundle,
-                    "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-                    "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-                    "APPSTORE_PRIVATE_KEY_FILE": try #require(sim.apiPrivateKeyPath),
-                    "APPLE_ROOT_CERTIFICATES": try #require(sim.rootCertificatePath),
                     "APPSTORE_API_RATE": "1000", "RECONCILE_CONCURRENCY": "1",
                     "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports-\(database.name)").path,
                 ]) { $1 },

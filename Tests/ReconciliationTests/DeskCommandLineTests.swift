@@ -73,11 +73,7 @@ struct DeskCommandLineTests {
                 "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
                 "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
             ]
-            let api = local.merging([
-                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
-            ]) { $1 }
+            let api = local.merging(running.jobEnvironment) { $1 }
 
             let noCredentials = try await Self.reconcile(["lookup", "MKCLI00001"], environment: local, label: "nocreds")
             #expect(noCredentials.status == 64, "\(noCredentials.err)")

@@ -24,6 +24,14 @@ final class ScriptedVerifier: UploadVerifier, @unchecked Sendable {
         self.productID = productID
     }
 
+    /// Uploads each payload a day ago as a signed transaction that claims it, by `user-0`,
+    /// `user-1`, … in order.
+    static func upload(_ payloads: [String], on connection: Connection) throws {
+        for (index, payload) in payloads.enumerated() {
+            try connection.plantSignedTransactionUpload(payload, claiming: payload, by: "user-\(index)", age: "1 day")
+        }
+    }
+
     func heal() { lock.withLock { failing = [] } }
 
     /// Holds every verification at its start until ``release()``.
@@ -69,13 +77,7 @@ struct JobTests {
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
         // Six uploads of one transaction each; two delivered, four missed; one forged.
-        for (index, payload) in ["tx-1", "tx-2", "tx-3", "tx-4", "tx-5", "forged-6"].enumerated() {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $2, now() - interval '1 day')
-                """, ["user-\(index)", payload])
-        }
+        try ScriptedVerifier.upload(["tx-1", "tx-2", "tx-3", "tx-4", "tx-5", "forged-6"], on: connection)
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
@@ -170,11 +172,8 @@ struct JobTests {
     @Test func workersShareTheRunAndVerifyEachUploadOnce() async throws {
         let connection = try database.connect()
         for index in 100..<140 {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $2, now() - interval '1 day')
-                """, ["user-\(index)", "tx-\(index)"])
+            try connection.plantSignedTransactionUpload(
+                "tx-\(index)", claiming: "tx-\(index)", by: "user-\(index)", age: "1 day")
         }
         // The run is held at its first verifications, so the workers' share does not depend on
         // how fast the machine is: they verify what the run has not claimed.

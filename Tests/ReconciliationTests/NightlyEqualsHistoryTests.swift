@@ -214,12 +214,11 @@ struct NightlyEqualsHistoryTests {
 struct NightlyEqualsHistoryServerAPITests {
     static func run(_ settings: Settings, since: Date?, serverAPI: Bool) async throws -> Set<String> {
         let quiet = NightlyEqualsHistoryTests.quiet
-        let report = try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                try await ReconciliationJob(
-                    settings: settings, verifier: verifier, serverAPI: serverAPI ? api : nil, logger: quiet
-                ).run(.init(since: since))
-            }
+        let report = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) {
+            verifier, api in
+            try await ReconciliationJob(
+                settings: settings, verifier: verifier, serverAPI: serverAPI ? api : nil, logger: quiet
+            ).run(.init(since: since))
         }
         return try NightlyEqualsHistoryTests.found(report)
     }
@@ -260,12 +259,9 @@ struct NightlyEqualsHistoryServerAPITests {
         let p = try buy()
         let q = try buy()
         for (user, transaction, username) in [("alice", p, nil), ("bob", q, "alice")] as [(String, CreatedTransaction, String?)] {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads
-                    (user_id, kind, payload, claimed_transaction_id, application_username, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $3, $4, now() - interval '20 hours')
-                """, [user, transaction.signedTransaction, transaction.transactionId, username])
+            try connection.plantSignedTransactionUpload(
+                transaction.signedTransaction, claiming: transaction.transactionId, by: user, username: username,
+                age: "20 hours")
             try connection.execute(
                 """
                 INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
@@ -298,11 +294,8 @@ struct NightlyEqualsHistoryServerAPITests {
                 currency: "CNY"))
         }
         func upload(_ user: String, _ transaction: CreatedTransaction) throws {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '10 minutes')
-                """, [user, transaction.signedTransaction, transaction.transactionId])
+            try connection.plantSignedTransactionUpload(
+                transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "10 minutes")
         }
         func credit(_ transaction: CreatedTransaction, to user: String) throws {
             try connection.execute(

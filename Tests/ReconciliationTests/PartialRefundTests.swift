@@ -20,11 +20,8 @@ struct PartialRefundTests {
             productId: "coins3", customer: "amy", bundleId: "com.hncs.szj", environment: .production,
             type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
             currency: "CNY"))
-        try connection.execute(
-            """
-            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-            VALUES ('amy', 'signed_transaction', $1, $2, now() - interval '20 hours')
-            """, [bought.signedTransaction, bought.transactionId])
+        try connection.plantSignedTransactionUpload(
+            bought.signedTransaction, claiming: bought.transactionId, by: "amy", age: "20 hours")
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)

@@ -23,13 +23,7 @@ struct PolicyRunTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
-        for (index, payload) in ["tx-1", "tx-2", "tx-3", "tx-4"].enumerated() {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $2, now() - interval '1 day')
-                """, ["user-\(index)", payload])
-        }
+        try ScriptedVerifier.upload(["tx-1", "tx-2", "tx-3", "tx-4"], on: connection)
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)

@@ -24,13 +24,7 @@ struct QuietNightTests {
         reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
         connection = try database.connect()
         _ = try Schema.migrate(connection)
-        for (index, payload) in ["tx-1", "tx-2", "tx-3", "tx-4", "tx-5", "forged-6"].enumerated() {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $2, now() - interval '1 day')
-                """, ["user-\(index)", payload])
-        }
+        try ScriptedVerifier.upload(["tx-1", "tx-2", "tx-3", "tx-4", "tx-5", "forged-6"], on: connection)
         try connection.executeScript(
             """
             INSERT INTO reconcile.products (product_id, product_type, price_milli, currency)
@@ -208,11 +202,7 @@ struct QuietNightTests {
         #expect(try newFindings(edited) == ["quantity_mismatch tx-2"])
 
         // A new claim: user-6 uploads tx-3 too (shared_receipt; tx-3's buyer is no longer known).
-        try connection.execute(
-            """
-            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-            VALUES ('user-6', 'signed_transaction', 'tx-3', 'tx-3', now() - interval '10 minutes')
-            """)
+        try connection.plantSignedTransactionUpload("tx-3", claiming: "tx-3", by: "user-6", age: "10 minutes")
         let claimed = try await job(verifier).run(.init())
         #expect(try newFindings(claimed) == ["shared_receipt tx-3"])
         let evidence = try connection.query(
@@ -252,12 +242,8 @@ struct QuietNightTests {
         let verifier = ScriptedVerifier()
         _ = try await firstRun(verifier)
         func upload(_ user: String, _ transaction: String, username: String?) throws {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads
-                    (user_id, kind, payload, claimed_transaction_id, application_username, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $2, $3, now() - interval '10 minutes')
-                """, [user, transaction, username])
+            try connection.plantSignedTransactionUpload(
+                transaction, claiming: transaction, by: user, username: username, age: "10 minutes")
         }
         /// The account the missed delivery is owed to, as last detected.
         func owedTo() throws -> String? {

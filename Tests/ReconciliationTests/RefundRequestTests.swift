@@ -19,11 +19,8 @@ struct RefundRequestTests {
             productId: "coins3", customer: customer, bundleId: "com.hncs.szj", environment: .production,
             type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
             currency: "CNY"))
-        try connection.execute(
-            """
-            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-            VALUES ($1, 'signed_transaction', $2, $3, now() - interval '20 hours')
-            """, [user, bought.signedTransaction, bought.transactionId])
+        try connection.plantSignedTransactionUpload(
+            bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
@@ -38,11 +35,9 @@ struct RefundRequestTests {
     static func sync(_ settings: Settings, since: Date? = nil, on connection: Connection) async throws
         -> NotificationHistorySync.Summary
     {
-        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
-                return try #require(try await sync.sync(since: since, on: connection))
-            }
+        try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) { verifier, api in
+            let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
+            return try #require(try await sync.sync(since: since, on: connection))
         }
     }
 
@@ -58,15 +53,7 @@ struct RefundRequestTests {
 
     /// A job that also applies notifications, as `reconcile run` builds it.
     static func run(_ settings: Settings, since: Date) async throws -> RunReport {
-        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                try await ReconciliationJob(
-                    settings: settings, verifier: verifier,
-                    notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
-                    logger: quiet
-                ).run(.init(since: since))
-            }
-        }
+        try await AppleServices.withJob(settings: settings, logger: quiet) { try await $0.run(.init(since: since)) }
     }
 
     @Test func aRefundOnlyInNotificationHistoryIsFoundAndAppliedOnce() async throws {
@@ -207,11 +194,8 @@ struct RefundRequestTests {
                 currency: "CNY"))
         }
         func upload(_ user: String, _ transaction: CreatedTransaction) throws {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '10 hours')
-                """, [user, transaction.signedTransaction, transaction.transactionId])
+            try connection.plantSignedTransactionUpload(
+                transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "10 hours")
         }
         let pack = try bought("x-apple-id")
         try connection.execute(

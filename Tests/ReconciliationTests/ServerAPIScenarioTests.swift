@@ -25,11 +25,8 @@ struct ServerAPIScenarioTests {
         let refunded = try buy("coin42", customer: "amy")
         let bobs = try buy("coin42", customer: "bob")
         for (user, transaction) in [("amy", uploaded), ("amy", refunded), ("bob", bobs)] {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '20 hours')
-                """, [user, transaction.signedTransaction, transaction.transactionId])
+            try connection.plantSignedTransactionUpload(
+                transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "20 hours")
             try connection.execute(
                 """
                 INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
@@ -70,15 +67,8 @@ struct ServerAPIScenarioTests {
             """)
         try await sim.withRunning { running in
             let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
-            sim.state.faults = SimulatorFaults(apiErrorCode: 5_000_001)
-            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
-            #expect(first.status == "completed_with_unresolved")
-            #expect(try first.findings.isEmpty, "no answer yet: nothing judged")
-
-            sim.state.faults = .none
-            // The delivery is 19 hours old; this window covers the last hour only.
-            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
-            #expect(second.status == "completed")
+            let second = try await Self.unresolvedThenSettled(
+                by: SimulatorFaults(apiErrorCode: 5_000_001), settings: settings, sim: sim)
             #expect(try second.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "")" }
                 == ["unverified_delivery 999000222"])
             let lookup = try connection.query(
@@ -103,19 +93,30 @@ struct ServerAPIScenarioTests {
             """, [bought.transactionId])
         try await sim.withRunning { running in
             let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
-            sim.state.faults = SimulatorFaults(forgedJWSShare: 1)
-            let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
-            #expect(first.status == "completed_with_unresolved")
-            #expect(try first.findings.isEmpty, "nothing judged on a forged answer")
-
-            sim.state.faults = .none
-            let second = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
-            #expect(second.status == "completed")
+            let second = try await Self.unresolvedThenSettled(
+                by: SimulatorFaults(forgedJWSShare: 1), settings: settings, sim: sim)
             #expect(try second.findings.isEmpty, "Apple confirms the delivered purchase")
             let lookup = try connection.query(
                 "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = $1", [bought.transactionId])
             #expect(try lookup.first?.decode(String.self, at: 0) == "found")
         }
+    }
+
+    /// A run over the last three days while the simulator has `faults`: it has unresolved work and
+    /// judges nothing on what Apple did not (truly) answer. Then a healthy run over the last hour
+    /// only, which must not need the purchase (older than that) in its window: it completes. Returns
+    /// the second run's report.
+    static func unresolvedThenSettled(
+        by faults: SimulatorFaults, settings: Settings, sim: AppStoreSimulator
+    ) async throws -> RunReport {
+        sim.state.faults = faults
+        let first = try await run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+        #expect(first.status == "completed_with_unresolved")
+        #expect(try first.findings.isEmpty, "nothing judged without a trustworthy answer")
+        sim.state.faults = .none
+        let second = try await run(settings, since: Date().addingTimeInterval(-3600))
+        #expect(second.status == "completed")
+        return second
     }
 
     /// A fresh migrated database and a quiet simulator with its own state directory.
@@ -133,27 +134,19 @@ struct ServerAPIScenarioTests {
     static func settings(
         database: TestDatabase, sim: AppStoreSimulator, running: RunningSimulator, state: URL
     ) throws -> Settings {
-        try Settings(lookup: [
+        try Settings(lookup: running.jobEnvironment.merging([
             "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
-            "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
-            "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
-            "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-            "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-            "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
-            "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
             "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
-        ].lookup)
+        ]) { $1 }.lookup)
     }
 
     static func run(_ settings: Settings, since: Date, serverAPI: Bool = true) async throws -> RunReport {
         let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
-        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                #expect((api != nil) == serverAPI)
-                return try await ReconciliationJob(
-                    settings: settings, verifier: verifier, serverAPI: api, logger: quiet
-                ).run(.init(since: since))
-            }
+        return try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) { verifier, api in
+            #expect((api != nil) == serverAPI)
+            return try await ReconciliationJob(
+                settings: settings, verifier: verifier, serverAPI: api, logger: quiet
+            ).run(.init(since: since))
         }
     }
 }

@@ -42,18 +42,16 @@ struct DeskAppleWaitTests {
             "RECONCILE_APPLE_TIMEOUT": "1h", "RECONCILE_MAX_ATTEMPTS": "1",
         ]
         let settings = try Settings(lookup: { values[$0] })
-        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                var configuration = ReviewWebConfiguration(
-                    host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
-                configuration.maximumConnections = 1
-                configuration.connectionWaitTimeout = 3
-                configuration.deskSettings = settings
-                configuration.deskServerAPI = api
-                configuration.deskAppleTimeLimit = appleTimeLimit
-                let application = try buildApplication(configuration: configuration)
-                try await application.test(.live) { client in try await test(client, apple) }
-            }
+        try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) { _, api in
+            var configuration = ReviewWebConfiguration(
+                host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            configuration.maximumConnections = 1
+            configuration.connectionWaitTimeout = 3
+            configuration.deskSettings = settings
+            configuration.deskServerAPI = api
+            configuration.deskAppleTimeLimit = appleTimeLimit
+            let application = try buildApplication(configuration: configuration)
+            try await application.test(.live) { client in try await test(client, apple) }
         }
     }
 

@@ -98,12 +98,8 @@ struct ExportWebTests {
         }
     }
 
-    /// Sends a GET on a socket with a small receive buffer, reads about 16 KB, stops reading for
-    /// eight seconds (long enough for the server to fill the sockets' buffers and its own four
-    /// chunks, so the database thread waits on back-pressure), then closes it.
-    static func readSomeAndHangUp(port: Int, path: String, cookie: String) throws -> String {
-        let socket = try LoopbackSocket.connect(port: port, timeout: 10, receiveBuffer: 4096)
-        defer { close(socket) }
+    /// Sends a GET for `path` with the session's cookie, then reads about the first 16 KB of the answer.
+    static func getFirst16KB(_ socket: Int32, path: String, cookie: String) -> [UInt8] {
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
         _ = request.withCString { send(socket, $0, strlen($0), 0) }
         var received: [UInt8] = []
@@ -113,6 +109,16 @@ struct ExportWebTests {
             guard count > 0 else { break }
             received.append(contentsOf: buffer[0..<count])
         }
+        return received
+    }
+
+    /// Sends a GET on a socket with a small receive buffer, reads about 16 KB, stops reading for
+    /// eight seconds (long enough for the server to fill the sockets' buffers and its own four
+    /// chunks, so the database thread waits on back-pressure), then closes it.
+    static func readSomeAndHangUp(port: Int, path: String, cookie: String) throws -> String {
+        let socket = try LoopbackSocket.connect(port: port, timeout: 10, receiveBuffer: 4096)
+        defer { close(socket) }
+        let received = getFirst16KB(socket, path: path, cookie: cookie)
         sleep(8)
         return String(decoding: received, as: UTF8.self)
     }
@@ -213,15 +219,7 @@ struct ExportWebTests {
     {
         let socket = try LoopbackSocket.connect(port: port, timeout: 120, receiveBuffer: 4096)
         defer { close(socket) }
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
-        _ = request.withCString { send(socket, $0, strlen($0), 0) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while received.count < 16 * 1024 {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            received.append(contentsOf: buffer[0..<count])
-        }
+        var received = getFirst16KB(socket, path: path, cookie: cookie)
         sleep(pause)
         received += try readToEnd(socket)
         let separator = Array("\r\n\r\n".utf8)

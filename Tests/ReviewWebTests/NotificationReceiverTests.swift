@@ -42,16 +42,10 @@ struct NotificationReceiverTests {
 
         /// The environment `reconcile` reads, with the simulator as Apple.
         func environment(_ running: RunningSimulator) -> [String: String] {
-            [
+            running.jobEnvironment.merging([
                 "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": NotificationReceiverTests.bundle,
-                "APPLE_VERIFY_RECEIPT_URL": running.productionURL,
-                "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
-                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
-                "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
                 "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
-            ]
+            ]) { $1 }
         }
 
         func settings(_ running: RunningSimulator, answers: Bool = false, grace: TimeInterval = 2) throws -> Settings {
@@ -68,11 +62,8 @@ struct NotificationReceiverTests {
                 productId: "coins3", customer: customer, bundleId: NotificationReceiverTests.bundle,
                 environment: .production, type: .consumable, quantity: 3,
                 purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000, currency: "CNY"))
-            try connection.execute(
-                """
-                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-                VALUES ($1, 'signed_transaction', $2, $3, now() - interval '20 hours')
-                """, [user, bought.signedTransaction, bought.transactionId])
+            try connection.plantSignedTransactionUpload(
+                bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
             try connection.execute(
                 """
                 INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at,
@@ -84,14 +75,8 @@ struct NotificationReceiverTests {
 
         /// The nightly run, as `reconcile run` builds it.
         func nightly(_ settings: Settings) async throws -> RunReport {
-            try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                    try await ReconciliationJob(
-                        settings: settings, verifier: verifier,
-                        notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
-                        logger: quiet
-                    ).run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
-                }
+            try await AppleServices.withJob(settings: settings, logger: quiet) { job in
+                try await job.run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
             }
         }
 
@@ -110,47 +95,45 @@ struct NotificationReceiverTests {
         policies: PolicyFile? = nil, observe: @escaping @Sendable (ReceiverWorker.Pass) -> Void = { _ in },
         _ body: @escaping @Sendable (_ url: String) async throws -> T
     ) async throws -> T {
-        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                var timing = ReceiverWorker.Timing()
-                timing.interval = .milliseconds(200)
-                timing.afterFailure = .milliseconds(200)
-                timing.observe = observe
-                let forwarder = endpoint.map { NotificationForwarder(endpoint: $0, logger: quiet) }
-                let worker = ReceiverWorker(
-                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
-                    answerer: settings.consumption.enabled
-                        ? api?.consumptionAnswerer(settings: settings, logger: quiet) : nil,
-                    forwarder: forwarder, policies: policies, timing: timing, logger: quiet)
-                let receiver = NotificationReceiver(forwarding: forwarder != nil, verify: verifier.verifyNotification)
-                let wakeup = ReceiverWakeup()
-                var configuration = NotificationReceiverConfiguration(
-                    host: "127.0.0.1", port: 0, path: "/apple/notifications", databaseURL: settings.databaseURL,
-                    logger: quiet)
-                configuration.onStored = { wakeup.wake() }
-                let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-                let application = buildNotificationReceiver(configuration: configuration, receiver: receiver) {
-                    portSink.yield($0)
-                    portSink.finish()
+        try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) { verifier, api in
+            var timing = ReceiverWorker.Timing()
+            timing.interval = .milliseconds(200)
+            timing.afterFailure = .milliseconds(200)
+            timing.observe = observe
+            let forwarder = endpoint.map { NotificationForwarder(endpoint: $0, logger: quiet) }
+            let worker = ReceiverWorker(
+                settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                answerer: settings.consumption.enabled
+                    ? api?.consumptionAnswerer(settings: settings, logger: quiet) : nil,
+                forwarder: forwarder, policies: policies, timing: timing, logger: quiet)
+            let receiver = NotificationReceiver(forwarding: forwarder != nil, verify: verifier.verifyNotification)
+            let wakeup = ReceiverWakeup()
+            var configuration = NotificationReceiverConfiguration(
+                host: "127.0.0.1", port: 0, path: "/apple/notifications", databaseURL: settings.databaseURL,
+                logger: quiet)
+            configuration.onStored = { wakeup.wake() }
+            let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+            let application = buildNotificationReceiver(configuration: configuration, receiver: receiver) {
+                portSink.yield($0)
+                portSink.finish()
+            }
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    defer { portSink.finish() }
+                    try await application.run()
+                    return nil
                 }
-                return try await withThrowingTaskGroup(of: T?.self) { group in
-                    group.addTask {
-                        defer { portSink.finish() }
-                        try await application.run()
-                        return nil
-                    }
-                    group.addTask {
-                        try await worker.run(wakeup: wakeup)
-                        return nil
-                    }
-                    defer { group.cancelAll() }
-                    var iterator = ports.makeAsyncIterator()
-                    guard let port = await iterator.next() else { throw TestSetupError("the receiver did not start") }
-                    let url = "http://127.0.0.1:\(port)/apple/notifications"
-                    sim.poster.url = url
-                    defer { sim.poster.url = nil }
-                    return try await body(url)
+                group.addTask {
+                    try await worker.run(wakeup: wakeup)
+                    return nil
                 }
+                defer { group.cancelAll() }
+                var iterator = ports.makeAsyncIterator()
+                guard let port = await iterator.next() else { throw TestSetupError("the receiver did not start") }
+                let url = "http://127.0.0.1:\(port)/apple/notifications"
+                sim.poster.url = url
+                defer { sim.poster.url = nil }
+                return try await body(url)
             }
         }
     }

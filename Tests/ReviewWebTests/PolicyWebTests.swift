@@ -44,11 +44,11 @@ struct PolicyWebTests {
             host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token)))
         try await application.test(.router) { client in
             let cookie = try await ReviewWebTests.login(client)
-            let runs = String(buffer: try await ReviewWebTests.get(client, "/runs?lang=\(language)", cookie: cookie).body)
+            let runs = try await ReviewWebTests.page(client, "/runs?lang=\(language)", cookie: cookie)
             #expect(runs.contains("<th>\(heading)</th>"), "\(runs)")
             let row = try #require(runs.components(separatedBy: "<tr>").first { $0.hasPrefix("<td>\(run)</td>") })
             #expect(row.contains("<div>\(tally)</div>"), "\(row)")
-            let page = String(buffer: try await ReviewWebTests.get(client, "/items/\(item)?lang=\(language)", cookie: cookie).body)
+            let page = try await ReviewWebTests.page(client, "/items/\(item)?lang=\(language)", cookie: cookie)
             #expect(page.contains(decision), "\(page)")
             #expect(page.contains("policy:routine-coin42"), "the history names the actor")
         }

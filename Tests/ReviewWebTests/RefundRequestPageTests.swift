@@ -33,11 +33,8 @@ struct RefundRequestPageTests {
             type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
             currency: "CNY"))
         let transaction = pack.transactionId
-        try connection.execute(
-            """
-            INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
-            VALUES ('amy', 'signed_transaction', $1, $2, now() - interval '20 hours')
-            """, [pack.signedTransaction, transaction])
+        try connection.plantSignedTransactionUpload(
+            pack.signedTransaction, claiming: transaction, by: "amy", age: "20 hours")
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
@@ -70,13 +67,9 @@ struct RefundRequestPageTests {
         )[0].decode(Int64.self, at: 0)
 
         let settings = try await sim.withRunning { running in
-            let values = [
+            let values = running.jobEnvironment.merging([
                 "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
-                "APPSTORE_API_URL": running.serverAPIURL, "APPSTORE_API_SANDBOX_URL": running.serverAPISandboxURL,
-                "APPSTORE_KEY_ID": sim.configuration.apiKeyID, "APPSTORE_ISSUER_ID": sim.configuration.issuerID,
-                "APPSTORE_PRIVATE_KEY_FILE": state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path,
-                "APPLE_ROOT_CERTIFICATES": state.appendingPathComponent(SimulatorCA.FileName.rootCertificate).path,
-            ]
+            ]) { $1 }
             var settings = try Settings(lookup: { values[$0] })
             settings.consumption.enabled = true
             settings.consumption.refundPreference = .ledger
@@ -133,11 +126,9 @@ struct RefundRequestPageTests {
 
     /// `reconcile notifications sync` as the command runs it.
     static func sync(_ settings: Settings, on connection: Connection) async throws {
-        try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
-                _ = try await sync.sync(since: nil, on: connection)
-            }
+        try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) { verifier, api in
+            let sync = try #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
+            _ = try await sync.sync(since: nil, on: connection)
         }
     }
 }

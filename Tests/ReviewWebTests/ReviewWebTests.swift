@@ -56,6 +56,16 @@ struct ReviewWebTests {
         try await client.execute(uri: uri, method: .get, headers: [.cookie: cookie])
     }
 
+    /// The page at `uri`, which must answer 200.
+    static func page(
+        _ client: any TestClientProtocol, _ uri: String, cookie: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> String {
+        let response = try await get(client, uri, cookie: cookie)
+        #expect(response.status == .ok, sourceLocation: sourceLocation)
+        return String(buffer: response.body)
+    }
+
     static func post(
         _ client: any TestClientProtocol, _ uri: String, cookie: String, _ fields: [(String, String)]
     ) async throws -> TestResponse {
@@ -178,9 +188,7 @@ struct ReviewWebTests {
     @Test func theQueueListsItemsWithCountsAndEscapesClientValues() async throws {
         try await withApp { client in
             let cookie = try await Self.login(client)
-            let response = try await Self.get(client, "/", cookie: cookie)
-            #expect(response.status == .ok)
-            let body = String(buffer: response.body)
+            let body = try await Self.page(client, "/", cookie: cookie)
             #expect(body.contains("7 items"))
             #expect(body.contains("Missed delivery <b>2</b>"))
             #expect(body.contains("t-w1"))
@@ -194,11 +202,11 @@ struct ReviewWebTests {
     @Test func theQueueFiltersAndPages() async throws {
         try await withApp { client in
             let cookie = try await Self.login(client)
-            let body = String(buffer: try await Self.get(client, "/?status=all&kind=missed_delivery", cookie: cookie).body)
+            let body = try await Self.page(client, "/?status=all&kind=missed_delivery", cookie: cookie)
             #expect(body.contains("3 items") && body.contains("t-a1") && !body.contains("t-w1"))
-            let user = String(buffer: try await Self.get(client, "/?user=u1", cookie: cookie).body)
+            let user = try await Self.page(client, "/?user=u1", cookie: cookie)
             #expect(user.contains("2 items"))
-            let severity = String(buffer: try await Self.get(client, "/?severity=low", cookie: cookie).body)
+            let severity = try await Self.page(client, "/?severity=low", cookie: cookie)
             #expect(severity.contains("Nothing matches this filter."))
         }
     }
@@ -207,9 +215,7 @@ struct ReviewWebTests {
         let item = try id("t-w1")
         try await withApp { client in
             let cookie = try await Self.login(client)
-            let response = try await Self.get(client, "/items/\(item)", cookie: cookie)
-            #expect(response.status == .ok)
-            let body = String(buffer: response.body)
+            let body = try await Self.page(client, "/items/\(item)", cookie: cookie)
             #expect(body.contains("<code id=\"transaction-id\">t-w1</code>"))
             #expect(body.contains("iPhone14,5 · iOS 17.2 · app 3.1"))
             #expect(body.contains("Delivery ledger") && body.contains("u5"))
@@ -226,7 +232,7 @@ struct ReviewWebTests {
         let item = try id("t-x1")
         try await withApp { client in
             let cookie = try await Self.login(client)
-            let body = String(buffer: try await Self.get(client, "/items/\(item)", cookie: cookie).body)
+            let body = try await Self.page(client, "/items/\(item)", cookie: cookie)
             #expect(body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
             #expect(body.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
             #expect(!body.contains("<script"))
@@ -243,7 +249,7 @@ struct ReviewWebTests {
         let run = try connection.query("SELECT max(id) FROM reconcile.runs")[0].decode(Int64.self, at: 0)
         try await withApp { client in
             let cookie = try await Self.login(client)
-            let runs = String(buffer: try await Self.get(client, "/runs", cookie: cookie).body)
+            let runs = try await Self.page(client, "/runs", cookie: cookie)
             #expect(runs.contains("href=\"/runs/\(run)/report\""))
             let report = try await Self.get(client, "/runs/\(run)/report", cookie: cookie)
             #expect(report.status == .ok)
@@ -276,7 +282,7 @@ struct ReviewWebTests {
             let csrf = try await Self.csrf(client, cookie: cookie)
             let claim = try await Self.post(client, "/items/\(claimed)/claim", cookie: cookie, [("csrf_token", csrf)])
             #expect(claim.status == .seeOther && claim.headers[.location] == "/items/\(claimed)")
-            let page = String(buffer: try await Self.get(client, "/items/\(claimed)", cookie: cookie).body)
+            let page = try await Self.page(client, "/items/\(claimed)", cookie: cookie)
             #expect(page.contains("Claimed item \(claimed) for alice"))
 
             let fields = [("csrf_token", csrf), ("resolution", "revoked"), ("note", "refund confirmed")]
@@ -344,7 +350,7 @@ struct ReviewWebTests {
         try await withApp { client in
             let cookie = try await Self.login(client)
             let csrf = try await Self.csrf(client, cookie: cookie)
-            let page = String(buffer: try await Self.get(client, "/items/\(item)", cookie: cookie).body)
+            let page = try await Self.page(client, "/items/\(item)", cookie: cookie)
             #expect(page.contains("Take over"))
             let refused = try await Self.post(client, "/items/\(item)/claim", cookie: cookie, [("csrf_token", csrf)])
             #expect(refused.status == .conflict)

@@ -79,23 +79,13 @@ public enum ReviewFixtures {
                 """, [id, run])
             ids[transaction] = id
         }
-        // What the diff stores with each item for a decision (sql/diff/71_actions.sql): the buyer
-        // gets Apple's product; the latest unrevoked delivery is taken back (each planted item's
-        // deliveries are one account's).
-        try connection.execute(
-            """
-            UPDATE reconcile.review_items
-               SET grant_to_user_id = evidence->'buyer'->>'user_id',
-                   grant_product_id = evidence->'apple_transaction'->>'product_id',
-                   grant_quantity = (evidence->'apple_transaction'->>'quantity')::integer,
-                   (revoke_from_user_id, revoke_product_id, revoke_quantity) = (
-                       SELECT e->>'user_id', e->>'product_id', (e->>'quantity')::integer
-                         FROM jsonb_array_elements(evidence->'deliveries') WITH ORDINALITY AS x(e, n)
-                        WHERE e->>'revoked_at' IS NULL
-                        ORDER BY n DESC LIMIT 1)
-            """)
+        try connection.executeScript(String(contentsOf: plantedItemActions, encoding: .utf8))
         return ids
     }
+
+    /// What the diff stores with each item for a decision, shared with scripts/browser-test-seed.sql.
+    private static let plantedItemActions = URL(filePath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appending(path: "scripts/planted-item-actions.sql")
 
     private static func json(_ text: String) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]) else { return "null" }

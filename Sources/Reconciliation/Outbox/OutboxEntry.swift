@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// An action the app must carry out, as written to `reconcile.action_outbox`.
-public enum OutboxAction: String, Sendable, CaseIterable, Codable {
+public enum OutboxAction: String, Sendable, CaseIterable, Codable, PostgresNonNullDecodable {
     case grant
     case revoke
     case move
@@ -63,11 +63,7 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
         id = try row["id"]
         reviewItemID = try row["review_item_id"]
         reviewEventID = try row["review_event_id"]
-        let rawAction: String = try row["action"]
-        guard let action = OutboxAction(rawValue: rawAction) else {
-            throw PostgresError(kind: .decoding, message: "outbox row \(id) has unknown action \(rawAction)")
-        }
-        self.action = action
+        action = try row["action"]
         transactionID = try row["transaction_id"]
         productID = try row["product_id"]
         quantity = try row["quantity"]

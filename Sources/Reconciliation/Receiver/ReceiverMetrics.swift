@@ -28,38 +28,37 @@ public enum ReceiverMetrics {
             (metric: try $0.decode(String.self, at: 0), label: try $0.decode(String.self, at: 1),
              value: try $0.decode(Double.self, at: 2))
         }
-        var lines: [String] = []
-        func metric(_ name: String, _ type: String, _ help: String, _ values: [(labels: String, value: String)]) {
-            lines.append("# HELP \(name) \(help)")
-            lines.append("# TYPE \(name) \(type)")
-            for sample in values {
-                lines.append("\(name)\(sample.labels.isEmpty ? "" : "{\(sample.labels)}") \(sample.value)")
-            }
-        }
-        func from(_ name: String, label: String) -> [(labels: String, value: String)] {
+        var metrics = PrometheusText()
+        func from(_ name: String, label: String) -> [PrometheusText.Sample] {
             samples.filter { $0.metric == name }.map {
                 (label.isEmpty ? "" : "\(label)=\"\(escaped($0.label))\"", number($0.value))
             }
         }
-        metric("reconcile_receiver_notifications", "gauge", "Notifications the receiver stored, by notificationType.",
-               from("received", label: "type"))
+        metrics.add(
+            "reconcile_receiver_notifications", "gauge", "Notifications the receiver stored, by notificationType.",
+            from("received", label: "type"))
         let counts = counters.snapshot
-        metric("reconcile_receiver_requests_total", "counter", "POSTs since the receiver started, by outcome.",
-               ["stored", "duplicate", "rejected", "too_large", "unavailable"].map {
-                   ("outcome=\"\($0)\"", "\(counts[$0] ?? 0)")
-               })
-        metric("reconcile_receiver_forwards", "gauge",
-               "Copies for the app's endpoint: forwarded, failing (tried, not yet delivered), waiting.",
-               from("forwards", label: "state"))
-        metric("reconcile_receiver_consumption_answer_seconds", "gauge",
-               "Seconds from a refund request's arrival to its answer, over the last day.",
-               from("consumption_answer_seconds", label: "quantile"))
-        metric("reconcile_receiver_items_opened_since_nightly", "gauge",
-               "Review items the receiver opened since the last nightly run.",
-               from("items_opened_since_nightly", label: ""))
-        metric("reconcile_receiver_last_pass_timestamp_seconds", "gauge", "When the receiver's worker last passed.",
-               [("", String(Int(lastPass.timeIntervalSince1970)))])
-        return lines.joined(separator: "\n") + "\n"
+        metrics.add(
+            "reconcile_receiver_requests_total", "counter", "POSTs since the receiver started, by outcome.",
+            ["stored", "duplicate", "rejected", "too_large", "unavailable"].map {
+                ("outcome=\"\($0)\"", "\(counts[$0] ?? 0)")
+            })
+        metrics.add(
+            "reconcile_receiver_forwards", "gauge",
+            "Copies for the app's endpoint: forwarded, failing (tried, not yet delivered), waiting.",
+            from("forwards", label: "state"))
+        metrics.add(
+            "reconcile_receiver_consumption_answer_seconds", "gauge",
+            "Seconds from a refund request's arrival to its answer, over the last day.",
+            from("consumption_answer_seconds", label: "quantile"))
+        metrics.add(
+            "reconcile_receiver_items_opened_since_nightly", "gauge",
+            "Review items the receiver opened since the last nightly run.",
+            from("items_opened_since_nightly", label: ""))
+        metrics.add(
+            "reconcile_receiver_last_pass_timestamp_seconds", "gauge", "When the receiver's worker last passed.",
+            [("", String(Int(lastPass.timeIntervalSince1970)))])
+        return metrics.text
     }
 
     /// Writes the metrics file atomically.

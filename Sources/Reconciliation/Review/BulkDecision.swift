@@ -127,12 +127,7 @@ public struct BulkDecision: Sendable {
         for (index, candidate) in candidates.enumerated() {
             if Task.isCancelled { break }
             do {
-                let result = switch decision {
-                case .resolve(let resolution):
-                    try service.resolve(id: candidate.id, resolution: resolution, by: person, note: note)
-                case .dismiss:
-                    try service.dismiss(id: candidate.id, by: person, note: note)
-                }
+                let result = try service.decide(decision, id: candidate.id, by: person, note: note)
                 if result.changed { outcome.decided += 1 }
                 if result.changed, result.item.status == .awaitingApproval { outcome.awaitingApproval += 1 }
             } catch let error as ReviewError {
@@ -162,6 +157,18 @@ public struct BulkDecision: Sendable {
                 id: try row["id"], kind: try row["kind"], transactionID: try row["transaction_id"],
                 userID: try row["user_id"], productID: try row["product_id"], amountMilli: try row["amount_milli"],
                 currency: try row["currency"])
+        }
+    }
+}
+
+extension ReviewService {
+    /// Resolves or dismisses one item: ``resolve(id:resolution:by:note:)`` or ``dismiss(id:by:note:)``.
+    public func decide(
+        _ decision: BulkDecision.Decision, id: Int64, by person: String, note: String?
+    ) throws -> TransitionOutcome {
+        switch decision {
+        case .resolve(let resolution): try resolve(id: id, resolution: resolution, by: person, note: note)
+        case .dismiss: try dismiss(id: id, by: person, note: note)
         }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// Where a review item stands (SPEC section 6). Only the job moves items to and from `auto_resolved`.
-public enum ReviewStatus: String, Sendable, CaseIterable, Codable {
+public enum ReviewStatus: String, Sendable, CaseIterable, Codable, PostgresNonNullDecodable {
     case open
     case inReview = "in_review"
     /// A person (or a policy) decided, above `RECONCILE_APPROVAL_ABOVE`: the decision waits for a
@@ -21,7 +21,7 @@ public enum ReviewStatus: String, Sendable, CaseIterable, Codable {
 }
 
 /// A person's decision on a review item.
-public enum Resolution: String, Sendable, CaseIterable, Codable {
+public enum Resolution: String, Sendable, CaseIterable, Codable, PostgresNonNullDecodable {
     case granted
     case revoked
     case moved
@@ -100,17 +100,9 @@ public struct ReviewItem: Sendable, Equatable {
     init(row: Row) throws {
         id = try row["id"]
         fingerprint = try row["fingerprint"]
-        let rawKind: String = try row["kind"]
-        guard let kind = FindingKind(rawValue: rawKind) else {
-            throw PostgresError(kind: .decoding, message: "review item \(id) has unknown kind \(rawKind)")
-        }
-        self.kind = kind
+        kind = try row["kind"]
         severity = Severity(rawValue: try row["severity"])
-        let rawStatus: String = try row["status"]
-        guard let status = ReviewStatus(rawValue: rawStatus) else {
-            throw PostgresError(kind: .decoding, message: "review item \(id) has unknown status \(rawStatus)")
-        }
-        self.status = status
+        status = try row["status"]
         transactionID = try row["transaction_id"]
         originalTransactionID = try row["original_transaction_id"]
         userID = try row["user_id"]
@@ -122,16 +114,13 @@ public struct ReviewItem: Sendable, Equatable {
         createdAt = try row["created_at"]
         updatedAt = try row["updated_at"]
         assignee = try row["assignee"]
-        resolution = try row["resolution", as: String?.self].flatMap(Resolution.init(rawValue:))
+        resolution = try row["resolution"]
         resolvedBy = try row["resolved_by"]
         resolvedAt = try row["resolved_at"]
         note = try row["note"]
         amountMilli = try row["amount_milli"]
         currency = try row["currency"]
-        if let raw: String = try row["pending_resolution"] {
-            guard let resolution = Resolution(rawValue: raw) else {
-                throw PostgresError(kind: .decoding, message: "review item \(id) has unknown pending resolution \(raw)")
-            }
+        if let resolution: Resolution = try row["pending_resolution"] {
             pending = PendingDecision(
                 resolution: resolution, by: try row["pending_by"], at: try row["pending_at"], note: try row["pending_note"])
         }

@@ -35,11 +35,7 @@ public struct RunSummary: Sendable {
         status = RunStatus(rawValue: try row["status"])
         since = try row["window_since"]
         until = try row["window_until"]
-        let rawEnvironment: String = try row["environment"]
-        guard let environment = Settings.Environment(rawValue: rawEnvironment) else {
-            throw PostgresError(kind: .decoding, message: "run \(id) has unknown environment \(rawEnvironment)")
-        }
-        self.environment = environment
+        environment = try row["environment"]
         dryRun = try row["dry_run"]
         startedAt = try row["started_at"]
         finishedAt = try row["finished_at"]

@@ -61,8 +61,7 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
     @Option(name: .customLong("port-file"), help: "Write the bound port to this file once listening.")
     var portFile: String?
 
-    @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
-    var configFile: String?
+    @OptionGroup var config: ConfigFileOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -82,9 +81,8 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger(label: "reconcile.receive")
-        do {
-            let settings = try await ConfigurationLoader.settings(configFile: configFile)
+        try await common.run(label: "reconcile.receive") { logger in
+            let settings = try await config.settings()
             // Read once, at the start: a file that does not load stops the receiver (exit 64); a
             // changed file takes effect when the receiver is restarted.
             let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
@@ -105,35 +103,30 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                 return NotificationForwarder(endpoint: endpoint, logger: logger)
             }
             let portFile = self.portFile
-            try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
-                    if settings.consumption.enabled, api == nil {
-                        logger.notice(
-                            "refund requests are not answered: RECONCILE_CONSUMPTION_ANSWERS needs the Server API credentials")
-                    }
-                    let answerer = settings.consumption.enabled
-                        ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
-                    let worker = ReceiverWorker(
-                        settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
-                        answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
-                        counters: counters, logger: logger)
-                    let receiver = NotificationReceiver(
-                        forwarding: forwarder != nil, verify: verifier.verifyNotification)
-                    try await runNotificationReceiver(
-                        configuration: configuration, receiver: receiver, worker: worker
-                    ) { port in
-                        logger.notice("receiving notifications", metadata: [
-                            "listen.port": "\(port)", "http.path": "\(path)",
-                            "forwarding": "\(forwarder != nil)", "consumption_answers": "\(answerer != nil)",
-                        ])
-                        if let portFile {
-                            try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
-                        }
+            try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { verifier, api in
+                if settings.consumption.enabled, api == nil {
+                    logger.notice(
+                        "refund requests are not answered: RECONCILE_CONSUMPTION_ANSWERS needs the Server API credentials")
+                }
+                let answerer = settings.consumption.enabled
+                    ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
+                let worker = ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
+                    counters: counters, logger: logger)
+                let receiver = NotificationReceiver(forwarding: forwarder != nil, verify: verifier.verifyNotification)
+                try await runNotificationReceiver(
+                    configuration: configuration, receiver: receiver, worker: worker
+                ) { port in
+                    logger.notice("receiving notifications", metadata: [
+                        "listen.port": "\(port)", "http.path": "\(path)",
+                        "forwarding": "\(forwarder != nil)", "consumption_answers": "\(answerer != nil)",
+                    ])
+                    if let portFile {
+                        try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
                     }
                 }
             }
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }

@@ -26,8 +26,7 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
     @Option(help: "Start of the span (date, RFC 3339 timestamp, or duration back from now); default: the last sync.")
     var since: String?
 
-    @Option(help: "A JSON or YAML file with the same keys as the environment variables (the environment wins).")
-    var config: String?
+    @OptionGroup var config: ConfigFileOptions
 
     func validate() throws {
         if let since, TimeExpression.instant(since, now: Date()) == nil {
@@ -36,10 +35,9 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger()
         let start = since.flatMap { TimeExpression.instant($0, now: Date()) }
-        do {
-            let settings = try await ConfigurationLoader.settings(configFile: config)
+        try await common.run { logger in
+            let settings = try await config.settings()
             guard settings.serverAPIKey != nil else {
                 throw ConfigurationError(
                     "notifications sync needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID "
@@ -47,11 +45,10 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
             }
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
-            let summary = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
-                try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: logger) { api in
-                    try await api?.notificationSync(NotificationApplier(verify: verifier.verifyNotification))
-                        .sync(since: start, on: connection)
-                }
+            let summary = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) {
+                verifier, api in
+                try await api?.notificationSync(NotificationApplier(verify: verifier.verifyNotification))
+                    .sync(since: start, on: connection)
             }
             guard let summary else {
                 FileHandle.standardError.write(Data("reconcile: another notifications sync holds the lock\n".utf8))
@@ -59,8 +56,6 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
             }
             print(Self.text(summary, settings: settings))
             if summary.unanswered != nil { throw ExitStatus.failed }
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 

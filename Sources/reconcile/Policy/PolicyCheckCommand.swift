@@ -20,13 +20,10 @@ struct PolicyCheckCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             let policies = try PolicyFile.load(path: file)
             print("\(file): valid, \(policies.rules.count) rule(s)")
             for rule in policies.rules { print("  " + PolicyText.summary(rule)) }
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }

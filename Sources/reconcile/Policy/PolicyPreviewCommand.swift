@@ -36,10 +36,8 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
-            let settings = try await ConfigurationLoader.settings(
-                configFile: database.configFile, requireBundleIDs: false)
+        try await common.run { logger in
+            let settings = try await database.settings()
             guard let path = file ?? settings.policyFile else {
                 throw ConfigurationError("no policy file: set RECONCILE_POLICY_FILE or give --file")
             }
@@ -66,8 +64,6 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
             let byRule = policies.rules.map { rule in "\(rule.name) \(decided.filter { $0.rule == rule.name }.count)" }
             print("\(decided.count) item(s) would be decided (\(byRule.joined(separator: ", "))); "
                 + "\(matches.count - decided.count) left to people by a limit. Nothing was decided.")
-        } catch {
-            throw report(error, logger: logger)
         }
     }
 }

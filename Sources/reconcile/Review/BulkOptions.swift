@@ -25,10 +25,17 @@ struct BulkOptions: ParsableArguments {
     }
 }
 
-/// Where a review command takes its items from: one id, or a filter for a bulk decision.
-enum ItemSelection {
+/// Where `review resolve` and `review dismiss` take their items from: one id, or a filter for a
+/// bulk decision.
+struct ItemSelection: ParsableArguments {
+    @Argument(help: "The review item id (or give a filter instead).")
+    var id: Int64?
+
+    @OptionGroup var filter: ReviewFilterOptions
+    @OptionGroup var bulk: BulkOptions
+
     /// Checks that exactly one of the two is given, and no bulk option without a filter.
-    static func validate(id: Int64?, filter: ReviewFilterOptions, bulk: BulkOptions) throws {
+    func validate() throws {
         if id != nil, !filter.isEmpty {
             throw ValidationError("give an item id or a filter (--kind, --status, …), not both")
         }
@@ -40,12 +47,26 @@ enum ItemSelection {
         }
     }
 
+    /// Decides the item, or every item the filter takes.
+    func decide(
+        _ decision: BulkDecision.Decision, verb: String, note: String?, by person: String,
+        database: ReviewDatabaseOptions, logger: Logger
+    ) async throws {
+        guard let id else {
+            return try await decideMany(
+                decision, verb: verb, note: note, person: person, database: database, logger: logger)
+        }
+        print(try await database.service().decide(decision, id: id, by: person, note: note).message)
+        // The decision reaches the app's webhook at once when one is configured.
+        _ = try? await database.deliverOutbox(logger: logger)
+    }
+
     /// Decides every item `filter` takes, as `verb` says: prints the preview; on `--dry-run`
     /// stops there; otherwise needs `--yes` or, on a terminal, the count typed back; then decides
     /// each item with a progress line and prints what it did.
-    static func decide(
-        _ decision: BulkDecision.Decision, verb: String, note: String?, filter: ReviewFilterOptions,
-        bulk: BulkOptions, person: String, database: ReviewDatabaseOptions, logger: Logger
+    private func decideMany(
+        _ decision: BulkDecision.Decision, verb: String, note: String?, person: String,
+        database: ReviewDatabaseOptions, logger: Logger
     ) async throws {
         let settings = try await database.settings()
         let connection = try Connection(url: settings.databaseURL)
@@ -53,7 +74,7 @@ enum ItemSelection {
             filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit(settings),
             approval: settings.approvalAbove)
         let preview = try bulkDecision.preview(on: connection)
-        print(describe(preview, verb: verb))
+        print(Self.describe(preview, verb: verb))
         guard preview.items > 0, !bulk.dryRun else { return }
         guard preview.items <= bulkDecision.limit else {
             throw BulkDecision.TooMany(matching: preview.items, limit: bulkDecision.limit)

@@ -29,13 +29,10 @@ struct ReviewApproveCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { logger in
             print(try await database.service().approve(id: id, by: ActorName.resolve(by), note: note).message)
             // The decision reaches the app's webhook at once when one is configured.
             _ = try? await database.deliverOutbox(logger: logger)
-        } catch {
-            throw reviewFailure(error, logger: logger)
         }
     }
 }

@@ -22,11 +22,8 @@ struct ReviewClaimCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             print(try await database.service().claim(id: id, by: ActorName.resolve(by), force: force).message)
-        } catch {
-            throw reviewFailure(error, logger: logger)
         }
     }
 }

@@ -44,7 +44,7 @@ struct ReviewExportCommand: AsyncParsableCommand {
         } catch let error as ValidationError {
             throw error
         } catch {
-            throw reviewFailure(error, logger: logger)
+            throw report(error, logger: logger)
         }
     }
 }

@@ -37,8 +37,7 @@ struct ReviewListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             let service = try await database.service()
             let result = try service.list(try filter.filter(), page: page, limit: limit)
             switch format {
@@ -73,8 +72,6 @@ struct ReviewListCommand: AsyncParsableCommand {
                     widths: [6, 17, 8, 20, 22, 18, 16, 12, 10]))
                 print("page \(result.page) of \(result.pageCount), \(result.total) items")
             }
-        } catch {
-            throw reviewFailure(error, logger: logger)
         }
     }
 }

@@ -6,8 +6,7 @@ import Reconciliation
 
 /// How review commands reach the database: DATABASE_URL, or the `--config` file's.
 struct ReviewDatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("config"), help: "A JSON or YAML file with the same keys as the environment.")
-    var configFile: String?
+    @OptionGroup var config: ConfigFileOptions
 
     /// Connects and hands back the queue's service, with the settings' approval threshold.
     func service() async throws -> ReviewService {
@@ -17,7 +16,7 @@ struct ReviewDatabaseOptions: ParsableArguments {
 
     /// The settings (environment, else the `--config` file); review commands need no bundle id.
     func settings() async throws -> Settings {
-        try await ConfigurationLoader.settings(configFile: configFile, requireBundleIDs: false)
+        try await config.settings(requireBundleIDs: false)
     }
 
 }
@@ -132,10 +131,6 @@ func commaList<Value: CommandLineValue>(_ option: String) -> @Sendable (String) 
         }
     }
 }
-
-/// Turns a service failure into the exit status of SPEC section 7 (``ExitStatus/code(for:)``): a
-/// refused transition is 1 with its message; bad input is 64.
-func reviewFailure(_ error: any Error, logger: Logger) -> ExitCode { report(error, logger: logger) }
 
 /// Text from clients (user and product ids) made safe to print on a terminal: control
 /// characters, which could move the cursor or rewrite the screen, become `?`.

@@ -27,11 +27,8 @@ struct ReviewRejectCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             print(try await database.service().reject(id: id, by: ActorName.resolve(by), note: note).message)
-        } catch {
-            throw reviewFailure(error, logger: logger)
         }
     }
 }

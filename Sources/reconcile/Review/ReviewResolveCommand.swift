@@ -21,9 +21,6 @@ struct ReviewResolveCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The review item id (or give a filter instead).")
-    var id: Int64?
-
     @Option(help: "granted, revoked, moved or no_action.")
     var resolution: Resolution
 
@@ -33,26 +30,15 @@ struct ReviewResolveCommand: AsyncParsableCommand {
     @Option(help: "Why (kept in the history and the outbox).")
     var note: String?
 
-    @OptionGroup var filter: ReviewFilterOptions
-    @OptionGroup var bulk: BulkOptions
+    @OptionGroup var selection: ItemSelection
     @OptionGroup var database: ReviewDatabaseOptions
     @OptionGroup var common: CommonOptions
 
-    func validate() throws { try ItemSelection.validate(id: id, filter: filter, bulk: bulk) }
-
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
-            guard let id else {
-                return try await ItemSelection.decide(
-                    .resolve(resolution), verb: "resolve as \(resolution.rawValue)", note: note, filter: filter,
-                    bulk: bulk, person: ActorName.resolve(by), database: database, logger: logger)
-            }
-            print(try await database.service().resolve(id: id, resolution: resolution, by: ActorName.resolve(by), note: note).message)
-            // The decision reaches the app's webhook at once when one is configured.
-            _ = try? await database.deliverOutbox(logger: logger)
-        } catch {
-            throw reviewFailure(error, logger: logger)
+        try await common.run { logger in
+            try await selection.decide(
+                .resolve(resolution), verb: "resolve as \(resolution.rawValue)", note: note, by: ActorName.resolve(by),
+                database: database, logger: logger)
         }
     }
 }

@@ -17,8 +17,7 @@ struct ReviewShowCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger()
-        do {
+        try await common.run { _ in
             let detail = try await database.service().detail(id: id)
             let evidence = (try? JSONSerialization.jsonObject(with: Data(detail.evidence.utf8))) ?? [String: Any]()
             if json {
@@ -73,8 +72,6 @@ struct ReviewShowCommand: AsyncParsableCommand {
                 lines.append(line)
             }
             print(lines.joined(separator: "\n"))
-        } catch {
-            throw reviewFailure(error, logger: logger)
         }
     }
 }
@@ -103,21 +100,22 @@ enum EvidenceText {
             lines += ["", "Buyer:", "  \(text(buyer.userID)) (by \(text(buyer.basis)), "
                 + "\(buyer.uploaders) uploading account(s))"]
         }
-        lines += ["", "Ledger rows:"]
-        if evidence.deliveries.isEmpty { lines.append("  none") }
-        for row in evidence.deliveries {
-            lines.append("  #\(text(row.id)) \(text(row.transactionID)) to \(text(row.userID)): "
-                + "\(text(row.productID)) × \(text(row.quantity)) at \(text(row.deliveredAt))"
-                + (row.revokedAt.map { ", revoked \(terminalSafe($0))" } ?? ""))
+        func section<Row>(_ heading: String, _ rows: [Row], _ describe: (Row) -> [String]) {
+            lines += ["", heading] + (rows.isEmpty ? ["  none"] : rows.flatMap(describe))
         }
-        lines += ["", "Uploads:"]
-        if evidence.uploads.isEmpty { lines.append("  none") }
-        for upload in evidence.uploads {
-            lines.append("  #\(upload.id) by \(text(upload.userID)) (\(text(upload.kind))) at "
-                + "\(text(upload.uploadedAt)): \(text(upload.verification))"
-                + (upload.error.map { " (\(terminalSafe($0)))" } ?? ""))
-            lines.append("     device \(text(upload.device?.text)); username \(text(upload.applicationUsername)); "
-                + "token \(text(upload.appAccountToken)); claimed \(text(upload.claimedTransactionID))")
+        section("Ledger rows:", evidence.deliveries) { row in
+            ["  #\(text(row.id)) \(text(row.transactionID)) to \(text(row.userID)): "
+                + "\(text(row.productID)) × \(text(row.quantity)) at \(text(row.deliveredAt))"
+                + (row.revokedAt.map { ", revoked \(terminalSafe($0))" } ?? "")]
+        }
+        section("Uploads:", evidence.uploads) { upload in
+            [
+                "  #\(upload.id) by \(text(upload.userID)) (\(text(upload.kind))) at "
+                    + "\(text(upload.uploadedAt)): \(text(upload.verification))"
+                    + (upload.error.map { " (\(terminalSafe($0)))" } ?? ""),
+                "     device \(text(upload.device?.text)); username \(text(upload.applicationUsername)); "
+                    + "token \(text(upload.appAccountToken)); claimed \(text(upload.claimedTransactionID))",
+            ]
         }
         return lines
     }
