@@ -162,6 +162,25 @@ struct PropertyTests {
         }
     }
 
+    /// The container check's DER path (`SignedData.isDERSignedData`) accepts only what swift-asn1's
+    /// parser accepts too: a mutation it still takes is one the full check takes.
+    @Test func aContainerTheDERPathAcceptsIsOneSwiftASN1Accepts() async throws {
+        let receipts = try await Self.genuineReceipts()
+        let (kind, position, byte, length) = Self.mutation
+        await propertyCheck(
+            count: PropertyBudget.iterations, input: Gen.int(in: 0...(receipts.count - 1)), kind, position, byte, length
+        ) { index, kind, position, byte, length in
+            let mutation = Mutation(kind: kind, position: position, byte: byte, length: length)
+            let bytes = mutation.apply(to: receipts[index].bytes)
+            guard SignedData.isDERSignedData(bytes) else { return }
+            do throws(ReceiptParsingError) {
+                try SignedData.checkContainerWithASN1(bytes)
+            } catch {
+                Issue.record("the DER path took what swift-asn1 refuses (\(error)): \(mutation)")
+            }
+        }
+    }
+
     @Test func aMutatedReceiptNeverVerifiesWithOtherContent() async throws {
         let genuine = try await Self.genuineReceipts()
         let (kind, position, byte, length) = Self.mutation
