@@ -67,12 +67,9 @@ struct VerifyReceiptDirectDecodingTests {
 
     @Test func anEditedAnswerIsReadDirectlyOnlyAsJSONDecoderReadsIt() async throws {
         let json = Array(try VerifyReceiptResponseDecodingTests.vector("revenuecat-verifyReceiptSample1.json"))
-        let (kind, position, byte, length) = PropertyTests.mutation
-        await propertyCheck(count: PropertyBudget.iterations, input: kind, position, byte, length) {
-            kind, position, byte, length in
-            let edited = Mutation(kind: kind, position: position, byte: byte, length: length).apply(to: json)
+        await propertyCheckEdits(of: [json]) { edited, _, mutation in
             guard let direct = Self.direct(edited) else { return }
-            #expect(direct == Self.byDecoder(edited), "\(Mutation(kind: kind, position: position, byte: byte, length: length))")
+            #expect(direct == Self.byDecoder(edited), "\(mutation)")
         }
     }
 
