@@ -378,7 +378,8 @@ public struct AppStoreSimulator: Sendable {
             return .refused(21003)
         }
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        // Apple writes slashes as they are ("America/Los_Angeles", the base64 of latest_receipt).
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let json = try? encoder.encode(Self.verifiedReceipt(receipt, receiptData: compact, now: now)) else {
             return .unanswerable
         }

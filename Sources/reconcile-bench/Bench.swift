@@ -13,7 +13,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Benchmark helpers for scripts/bench (not part of the reconcile product).",
         subcommands: [
             GenerateCommand.self, FullJoinCommand.self, VerifyReceiptCommand.self, JWSCommand.self,
-            ReceiptsCommand.self, NightCommand.self, DeskCommand.self,
+            ReceiptsCommand.self, NightCommand.self, DeskCommand.self, ReceiverCommand.self, BulkCommand.self,
         ])
 
     /// Prints one result line.
@@ -33,6 +33,22 @@ struct Bench: AsyncParsableCommand {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// Runs `body(0)` … `body(count - 1)` each on a thread of its own and returns when all have:
+    /// blocking database work that must really run at once, which Swift's concurrency pool (a
+    /// thread per core) would not do on a 2-core machine.
+    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                        Thread { continuation.resume(with: Result { try body(index) }) }.start()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
     }
 
     /// Seconds with three decimals.

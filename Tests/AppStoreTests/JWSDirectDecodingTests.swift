@@ -101,10 +101,7 @@ struct JWSDirectDecodingTests {
 
     @Test func anEditedPayloadIsReadDirectlyOnlyAsJSONDecoderReadsIt() async throws {
         let json = Array(try AppStoreJSON.encoder().encode(Self.transaction(seed: 7)))
-        let (kind, position, byte, length) = PropertyTests.mutation
-        await propertyCheck(count: PropertyBudget.iterations, input: kind, position, byte, length) {
-            kind, position, byte, length in
-            let edited = Mutation(kind: kind, position: position, byte: byte, length: length).apply(to: json)
+        await propertyCheckEdits(of: [json]) { edited, _, _ in
             guard let direct = Self.direct(edited) else { return }
             #expect(direct == Self.decoded(edited), "\(String(decoding: edited, as: UTF8.self))")
         }

@@ -52,6 +52,20 @@ struct Mutation: CustomStringConvertible, Sendable {
     }
 }
 
+/// Runs `check` on `PropertyBudget.iterations` random edits of one of `originals` (its index given).
+func propertyCheckEdits(
+    of originals: [[UInt8]], sourceLocation: SourceLocation = #_sourceLocation,
+    _ check: (_ edited: [UInt8], _ original: Int, _ mutation: Mutation) async throws -> Void
+) async {
+    let (kind, position, byte, length) = PropertyTests.mutation
+    await propertyCheck(
+        count: PropertyBudget.iterations, input: Gen.int(in: 0...(originals.count - 1)), kind, position, byte, length,
+        perform: { index, kind, position, byte, length in
+            let mutation = Mutation(kind: kind, position: position, byte: byte, length: length)
+            try await check(mutation.apply(to: originals[index]), index, mutation)
+        }, sourceLocation: sourceLocation)
+}
+
 /// Property-based tests over what clients send: the receipt parser and the JWS verifier never
 /// crash on any input, reject with their own error type, and no edit of signed data verifies
 /// unless it left every signed byte as it was.
@@ -159,6 +173,19 @@ struct PropertyTests {
                 ? String(decoding: mutation.apply(to: Array(Data(receipts[index].bytes).base64EncodedString().utf8)), as: UTF8.self)
                 : Data(mutation.apply(to: receipts[index].bytes)).base64EncodedString()
             #expect(ReceiptPayloadCheck.check(upload) == Self.payloadCheckByFullParse(upload), "\(mutation)")
+        }
+    }
+
+    /// The container check's DER path (`SignedData.isDERSignedData`) accepts only what swift-asn1's
+    /// parser accepts too: a mutation it still takes is one the full check takes.
+    @Test func aContainerTheDERPathAcceptsIsOneSwiftASN1Accepts() async throws {
+        await propertyCheckEdits(of: try await Self.genuineReceipts().map(\.bytes)) { bytes, _, mutation in
+            guard SignedData.isDERSignedData(bytes) else { return }
+            do throws(ReceiptParsingError) {
+                try SignedData.checkContainerWithASN1(bytes)
+            } catch {
+                Issue.record("the DER path took what swift-asn1 refuses (\(error)): \(mutation)")
+            }
         }
     }
 

@@ -335,6 +335,52 @@ struct ReceiptDERFastPathTests {
 }
 
 extension ReceiptDERFastPathTests {
+    @Test("App Store receipts and the simulator's take the container check's DER path, Xcode's BER does not")
+    func containersTakeTheDERPath() async throws {
+        for genuine in try await PropertyTests.genuineReceipts() {
+            #expect(SignedData.isDERSignedData(genuine.bytes))
+            try SignedData.checkContainerWithASN1(genuine.bytes)
+        }
+        let xcode = Array(try #require(Data(
+            base64Encoded: try Vectors.text("receipts/xcode-app-receipt-with-transaction.b64"),
+            options: .ignoreUnknownCharacters)))
+        #expect(!SignedData.isDERSignedData(xcode))
+        try SignedData.checkContainerWithASN1(xcode)
+    }
+
+    /// A ContentInfo around `content`, the signedData content type first.
+    static func contentInfo(_ content: [UInt8]) -> [UInt8] {
+        let body: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] + content
+        return (body.count < 0x80 ? [0x30, UInt8(body.count)] : [0x30, 0x81, UInt8(body.count)]) + body
+    }
+
+    /// Framing DER does not allow, or swift-asn1 refuses, is left to swift-asn1.
+    @Test("a container outside DER's framing is left to swift-asn1", arguments: [
+        [0xA0, 0x80, 0x05, 0x00, 0x00, 0x00],  // an indefinite length
+        [0xA0, 0x81, 0x02, 0x05, 0x00],  // a long length where a short one fits
+        [0xA0, 0x82, 0x00, 0x02, 0x05, 0x00],  // a length with a zero byte in front
+        [0xA0, 0x02, 0x00, 0x00],  // end-of-contents inside a definite length
+        [0xA0, 0x02, 0x20, 0x00],  // [UNIVERSAL 0], constructed
+        [0xA0, 0x03, 0x1F, 0x1F, 0x00],  // a long-form tag
+        [0xA0, 0x03, 0x05, 0x00],  // a length past the end
+        [0xA0, 0x01, 0x05, 0x00],  // a child past its parent's end
+        Array(repeating: [0x30, 0x80], count: 40).flatMap { $0 } + Array(repeating: 0x00, count: 80),  // deep BER
+    ] as [[UInt8]])
+    func oddContainersGoToSwiftASN1(content: [UInt8]) {
+        #expect(!SignedData.isDERSignedData(Self.contentInfo(content)))
+    }
+
+    @Test("DER nested deeply, but not too deeply, takes the DER path")
+    func deepDER() throws {
+        var nested: [UInt8] = [0x05, 0x00]
+        for _ in 0..<30 { nested = [0x30, UInt8(nested.count)] + nested }
+        let bytes = Self.contentInfo(nested)
+        #expect(SignedData.isDERSignedData(bytes))
+        try SignedData.checkContainerWithASN1(bytes)
+        #expect(!SignedData.isDERSignedData(Self.contentInfo([0x30, UInt8(nested.count + 2)] + [0x30, UInt8(nested.count)] + nested)))
+        #expect(!SignedData.isDERSignedData(Self.contentInfo([0x05, 0x00]) + [0x00]))  // a byte after the ContentInfo
+    }
+
     @Test("integers at the edges of their byte lengths read back through the fast path", arguments: [
         0, 1, -1, 127, 128, -128, -129, 255, 256, 32_767, -32_769, Int64.max, Int64.min,
     ] as [Int64])

@@ -371,3 +371,23 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+
+/// The request body is written directly when its text needs no escaping, else by `JSONEncoder`;
+/// either way it is the same JSON object.
+@Suite struct VerifyReceiptRequestBodyTests {
+    @Test(arguments: [
+        ("MIIT+/qwYJKoZI==", nil), ("MIIT", "0123456789abcdef"), ("MIIT", #"se"cr\et"#), ("MIIT\n", nil),
+        ("caf\u{E9}", "p\u{7F}"), ("", ""),
+    ] as [(String, String?)])
+    func theBodyIsTheObjectJSONEncoderWrites(receipt: String, password: String?) throws {
+        for exclude in [false, true] {
+            let body = VerifyReceiptClient.RequestBody(
+                receiptData: receipt, password: password, excludeOldTransactions: exclude)
+            let written = try body.json()
+            let read = try JSONDecoder().decode(VerifyReceiptClient.RequestBody.self, from: Data(written))
+            #expect(read == body)
+            let encoded = try JSONDecoder().decode(VerifyReceiptClient.RequestBody.self, from: JSONEncoder().encode(body))
+            #expect(read == encoded)
+        }
+    }
+}

@@ -100,6 +100,8 @@ extension MultiNightWorld {
         var decided: [Int64: String] = [:]
         var openOn: [Key: [Int]] = [:]
         var reported: Set<String> = []
+        // The chain's nightly runs, each timed as a whole (scripts/soak prints the sum).
+        var chainSeconds = 0.0
         for n in 1...configuration.nights {
             try generate(night: n)
             if configuration.receiver {
@@ -118,8 +120,10 @@ extension MultiNightWorld {
             }
             // SOAK_CONTROL=1: every night's window reaches back to before the first night, the
             // control that tells the generator's faults from the nightly path's.
+            let started = Date()
             let report = try await run(
                 settings, until: until(n), since: configuration.control ? base.addingTimeInterval(-7 * Self.day) : nil)
+            chainSeconds += Date().timeIntervalSince(started)
             simulator.state.faults = .none
             for problem in try checkNight(report, decided: &decided) {
                 problems += 1
@@ -129,7 +133,7 @@ extension MultiNightWorld {
             // SOAK_EVERY_NIGHT: the whole-history run after every night too, so that a finding the
             // chain flags only nights late shows, each difference once, on the first night it is seen.
             if configuration.everyNight && n < configuration.nights && n != faultNight {
-                let (whole, _, _) = try await wholeHistory(running, until: until(n))
+                let (whole, _, _, _) = try await wholeHistory(running, until: until(n))
                 for difference in try compare(whole, openOn: openOn, night: n) {
                     // Once per item and side: the head line without the night.
                     let head = String(difference.prefix { $0 != "\n" })
@@ -140,8 +144,13 @@ extension MultiNightWorld {
                 }
             }
         }
-        let (whole, wholeReport, wholeDatabase) = try await wholeHistory(running, until: until(configuration.nights))
+        let (whole, wholeReport, wholeDatabase, wholeSeconds) = try await wholeHistory(
+            running, until: until(configuration.nights))
         lines.append("whole-history run: \(wholeReport.status.rawValue), \(wholeReport.summary.open) open")
+        // For scripts/soak (and scripts/bench, which reports their ratio for information).
+        lines.append("multi_night_nights: \(configuration.nights)")
+        lines.append("multi_night_chain_run_seconds: \(String(format: "%.3f", chainSeconds))")
+        lines.append("multi_night_whole_history_run_seconds: \(String(format: "%.3f", wholeSeconds))")
         let differences = try compare(whole, openOn: openOn, night: nil)
         problems += differences.count
         lines += differences
@@ -215,10 +224,10 @@ extension MultiNightWorld {
 
     // MARK: The whole-history run
 
-    /// The chain's inputs, ids and timestamps kept, in a fresh database, judged by one run.
+    /// The chain's inputs, ids and timestamps kept, in a fresh database, judged by one run (timed).
     func wholeHistory(
         _ running: RunningSimulator, until: Date
-    ) async throws -> (connection: Connection, report: RunReport, database: TestDatabase) {
+    ) async throws -> (connection: Connection, report: RunReport, database: TestDatabase, seconds: Double) {
         let fresh = try TestDatabase.create("multi_night_whole")
         let target = try fresh.connect()
         _ = try Schema.migrate(target)
@@ -234,8 +243,10 @@ extension MultiNightWorld {
                 SELECT * FROM json_populate_recordset(NULL::reconcile.\(table), $1::json)
                 """, [rows])
         }
-        let report = try await run(try settings(fresh, running), until: until)
-        return (target, report, fresh)
+        let freshSettings = try settings(fresh, running)
+        let started = Date()
+        let report = try await run(freshSettings, until: until)
+        return (target, report, fresh, Date().timeIntervalSince(started))
     }
 
     /// The fresh database judged again as after an upgrade that adds a rule: the judged inputs'

@@ -36,15 +36,7 @@ extension JWSTransaction {
 
     /// `fields` by the bytes of their names: a member's key is matched without making a String
     /// of it.
-    private static let fieldNames: [(name: [UInt8], field: Field)] = fields.map { (Array($0.key.utf8), $0.value) }
-
-    private static func field(named key: UnsafeBufferPointer<UInt8>) -> Field? {
-        guard let base = key.baseAddress else { return nil }
-        for entry in fieldNames where entry.name.count == key.count {
-            if entry.name.withUnsafeBytes({ memcmp($0.baseAddress!, base, key.count) }) == 0 { return entry.field }
-        }
-        return nil
-    }
+    private static let fieldNames = DirectJSON.Keys(fields.map { ($0.key, $0.value) })
 
     /// The payload when it is a flat object the direct reader takes whole, with every known field
     /// of the JSON type the synthesized Decodable expects; nil sends it to `JSONDecoder`.
@@ -52,8 +44,8 @@ extension JWSTransaction {
         self.init()
         var seen: UInt64 = 0
         var unknownKeys: [String] = []
-        let complete = FlatJSONObject.read(json) { name, value in
-            guard let field = Self.field(named: name) else {
+        let complete = DirectJSON.members(of: json) { name, value in
+            guard let field = Self.fieldNames(name) else {
                 let key = String(decoding: name, as: UTF8.self)
                 // Ignored, as JSONDecoder ignores them; a repeated key is left to JSONDecoder.
                 guard !unknownKeys.contains(key) else { return false }
@@ -68,7 +60,7 @@ extension JWSTransaction {
         guard complete else { return nil }
     }
 
-    private mutating func set(_ field: Field, to value: FlatJSONObject.Value) -> Bool {
+    private mutating func set(_ field: Field, to value: DirectJSON.Value) -> Bool {
         if case .null = value { return true }  // decodeIfPresent reads null as absent
         switch field {
         case .transactionId: return Self.string(value, into: &transactionId)
@@ -104,7 +96,7 @@ extension JWSTransaction {
             isUpgraded = flag
         case .appAccountToken:
             // Foundation's UUID decodes from its string form and refuses anything else.
-            guard case .string(let text) = value, let uuid = UUID(uuidString: text) else { return false }
+            guard let text = value.string, let uuid = UUID(uuidString: text) else { return false }
             appAccountToken = uuid
         case .type: return Self.raw(value, into: &type)
         case .inAppOwnershipType: return Self.raw(value, into: &inAppOwnershipType)
@@ -116,20 +108,20 @@ extension JWSTransaction {
         return true
     }
 
-    private static func string(_ value: FlatJSONObject.Value, into target: inout String?) -> Bool {
-        guard case .string(let text) = value else { return false }
+    private static func string(_ value: DirectJSON.Value, into target: inout String?) -> Bool {
+        guard let text = value.string else { return false }
         target = text
         return true
     }
 
-    private static func raw<T: RawRepresentable>(_ value: FlatJSONObject.Value, into target: inout T?) -> Bool
+    private static func raw<T: RawRepresentable>(_ value: DirectJSON.Value, into target: inout T?) -> Bool
     where T.RawValue == String {
-        guard case .string(let text) = value, let raw = T(rawValue: text) else { return false }
+        guard let text = value.string, let raw = T(rawValue: text) else { return false }
         target = raw
         return true
     }
 
-    private static func integer(_ value: FlatJSONObject.Value, into target: inout Int?) -> Bool {
+    private static func integer(_ value: DirectJSON.Value, into target: inout Int?) -> Bool {
         guard case .integer(let number) = value else { return false }
         target = Int(number)
         return true
@@ -137,7 +129,7 @@ extension JWSTransaction {
 
     /// Epoch milliseconds, with the range ``AppStoreJSON/decoder()`` accepts; a whole number of
     /// milliseconds becomes the same `Date` either way.
-    private static func date(_ value: FlatJSONObject.Value, into target: inout Date?) -> Bool {
+    private static func date(_ value: DirectJSON.Value, into target: inout Date?) -> Bool {
         guard case .integer(let milliseconds) = value, abs(milliseconds) < 1_000_000_000_000_000 else { return false }
         target = Date(millisecondsSince1970: milliseconds)
         return true

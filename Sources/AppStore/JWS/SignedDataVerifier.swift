@@ -125,7 +125,7 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies a notification HTTP body as stored: `{"signedPayload": "…"}` (or a bare JWS).
     public func verifyNotificationBody(_ body: String) async -> JWSVerificationResult<VerifiedNotification> {
-        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = body.trimmingWhitespacesAndNewlines()
         guard trimmed.hasPrefix("{") else { return await verifyNotification(trimmed) }
         guard trimmed.utf8.count <= configuration.maximumSize else {
             return .invalid(.tooLarge(size: trimmed.utf8.count, limit: configuration.maximumSize))

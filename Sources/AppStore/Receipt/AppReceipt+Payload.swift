@@ -295,8 +295,15 @@ struct DERReader {
 
     /// The content of the next element when its tag is `tag`; nil otherwise.
     mutating func element(tag: UInt8) -> ArraySlice<UInt8>? {
+        guard bytes.first == tag else { return nil }
+        return next()?.content
+    }
+
+    /// The next element's identifier byte and content, whatever its tag; nil otherwise.
+    mutating func next() -> (tag: UInt8, content: ArraySlice<UInt8>)? {
         var index = bytes.startIndex
-        guard bytes.count >= 2, bytes[index] == tag else { return nil }
+        guard bytes.count >= 2 else { return nil }
+        let tag = bytes[index]
         index += 1
         let lengthByte = bytes[index]
         index += 1
@@ -314,7 +321,22 @@ struct DERReader {
         guard bytes.endIndex - index >= length else { return nil }
         let content = bytes[index..<(index + length)]
         bytes = bytes[(index + length)...]
-        return content
+        return (tag, content)
+    }
+
+    /// Whether `content` is nothing but whole elements as ``next()`` reads them, and so is every
+    /// constructed element's content down the tree: DER's framing, with one-byte tags, none of
+    /// them [UNIVERSAL 0] (end-of-contents), at most 32 levels deep. swift-asn1's BER parser reads
+    /// such bytes without an error (it refuses long tags given short, end-of-contents outside an
+    /// indefinite length, and depths past 50); false leaves the judgement to it.
+    static func holdsWholeElements(_ content: ArraySlice<UInt8>, depth: Int = 0) -> Bool {
+        guard depth < 32 else { return false }
+        var reader = DERReader(content)
+        while !reader.isAtEnd {
+            guard let (tag, inner) = reader.next(), tag & 0x1F != 0x1F, tag & 0xDF != 0 else { return false }
+            if tag & 0x20 != 0, !holdsWholeElements(inner, depth: depth + 1) { return false }
+        }
+        return true
     }
 
     /// An INTEGER's content in its shortest two's complement form, at most eight bytes; nil

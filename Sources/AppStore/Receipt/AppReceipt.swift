@@ -83,6 +83,14 @@ struct SignedData {
     /// Only what the full parse finds wrong before the SignedData's fields: data that is not BER
     /// or runs past its end, or a ContentInfo that is not signedData. Throws the same errors.
     static func checkContainer(_ bytes: [UInt8]) throws(ReceiptParsingError) {
+        // The job checks every receipt it sends to verifyReceipt: the usual DER (every App Store
+        // receipt, the simulator's) is read directly, without swift-asn1's tree of nodes.
+        if isDERSignedData(bytes) { return }
+        try checkContainerWithASN1(bytes)
+    }
+
+    /// ``checkContainer(_:)`` by swift-asn1's parser alone.
+    static func checkContainerWithASN1(_ bytes: [UInt8]) throws(ReceiptParsingError) {
         let root = try parseContainer(bytes)
         do {
             _ = try signedDataFields(root)
@@ -91,6 +99,18 @@ struct SignedData {
         } catch {
             throw ReceiptParsingError(asn1: error, context: "PKCS#7 SignedData")
         }
+    }
+
+    /// `06 09 2A 86 48 86 F7 0D 01 07 02`: the content type signedData, as DER writes it.
+    private static let signedDataOIDElement: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+
+    /// Whether `bytes` are one ContentInfo SEQUENCE in DER's framing
+    /// (``DERReader/holdsWholeElements(_:depth:)``) whose content type is signedData's OID byte
+    /// for byte: what ``checkContainerWithASN1(_:)`` accepts without an error.
+    static func isDERSignedData(_ bytes: [UInt8]) -> Bool {
+        var reader = DERReader(bytes[...])
+        guard let contentInfo = reader.element(tag: 0x30), reader.isAtEnd else { return false }
+        return contentInfo.starts(with: signedDataOIDElement) && DERReader.holdsWholeElements(contentInfo, depth: 1)
     }
 
     private static func parseContainer(_ bytes: [UInt8]) throws(ReceiptParsingError) -> ASN1Node {

@@ -152,43 +152,7 @@ extension VerifiedReceipt {
         }
 
         /// Reads one item the way Apple writes it: every number a string, unknown fields ignored.
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: AppleCodingKey.self)
-            func key(_ name: String) -> AppleCodingKey { AppleCodingKey(name) }
-            guard let transactionID = try c.lenientString(key("transaction_id")), !transactionID.isEmpty else {
-                throw DecodingError.keyNotFound(
-                    key("transaction_id"), .init(codingPath: c.codingPath, debugDescription: "no transaction_id"))
-            }
-            guard let productID = try c.lenientString(key("product_id")) else {
-                throw DecodingError.keyNotFound(
-                    key("product_id"), .init(codingPath: c.codingPath, debugDescription: "no product_id"))
-            }
-            guard let purchaseDate = try c.lenientMillisecondsDate(key("purchase_date_ms")) else {
-                throw DecodingError.keyNotFound(
-                    key("purchase_date_ms"), .init(codingPath: c.codingPath, debugDescription: "no purchase_date_ms"))
-            }
-            self.transactionID = transactionID
-            self.productID = productID
-            self.purchaseDate = purchaseDate
-            originalTransactionID = try c.lenientString(key("original_transaction_id"))
-            quantity = Int(try c.lenientInt64(key("quantity")) ?? 1)
-            originalPurchaseDate = try c.lenientMillisecondsDate(key("original_purchase_date_ms"))
-            // iOS 6 style responses put milliseconds in `expires_date` and have no `_ms` field.
-            expiresDate =
-                try c.lenientMillisecondsDate(key("expires_date_ms"))
-                ?? (try? c.lenientMillisecondsDate(key("expires_date"))) ?? nil
-            cancellationDate = try c.lenientMillisecondsDate(key("cancellation_date_ms"))
-            cancellationReason = try c.lenientString(key("cancellation_reason"))
-            webOrderLineItemID = try c.lenientString(key("web_order_line_item_id"))
-            isTrialPeriod = try c.lenientBool(key("is_trial_period"))
-            isInIntroOfferPeriod = try c.lenientBool(key("is_in_intro_offer_period"))
-            isUpgraded = try c.lenientBool(key("is_upgraded"))
-            promotionalOfferID = try c.lenientString(key("promotional_offer_id"))
-            offerCodeRefName = try c.lenientString(key("offer_code_ref_name"))
-            subscriptionGroupIdentifier = try c.lenientString(key("subscription_group_identifier"))
-            inAppOwnershipType = try c.lenientString(key("in_app_ownership_type"))
-            appAccountToken = try c.lenientString(key("app_account_token"))
-        }
+        public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
 
         /// Writes the item with Apple's field names and Apple's string typing.
         public func encode(to encoder: any Encoder) throws {
@@ -253,15 +217,7 @@ extension VerifiedReceipt {
         }
 
         /// Reads Apple's string-typed fields.
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: AppleCodingKey.self)
-            autoRenewProductID = try c.lenientString(AppleCodingKey("auto_renew_product_id"))
-            productID = try c.lenientString(AppleCodingKey("product_id"))
-            originalTransactionID = try c.lenientString(AppleCodingKey("original_transaction_id"))
-            autoRenewStatus = try c.lenientBool(AppleCodingKey("auto_renew_status"))
-            expirationIntent = try c.lenientString(AppleCodingKey("expiration_intent"))
-            isInBillingRetryPeriod = try c.lenientBool(AppleCodingKey("is_in_billing_retry_period"))
-        }
+        public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
 
         /// Writes Apple's field names, numbers as strings.
         public func encode(to encoder: any Encoder) throws {
@@ -276,5 +232,71 @@ extension VerifiedReceipt {
             try put(expirationIntent, "expiration_intent")
             try put(isInBillingRetryPeriod.map { $0 ? "1" : "0" }, "is_in_billing_retry_period")
         }
+    }
+}
+
+extension VerifiedReceipt.Transaction: AppleJSONDecodable {
+    enum Field: String, AppleFieldName {
+        case transactionID = "transaction_id", productID = "product_id", purchaseDate = "purchase_date_ms"
+        case originalTransactionID = "original_transaction_id", quantity
+        case originalPurchaseDate = "original_purchase_date_ms", expiresDate = "expires_date_ms"
+        case legacyExpiresDate = "expires_date", cancellationDate = "cancellation_date_ms"
+        case cancellationReason = "cancellation_reason", webOrderLineItemID = "web_order_line_item_id"
+        case isTrialPeriod = "is_trial_period", isInIntroOfferPeriod = "is_in_intro_offer_period"
+        case isUpgraded = "is_upgraded", promotionalOfferID = "promotional_offer_id"
+        case offerCodeRefName = "offer_code_ref_name", subscriptionGroupIdentifier = "subscription_group_identifier"
+        case inAppOwnershipType = "in_app_ownership_type", appAccountToken = "app_account_token"
+
+        static let keys = DirectJSON.Keys(Self.self)
+    }
+
+    init(fields c: some AppleJSONObject<Field>) throws {
+        guard let transactionID = try c.lenientString(.transactionID), !transactionID.isEmpty else {
+            throw c.missing(.transactionID, "no transaction_id")
+        }
+        guard let productID = try c.lenientString(.productID) else { throw c.missing(.productID, "no product_id") }
+        guard let purchaseDate = try c.lenientMillisecondsDate(.purchaseDate) else {
+            throw c.missing(.purchaseDate, "no purchase_date_ms")
+        }
+        self.transactionID = transactionID
+        self.productID = productID
+        self.purchaseDate = purchaseDate
+        originalTransactionID = try c.lenientString(.originalTransactionID)
+        quantity = Int(try c.lenientInt64(.quantity) ?? 1)
+        originalPurchaseDate = try c.lenientMillisecondsDate(.originalPurchaseDate)
+        // iOS 6 style responses put milliseconds in `expires_date` and have no `_ms` field.
+        expiresDate =
+            try c.lenientMillisecondsDate(.expiresDate)
+            ?? (try? c.lenientMillisecondsDate(.legacyExpiresDate)) ?? nil
+        cancellationDate = try c.lenientMillisecondsDate(.cancellationDate)
+        cancellationReason = try c.lenientString(.cancellationReason)
+        webOrderLineItemID = try c.lenientString(.webOrderLineItemID)
+        isTrialPeriod = try c.lenientBool(.isTrialPeriod)
+        isInIntroOfferPeriod = try c.lenientBool(.isInIntroOfferPeriod)
+        isUpgraded = try c.lenientBool(.isUpgraded)
+        promotionalOfferID = try c.lenientString(.promotionalOfferID)
+        offerCodeRefName = try c.lenientString(.offerCodeRefName)
+        subscriptionGroupIdentifier = try c.lenientString(.subscriptionGroupIdentifier)
+        inAppOwnershipType = try c.lenientString(.inAppOwnershipType)
+        appAccountToken = try c.lenientString(.appAccountToken)
+    }
+}
+
+extension VerifiedReceipt.PendingRenewal: AppleJSONDecodable {
+    enum Field: String, AppleFieldName {
+        case autoRenewProductID = "auto_renew_product_id", productID = "product_id"
+        case originalTransactionID = "original_transaction_id", autoRenewStatus = "auto_renew_status"
+        case expirationIntent = "expiration_intent", isInBillingRetryPeriod = "is_in_billing_retry_period"
+
+        static let keys = DirectJSON.Keys(Self.self)
+    }
+
+    init(fields c: some AppleJSONObject<Field>) throws {
+        autoRenewProductID = try c.lenientString(.autoRenewProductID)
+        productID = try c.lenientString(.productID)
+        originalTransactionID = try c.lenientString(.originalTransactionID)
+        autoRenewStatus = try c.lenientBool(.autoRenewStatus)
+        expirationIntent = try c.lenientString(.expirationIntent)
+        isInBillingRetryPeriod = try c.lenientBool(.isInBillingRetryPeriod)
     }
 }

@@ -166,7 +166,7 @@ public struct VerifyReceiptClient: Sendable {
         case transient(String)
     }
 
-    private struct RequestBody: Encodable {
+    struct RequestBody: Codable, Equatable {
         var receiptData: String
         var password: String?
         var excludeOldTransactions: Bool
@@ -176,13 +176,29 @@ public struct VerifyReceiptClient: Sendable {
             case password
             case excludeOldTransactions = "exclude-old-transactions"
         }
+
+        /// The body as JSON. A receipt is base64 and a shared secret hexadecimal: text JSON
+        /// writes as it is, so the object is written directly (`JSONEncoder` cost as much as
+        /// reading Apple's answer); anything else goes through `JSONEncoder`, which escapes it.
+        func json() throws -> [UInt8] {
+            func plain(_ text: String) -> Bool {
+                text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            }
+            guard plain(receiptData), password.map(plain) ?? true else {
+                return Array(try JSONEncoder().encode(self))
+            }
+            var json = #"{"receipt-data":""# + receiptData + "\""
+            if let password { json += #","password":""# + password + "\"" }
+            json += #","exclude-old-transactions":"# + (excludeOldTransactions ? "true" : "false") + "}"
+            return Array(json.utf8)
+        }
     }
 
     private func requestBody(_ payload: String) throws -> ByteBuffer {
-        let body = RequestBody(
+        ByteBuffer(bytes: try RequestBody(
             receiptData: payload, password: configuration.sharedSecret?.value,
-            excludeOldTransactions: configuration.excludeOldTransactions)
-        return ByteBuffer(bytes: try JSONEncoder().encode(body))
+            excludeOldTransactions: configuration.excludeOldTransactions
+        ).json())
     }
 
     private func url(for endpoint: VerifiedReceipt.Environment) -> String {

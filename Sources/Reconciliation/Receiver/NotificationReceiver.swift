@@ -48,7 +48,7 @@ public struct NotificationReceiver: Sendable {
             return .failure(Refusal("the body is not UTF-8 text"))
         }
         guard !body.utf8.contains(0) else { return .failure(Refusal("the body holds a NUL character")) }
-        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = body.trimmingWhitespacesAndNewlines()
         // Apple posts `{"signedPayload": "…"}`; the applier also takes a bare JWS, Apple never sends one.
         guard trimmed.hasPrefix("{") else {
             return .failure(Refusal("the body is not Apple's JSON object {\"signedPayload\": …}"))
