@@ -90,6 +90,7 @@ public final class SimulatorNotificationPoster: Sendable {
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             return "TIMED_OUT"
         } catch {
+            logger.notice("notification not delivered", metadata: ["url": "\(url)", "error": "\(error)"])
             return "NO_RESPONSE"
         }
     }
