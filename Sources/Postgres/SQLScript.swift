@@ -27,6 +27,26 @@ public struct SQLScript: Sendable {
             return seen
         }
 
+        /// The statement's first keyword, uppercased (`SELECT`, `ANALYZE`), its leading comments
+        /// skipped: what a runner tells the kinds of statement apart by.
+        public var command: String {
+            var text = Substring(pieces.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined())
+            while true {
+                text = text.drop { $0.isWhitespace }
+                if text.hasPrefix("--") {
+                    text = text.drop { $0 != "\n" }
+                } else if text.hasPrefix("/*"), let end = text.range(of: "*/") {
+                    text = text[end.upperBound...]
+                } else {
+                    break
+                }
+            }
+            return text.prefix { $0.isLetter }.uppercased()
+        }
+
+        /// Whether the statement is an `ANALYZE`: planner statistics, not a result.
+        public var isAnalyze: Bool { command == "ANALYZE" }
+
         /// The relation names the statement takes.
         public var relationNames: Set<String> {
             var names: Set<String> = []

@@ -25,7 +25,7 @@ enum DiffPlan {
         var file: String
         var when: Condition = .always
         /// Run with sequential scans priced out when the scope is a sliver of the history
-        /// (`sql/diff/checks/scope_is_narrow.sql`): these statements join the scope with the white table and the
+        /// (`sql/diff/checks/scope_size.sql`): these statements join the scope with the white table and the
         /// ledger, planned as hash joins over the whole tables otherwise, although looking up a
         /// few percent of the rows by index takes half the time (docs/benchmarks.md).
         var byIndexWhenNarrow = false
@@ -49,6 +49,26 @@ enum DiffPlan {
             }
         }
     }
+
+    /// Whether a scope's stages `ANALYZE` their working tables (every `ANALYZE` statement of the
+    /// files). The planner needs the statistics to join tens of thousands of rows well; over a
+    /// few thousand it plans hash joins from the tables' sizes alone, while each `ANALYZE` is one
+    /// more statement and a catalog write (invalidating what later statements planned against):
+    /// fixed costs that were most of a support desk lookup and of a quiet night (docs/benchmarks.md).
+    enum Analysis: Sendable {
+        /// Never: the support desk's customer, at most `DeskService.maximumTransactions`.
+        case never
+        /// Unless `sql/diff/checks/scope_size.sql` finds the scope small when judging starts.
+        case unlessScopeIsSmall
+    }
+
+    static let analysis: [Scope: Analysis] = [
+        .window: .unlessScopeIsSmall, .wholeHistory: .unlessScopeIsSmall, .transactions: .never,
+    ]
+
+    /// The step that starts judging the filled scope: the runner measures the scope's size
+    /// (`checks/scope_size.sql`) before it.
+    static var firstJudgingStep: Step { judging[0] }
 
     /// The findings' rules, in `FindingKind` order.
     static let rules = "findings/"

@@ -129,7 +129,7 @@ extension MultiNightWorld {
             // SOAK_EVERY_NIGHT: the whole-history run after every night too, so that a finding the
             // chain flags only nights late shows, each difference once, on the first night it is seen.
             if configuration.everyNight && n < configuration.nights && n != faultNight {
-                let (whole, _) = try await wholeHistory(running, until: until(n))
+                let (whole, _, _) = try await wholeHistory(running, until: until(n))
                 for difference in try compare(whole, openOn: openOn, night: n) {
                     // Once per item and side: the head line without the night.
                     let head = String(difference.prefix { $0 != "\n" })
@@ -140,11 +140,14 @@ extension MultiNightWorld {
                 }
             }
         }
-        let (whole, wholeReport) = try await wholeHistory(running, until: until(configuration.nights))
+        let (whole, wholeReport, wholeSettings) = try await wholeHistory(running, until: until(configuration.nights))
         lines.append("whole-history run: \(wholeReport.status.rawValue), \(wholeReport.summary.open) open")
         let differences = try compare(whole, openOn: openOn, night: nil)
         problems += differences.count
         lines += differences
+        let desk = try await deskVerdicts(whole, settings: wholeSettings)
+        problems += desk.count
+        lines += desk
         let classes = Dictionary(grouping: lines.compactMap { line in
             line.hasPrefix("[") ? String(line.dropFirst().prefix { $0 != "]" }) : nil
         }) { $0 }.map { "\($0.key) ×\($0.value.count)" }.sorted()
@@ -211,7 +214,7 @@ extension MultiNightWorld {
     // MARK: The whole-history run
 
     /// The chain's inputs, ids and timestamps kept, in a fresh database, judged by one run.
-    func wholeHistory(_ running: RunningSimulator, until: Date) async throws -> (Connection, RunReport) {
+    func wholeHistory(_ running: RunningSimulator, until: Date) async throws -> (Connection, RunReport, Settings) {
         let fresh = try TestDatabase.create("multi_night_whole")
         let target = try fresh.connect()
         _ = try Schema.migrate(target)
@@ -227,8 +230,9 @@ extension MultiNightWorld {
                 SELECT * FROM json_populate_recordset(NULL::reconcile.\(table), $1::json)
                 """, [rows])
         }
-        let report = try await run(try settings(fresh, running), until: until)
-        return (target, report)
+        let settings = try settings(fresh, running)
+        let report = try await run(settings, until: until)
+        return (target, report, settings)
     }
 
     /// The whole-history run's open findings against the chain's open ones plus its decided
@@ -259,6 +263,39 @@ extension MultiNightWorld {
             lines.append(try describe(
                 key, missing: false, chain: "open", evidence: evidence(connection, key), twin: twin, night: night))
         }
+        return lines
+    }
+
+    /// SPEC section 13: the desk's verdicts are the nightly rules' over the same data. Every
+    /// account's `lookup --user` over the whole-history run's database: each transaction's verdict
+    /// is its most severe open finding there, and `ok` or `pending` when it has none.
+    func deskVerdicts(_ whole: Connection, settings: Settings) async throws -> [String] {
+        var expected: [String: FindingKind] = [:]
+        for row in try whole.query(
+            "SELECT transaction_id, kind FROM reconcile.review_items WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL")
+        {
+            let kind = try #require(FindingKind(rawValue: try row.decode(String.self, at: 1)))
+            let transaction = try row.decode(String.self, at: 0)
+            if let held = expected[transaction],
+               (held.severity.rank, held.rawValue) <= (kind.severity.rank, kind.rawValue) { continue }
+            expected[transaction] = kind
+        }
+        let desk = DeskService(settings: settings, serverAPI: nil, logger: quiet)
+        var lines: [String] = []
+        var looked = 0
+        for user in users {
+            for transaction in try await desk.lookup(try DeskQuery(.user, user), on: whole).transactions {
+                looked += 1
+                let wanted = expected[transaction.transactionID]
+                let matches = wanted.map { transaction.verdict == TransactionVerdict($0) }
+                    ?? [TransactionVerdict.ok, .pending].contains(transaction.verdict)
+                if !matches {
+                    lines.append("[the desk's verdict is not the run's] \(user)'s \(transaction.transactionID): "
+                        + "desk \(transaction.verdict), whole-history run \(wanted?.rawValue ?? "no finding")")
+                }
+            }
+        }
+        coverage["desk verdicts compared", default: 0] += looked
         return lines
     }
 

@@ -1,0 +1,12 @@
+-- How big the scope is, once its stages filled it (before the non-consumables' families):
+-- narrow — a sliver of the history (a nightly window, or the few percent of a whole history the
+-- first pass cannot prove clean): under a twentieth of the white table's rows, by the planner's
+-- own estimate of its size; then the steps DiffPlan marks run by index;
+-- small — a few thousand transactions (the support desk's customer, a quiet night): then the
+-- stages do not ANALYZE their working tables (DiffPlan.Analysis says why).
+-- Reads:  diff_scope, pg_class
+-- Writes: nothing.
+-- Values: none.
+SELECT n * 20 < (SELECT reltuples FROM pg_class WHERE oid = 'reconcile.apple_transactions'::regclass) AS narrow,
+       n < 5000 AS small
+  FROM (SELECT count(*) AS n FROM diff_scope) AS scope;
