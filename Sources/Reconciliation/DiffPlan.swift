@@ -50,24 +50,15 @@ enum DiffPlan {
         }
     }
 
-    /// Whether a scope's stages `ANALYZE` their working tables (every `ANALYZE` statement of the
-    /// files). The planner needs the statistics to join tens of thousands of rows well; over a
-    /// few thousand it plans hash joins from the tables' sizes alone, while each `ANALYZE` is one
-    /// more statement and a catalog write (invalidating what later statements planned against):
-    /// fixed costs that were most of a support desk lookup and of a quiet night (docs/benchmarks.md).
-    enum Analysis: Sendable {
-        /// Never: the support desk's customer, at most `DeskService.maximumTransactions`.
-        case never
-        /// Unless `sql/diff/checks/scope_size.sql` finds the scope small when judging starts.
-        case unlessScopeIsSmall
-    }
-
-    static let analysis: [Scope: Analysis] = [
-        .window: .unlessScopeIsSmall, .wholeHistory: .unlessScopeIsSmall, .transactions: .never,
-    ]
-
+    /// Whether the stages `ANALYZE` their working tables (every `ANALYZE` statement of the files)
+    /// is decided once, when judging starts: not when `checks/scope_size.sql` finds the scope
+    /// small (a few hundred transactions: a quiet night, most of the support desk's customers).
+    /// Over so few rows the planner's plans from the tables' sizes alone cost a few milliseconds
+    /// more at most, while each `ANALYZE` is one more statement and a catalog write; over a
+    /// thousand rows, plans without statistics were slower than the statistics cost
+    /// (docs/benchmarks.md, the ninth session).
     /// The step that starts judging the filled scope: the runner measures the scope's size
-    /// (`checks/scope_size.sql`) before it.
+    /// (`checks/scope_size.sql`) before it, and from there analyses the working tables or not.
     static var firstJudgingStep: Step { judging[0] }
 
     /// The findings' rules, in `FindingKind` order.

@@ -179,17 +179,15 @@ public struct Differ: Sendable {
     /// `evidence` false leaves `diff_findings.evidence` unset: the desk's picture reads only the
     /// findings' kinds, and only the queue and the reports read evidence.
     public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
-        let scope = DiffPlan.Scope(parameters.scope)
         var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
-        stages.analysing = DiffPlan.analysis[scope]! != .never
         var narrow = false
         // The enable_seqscan a run of by-index steps replaced, restored after the last of them.
         var savedSeqScan: String?
-        for step in DiffPlan.steps[scope]! {
+        for step in DiffPlan.steps[DiffPlan.Scope(parameters.scope)]! {
             if step == DiffPlan.firstJudgingStep {
                 let size = try stages.run("checks/scope_size.sql")[0]
                 narrow = try size.decode(Bool.self, "narrow")
-                if DiffPlan.analysis[scope]! == .unlessScopeIsSmall { stages.analysing = try !size.decode(Bool.self, "small") }
+                stages.analysing = try !size.decode(Bool.self, "small")
             }
             switch step.when {
             case .always: break
@@ -272,8 +270,8 @@ public struct Differ: Sendable {
         let relations: [String: QualifiedRelation]
         let values: [String: any PostgresEncodable & Sendable]
 
-        /// Whether `ANALYZE` statements run (`DiffPlan.analysis`); skipped, the planner reads the
-        /// working tables' sizes without their statistics.
+        /// Whether `ANALYZE` statements run (`DiffPlan.firstJudgingStep` says when they do not);
+        /// skipped, the planner reads the working tables' sizes without their statistics.
         var analysing = true
 
         /// Runs every statement of a file; returns the rows of the last.

@@ -107,7 +107,11 @@ struct SchemaTests {
 
     @Test func migrationsShipInsideTheBinaryInOrder() throws {
         let migrations = try Schema.migrations()
-        #expect(migrations.map(\.version) == Array(1...migrations.count))
+        // Increasing and unique, not necessarily without gaps: branches reserve their numbers
+        // ahead (this one's 0022 while 0020 and 0021 are another branch's), the merge fills them.
+        let versions = migrations.map(\.version)
+        #expect(versions == Array(Set(versions)).sorted() && versions.first == 1)
+        #expect(Schema.latestVersion == versions.last)
         #expect(migrations.allSatisfy { $0.sql.contains("reconcile.") })
     }
 }

@@ -2,11 +2,11 @@
 -- narrow — a sliver of the history (a nightly window, or the few percent of a whole history the
 -- first pass cannot prove clean): under a twentieth of the white table's rows, by the planner's
 -- own estimate of its size; then the steps DiffPlan marks run by index;
--- small — a few thousand transactions (the support desk's customer, a quiet night): then the
--- stages do not ANALYZE their working tables (DiffPlan.Analysis says why).
+-- small — a few hundred transactions (a quiet night, most of the support desk's customers): then
+-- the stages do not ANALYZE their working tables (DiffPlan.firstJudgingStep says why).
 -- Reads:  diff_scope, pg_class
 -- Writes: nothing.
 -- Values: none.
 SELECT n * 20 < (SELECT reltuples FROM pg_class WHERE oid = 'reconcile.apple_transactions'::regclass) AS narrow,
-       n < 5000 AS small
+       n < 500 AS small
   FROM (SELECT count(*) AS n FROM diff_scope) AS scope;
