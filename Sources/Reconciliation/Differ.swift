@@ -311,7 +311,7 @@ public struct Differ: Sendable {
         }
 
         private func script(_ path: String) throws -> SQLScript {
-            guard let script = DiffSQL.stages[path] else { throw SQLScriptError(problem: "no file sql/diff/\(path)") }
+            guard let script = DiffSQL.script(path) else { throw SQLScriptError(problem: "no file sql/diff/\(path)") }
             return script
         }
     }
