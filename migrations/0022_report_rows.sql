@@ -12,8 +12,9 @@ CREATE TABLE reconcile.report_rows (
     review_item_id bigint PRIMARY KEY REFERENCES reconcile.review_items (id) ON DELETE CASCADE,
     judged_run bigint NOT NULL,
     layout text NOT NULL,
-    -- report.json's row up to its evidence (the item's evidence follows, then `}`)
-    json_head text NOT NULL,
+    -- report.json's row, the item's evidence as text included (converting the stored jsonb to
+    -- text again was most of what reading a quiet night's rows cost PostgreSQL)
+    json text NOT NULL,
     markdown text NOT NULL,
     html text NOT NULL,
     csv text NOT NULL

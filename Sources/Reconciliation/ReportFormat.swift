@@ -36,26 +36,26 @@ enum ReportFormat: CaseIterable {
     }
 
     /// The piece for the `index`th finding from its rows rendered ahead (`RenderedRows`).
-    func row(_ rows: RenderedRows, evidence: String, index: Int) -> String {
+    func row(_ rows: RenderedRows, index: Int) -> String {
         switch self {
-        case .json: (index == 0 ? "\n" : ",\n") + "    " + Self.jsonLine(rows.jsonHead, evidence)
+        case .json: (index == 0 ? "\n" : ",\n") + "    " + rows.json
         case .markdown: rows.markdown
         case .html: rows.html
         case .csv: rows.csv
         }
     }
 
-    /// A finding's row in every format, rendered as for a finding that is not new, report.json's
-    /// up to its evidence (which each report reads from the item): what `ReportRowCache` keeps so
-    /// that a run carrying the item over unjudged writes it without rendering it again.
+    /// A finding's row in every format, rendered as for a finding that is not new: what
+    /// `ReportRowCache` keeps so that a run carrying the item over unjudged writes it without
+    /// rendering it again.
     struct RenderedRows: Sendable, Equatable {
-        var jsonHead: String
+        var json: String
         var markdown: String
         var html: String
         var csv: String
 
-        init(jsonHead: String, markdown: String, html: String, csv: String) {
-            self.jsonHead = jsonHead
+        init(json: String, markdown: String, html: String, csv: String) {
+            self.json = json
             self.markdown = markdown
             self.html = html
             self.csv = csv
@@ -65,7 +65,7 @@ enum ReportFormat: CaseIterable {
             var old = finding
             old.isNew = false
             self.init(
-                jsonHead: ReportFormat.jsonHead(old), markdown: ReportFormat.markdownRow(old, reader),
+                json: ReportFormat.jsonFinding(old), markdown: ReportFormat.markdownRow(old, reader),
                 html: ReportFormat.htmlRow(old, reader), csv: ReportFormat.csvRow(old))
         }
     }
@@ -119,20 +119,15 @@ extension ReportFormat {
     }
 
     /// One finding on one line; its evidence is PostgreSQL's JSON text, embedded as it is.
-    static func jsonFinding(_ finding: RunReport.Finding) -> String { jsonLine(jsonHead(finding), finding.evidence) }
-
-    /// A finding's line from its head (`jsonHead`) and its evidence.
-    static func jsonLine(_ head: String, _ evidence: String) -> String { head + (evidence.isEmpty ? "{}" : evidence) + "}" }
-
-    /// A finding's line up to its evidence, the last member.
-    static func jsonHead(_ finding: RunReport.Finding) -> String {
+    static func jsonFinding(_ finding: RunReport.Finding) -> String {
         let s = JSONText.string, o = JSONText.optional
+        let evidence = finding.evidence.isEmpty ? "{}" : finding.evidence
         return "{\"review_item_id\": \(finding.reviewItemID.map(String.init) ?? "null"), "
             + "\"new\": \(finding.isNew), \"kind\": \(s(finding.kind.rawValue)), "
             + "\"severity\": \(s(finding.kind.severity.rawValue)), \"transaction_id\": \(o(finding.transactionID)), "
             + "\"original_transaction_id\": \(o(finding.originalTransactionID)), \"user_id\": \(o(finding.userID)), "
             + "\"product_id\": \(o(finding.productID)), \"suggested_action\": \(s(finding.kind.suggestedAction.rawValue)), "
-            + "\"evidence\": "
+            + "\"evidence\": \(evidence)}"
     }
 }
 

@@ -11,7 +11,7 @@ import Postgres
 /// a miss, rendered and kept again. At most ``limit`` rows are kept per run, so that memory stays
 /// bounded whatever the number of findings; the rest are rendered again by the next run.
 final class ReportRowCache {
-    /// The most rows one run keeps (about a kilobyte each, held until the report is written).
+    /// The most rows one run keeps (a few kilobytes each, held until the report is written).
     static let limit = 10_000
 
     /// What a kept row was rendered for.
@@ -39,7 +39,7 @@ final class ReportRowCache {
                 try connection.copyIn(SQL.copy) { writer in
                     for row in rendered {
                         try writer.append([
-                            row.itemID, row.judgedRun, row.rows.jsonHead, row.rows.markdown, row.rows.html, row.rows.csv,
+                            row.itemID, row.judgedRun, row.rows.json, row.rows.markdown, row.rows.html, row.rows.csv,
                         ])
                     }
                 }

@@ -63,7 +63,7 @@ public struct ReportWriter: Sendable {
                 let rows = finding.isNew ? nil : finding.rendered ?? ReportFormat.RenderedRows(finding, reader: reader)
                 for file in files {
                     try file.output.write(
-                        rows.map { file.format.row($0, evidence: finding.evidence, index: index) }
+                        rows.map { file.format.row($0, index: index) }
                             ?? file.format.row(finding, index: index, reader: reader))
                 }
                 if let rendered, finding.rendered == nil {

@@ -180,9 +180,9 @@ enum ReportBuilder {
         try connection.stream(SQL.findings, ["layout": layout]) { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
             var rendered: ReportFormat.RenderedRows?
-            if let jsonHead = try row.decode(String?.self, "json_head") {
+            if let json = try row.decode(String?.self, "json") {
                 rendered = ReportFormat.RenderedRows(
-                    jsonHead: jsonHead, markdown: try row.decode(String.self, "markdown"),
+                    json: json, markdown: try row.decode(String.self, "markdown"),
                     html: try row.decode(String.self, "html"), csv: try row.decode(String.self, "csv"))
             }
             try body(

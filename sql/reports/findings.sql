@@ -1,14 +1,14 @@
--- The report's findings in report order; an item carried over unchanged brings its stored
--- evidence, and its rows as a run rendered them (reconcile.report_rows, migration 0022) when they
--- still hold: the item not new, unjudged since (its last_seen_run the rows' judged_run), for the
--- same layout (reader, schema and build). Streamed one row at a time.
+-- The report's findings in report order; an item carried over unchanged brings its rows as a run
+-- rendered them (reconcile.report_rows, migration 0022) when they still hold: the item not new,
+-- unjudged since (its last_seen_run the rows' judged_run), for the same layout (reader, schema
+-- and build); otherwise its stored evidence, to render them. Streamed one row at a time.
 -- Reads:  report_findings, reconcile.review_items, reconcile.report_rows
 -- Writes: nothing.
 -- Values: :'layout' (text: ReportRowCache.layout).
 SELECT f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
-       f.product_id, coalesce(f.evidence, r.evidence::text) AS evidence, f.amount_milli, f.currency,
-       f.purchase_date, r.last_seen_run AS judged_run,
-       c.json_head, c.markdown, c.html, c.csv
+       f.product_id, CASE WHEN c.json IS NULL THEN coalesce(f.evidence, r.evidence::text) END AS evidence,
+       f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run,
+       c.json, c.markdown, c.html, c.csv
   FROM report_findings f
   LEFT JOIN reconcile.review_items r ON r.id = f.review_item_id
   LEFT JOIN reconcile.report_rows c

@@ -2,4 +2,4 @@
 -- Reads:  nothing.
 -- Writes: report_rows_staged
 -- Values: none.
-COPY report_rows_staged (review_item_id, judged_run, json_head, markdown, html, csv) FROM STDIN;
+COPY report_rows_staged (review_item_id, judged_run, json, markdown, html, csv) FROM STDIN;
