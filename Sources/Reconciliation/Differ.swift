@@ -270,15 +270,15 @@ public struct Differ: Sendable {
         let relations: [String: QualifiedRelation]
         let values: [String: any PostgresEncodable & Sendable]
 
-        /// Whether `ANALYZE` statements run (`DiffPlan.firstJudgingStep` says when they do not);
-        /// skipped, the planner reads the working tables' sizes without their statistics.
+        /// Whether the statements that only inform the planner (`ANALYZE`, indexes that are not
+        /// unique) run; `DiffPlan.firstJudgingStep` says when they do not.
         var analysing = true
 
         /// Runs every statement of a file; returns the rows of the last.
         @discardableResult
         func run(_ path: String) throws -> [Row] {
             var rows: [Row] = []
-            for statement in try script(path).statements where analysing || !statement.isAnalyze {
+            for statement in try script(path).statements where analysing || !statement.onlyInformsThePlanner {
                 rows = try connection.query(statement, relations: relations, values: values)
             }
             return rows

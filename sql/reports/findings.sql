@@ -11,7 +11,11 @@ SELECT f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transact
        c.json, c.markdown, c.html, c.csv
   FROM report_findings f
   LEFT JOIN reconcile.review_items r ON r.id = f.review_item_id
-  LEFT JOIN reconcile.report_rows c
-         ON f.evidence IS NULL AND NOT f.is_new AND c.review_item_id = f.review_item_id
-        AND c.judged_run = r.last_seen_run AND c.layout = :'layout'::text
+  -- By the item's key, row by row (LIMIT 1: the key holds one row): the layout changes with every
+  -- build, and statistics that saw only the last one once made this a join of every row with
+  -- every other (5 s for 6,689 items).
+  LEFT JOIN LATERAL (SELECT c.json, c.markdown, c.html, c.csv FROM reconcile.report_rows c
+                      WHERE f.evidence IS NULL AND NOT f.is_new AND c.review_item_id = f.review_item_id
+                        AND c.judged_run = r.last_seen_run AND c.layout = :'layout'::text
+                      LIMIT 1) c ON true
  ORDER BY f.ordinal;
