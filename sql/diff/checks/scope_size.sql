@@ -3,7 +3,8 @@
 -- first pass cannot prove clean): under a twentieth of the white table's rows, by the planner's
 -- own estimate of its size; then the steps DiffPlan marks run by index;
 -- small — a few hundred transactions (a quiet night, most of the support desk's customers): then
--- the stages do not ANALYZE their working tables (DiffPlan.firstJudgingStep says why).
+-- the stages skip what only informs the planner, ANALYZE and indexes that are not unique
+-- (DiffPlan.firstJudgingStep says why).
 -- Reads:  diff_scope, pg_class
 -- Writes: nothing.
 -- Values: none.
