@@ -27,6 +27,38 @@ public struct SQLScript: Sendable {
             return seen
         }
 
+        /// The statement's first keyword, uppercased (`SELECT`, `ANALYZE`), its leading comments
+        /// skipped: what a runner tells the kinds of statement apart by.
+        public var command: String { leadingWords(1).first ?? "" }
+
+        /// Whether the statement only tells the planner something: an `ANALYZE`, or an index that
+        /// is not unique. Skipping it changes how later statements run, never what they return (a
+        /// unique index can refuse a row, or be an `ON CONFLICT` target).
+        public var onlyInformsThePlanner: Bool {
+            let words = leadingWords(2)
+            return words.first == "ANALYZE" || words == ["CREATE", "INDEX"]
+        }
+
+        /// The first `count` words of the statement, uppercased, its leading comments skipped.
+        private func leadingWords(_ count: Int) -> [String] {
+            var text = Substring(pieces.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined())
+            var words: [String] = []
+            while words.count < count {
+                text = text.drop { $0.isWhitespace }
+                if text.hasPrefix("--") {
+                    text = text.drop { $0 != "\n" }
+                } else if text.hasPrefix("/*"), let end = text.range(of: "*/") {
+                    text = text[end.upperBound...]
+                } else {
+                    let word = text.prefix { $0.isLetter }
+                    guard !word.isEmpty else { break }
+                    words.append(word.uppercased())
+                    text = text.dropFirst(word.count)
+                }
+            }
+            return words
+        }
+
         /// The relation names the statement takes.
         public var relationNames: Set<String> {
             var names: Set<String> = []

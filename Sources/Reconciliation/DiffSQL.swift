@@ -9,19 +9,20 @@ import Postgres
 /// are dropped at commit). docs/architecture.md shows how to EXPLAIN one.
 enum DiffSQL {
     /// The parsed stages by path relative to `sql/diff/` (`30_tx.sql`, `findings/wrong_account.sql`).
-    static let stages: [String: SQLScript] = {
-        var stages: [String: SQLScript] = [:]
-        for (path, script) in SQLFile.scripts where path.hasPrefix("diff/") {
-            stages[String(path.dropFirst("diff/".count))] = script
-        }
-        return stages
-    }()
+    static var stages: [String: SQLScript] {
+        Dictionary(uniqueKeysWithValues: paths.compactMap { path in script(path).map { (path, $0) } })
+    }
+
+    /// One parsed stage by its path relative to `sql/diff/`.
+    static func script(_ path: String) -> SQLScript? { SQLFile.script(at: "diff/" + path) }
 
     /// The text of one stage file, for tests and docs.
     static func text(_ path: String) -> String? { SQLFile.text("diff/" + path) }
 
     /// Every stage file's path relative to `sql/diff/`, sorted.
-    static var paths: [String] { stages.keys.sorted() }
+    static var paths: [String] {
+        SQLFile.paths.filter { $0.hasPrefix("diff/") }.map { String($0.dropFirst("diff/".count)) }
+    }
 
     /// The rule of one finding kind.
     static func rule(_ kind: FindingKind) -> String { "findings/\(kind.rawValue).sql" }

@@ -179,29 +179,39 @@ public struct Differ: Sendable {
     /// `evidence` false leaves `diff_findings.evidence` unset: the desk's picture reads only the
     /// findings' kinds, and only the queue and the reports read evidence.
     public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
-        let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
-        var narrow: Bool?
+        var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        var narrow = false
+        // The enable_seqscan a run of by-index steps replaced, restored after the last of them.
+        var savedSeqScan: String?
         for step in DiffPlan.steps[DiffPlan.Scope(parameters.scope)]! {
+            if step == DiffPlan.firstJudgingStep {
+                let size = try stages.run("checks/scope_size.sql")[0]
+                narrow = try size.decode(Bool.self, "narrow")
+                stages.analysing = try !size.decode(Bool.self, "small")
+            }
             switch step.when {
             case .always: break
             case .ledgerChangesNoted: guard parameters.ledgerChangesAfter != nil else { continue }
             case .usernamesUnresolved: guard try stages.run("checks/usernames_unresolved.sql").first != nil else { continue }
             case .evidenceWanted: guard evidence else { continue }
             case .scopeHasEnd: guard parameters.scope.until != nil else { continue }
-            case .ruleApplies:
+            case .ruleApplies: break
+            }
+            if step.byIndexWhenNarrow && narrow {
+                if savedSeqScan == nil { savedSeqScan = try stages.lookUpByIndex() }
+            } else if let saved = savedSeqScan {
+                try stages.restoreSeqScan(saved)
+                savedSeqScan = nil
+            }
+            if step.when == .ruleApplies {
                 for kind in FindingKind.allCases where kind.applies(in: parameters.environment) {
                     try stages.run(DiffSQL.rule(kind))
                 }
-                continue
-            }
-            if step.byIndexWhenNarrow {
-                let isNarrow = try narrow ?? stages.run("checks/scope_is_narrow.sql")[0].decode(Bool.self, at: 0)
-                narrow = isNarrow
-                try stages.lookingUpByIndex(when: isNarrow) { try stages.run(step.file) }
             } else {
                 try stages.run(step.file)
             }
         }
+        if let saved = savedSeqScan { try stages.restoreSeqScan(saved) }
     }
 
     /// A digest of what every finding depends on beyond its own rows: the diff's SQL, the
@@ -260,11 +270,15 @@ public struct Differ: Sendable {
         let relations: [String: QualifiedRelation]
         let values: [String: any PostgresEncodable & Sendable]
 
+        /// Whether the statements that only inform the planner (`ANALYZE`, indexes that are not
+        /// unique) run; `DiffPlan.firstJudgingStep` says when they do not.
+        var analysing = true
+
         /// Runs every statement of a file; returns the rows of the last.
         @discardableResult
         func run(_ path: String) throws -> [Row] {
             var rows: [Row] = []
-            for statement in try script(path).statements {
+            for statement in try script(path).statements where analysing || !statement.onlyInformsThePlanner {
                 rows = try connection.query(statement, relations: relations, values: values)
             }
             return rows
@@ -285,17 +299,19 @@ public struct Differ: Sendable {
             return affected
         }
 
-        /// Runs `body` with sequential scans priced out when `narrow` (`DiffPlan.Step.byIndexWhenNarrow`
-        /// says why). The setting ends with the transaction, and is restored before the next step.
-        func lookingUpByIndex(when narrow: Bool, _ body: () throws -> Void) throws {
-            guard narrow else { return try body() }
-            let saved = try connection.query(SQLFile("diff/checks/by_index_on.sql"))[0].decode(String.self, "saved")
-            try body()
+        /// Prices sequential scans out (`DiffPlan.Step.byIndexWhenNarrow` says why) until
+        /// `restoreSeqScan` or the transaction's end; returns the setting it replaced.
+        func lookUpByIndex() throws -> String {
+            try connection.query(SQLFile("diff/checks/by_index_on.sql"))[0].decode(String.self, "saved")
+        }
+
+        /// Restores the setting `lookUpByIndex` replaced.
+        func restoreSeqScan(_ saved: String) throws {
             try connection.query(SQLFile("diff/checks/by_index_off.sql"), ["saved": saved])
         }
 
         private func script(_ path: String) throws -> SQLScript {
-            guard let script = DiffSQL.stages[path] else { throw SQLScriptError(problem: "no file sql/diff/\(path)") }
+            guard let script = DiffSQL.script(path) else { throw SQLScriptError(problem: "no file sql/diff/\(path)") }
             return script
         }
     }

@@ -191,8 +191,14 @@ public struct ReconciliationJob: Sendable {
         report.policies = try PolicyTally.forRun(run.id, file: policies, on: connection)
         // The findings stream from the session's table into the files: none is held in memory.
         let written = try await stages.run("report") {
-            let written = try writer.writeAside(report) { each in try ReportBuilder.streamFindings(on: connection, each) }
+            // Rows rendered by an earlier run for an item this one carries over are written as they
+            // are; those rendered now are kept for the next (a dry run keeps none).
+            let cache = ReportRowCache(reader: writer.reader)
+            let written = try writer.writeAside(
+                report, findings: { each in try ReportBuilder.streamFindings(on: connection, layout: cache.layout, each) },
+                rendered: run.dryRun ? nil : cache.note)
             Failpoint.pass("report.written")
+            if !run.dryRun { try cache.store(on: connection) }
             try ReportBuilder.discard(on: connection)
             return written
         }

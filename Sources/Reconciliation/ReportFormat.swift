@@ -35,6 +35,41 @@ enum ReportFormat: CaseIterable {
         }
     }
 
+    /// The piece for the `index`th finding from its rows rendered ahead (`RenderedRows`).
+    func row(_ rows: RenderedRows, index: Int) -> String {
+        switch self {
+        case .json: (index == 0 ? "\n" : ",\n") + "    " + rows.json
+        case .markdown: rows.markdown
+        case .html: rows.html
+        case .csv: rows.csv
+        }
+    }
+
+    /// A finding's row in every format, rendered as for a finding that is not new: what
+    /// `ReportRowCache` keeps so that a run carrying the item over unjudged writes it without
+    /// rendering it again.
+    struct RenderedRows: Sendable, Equatable {
+        var json: String
+        var markdown: String
+        var html: String
+        var csv: String
+
+        init(json: String, markdown: String, html: String, csv: String) {
+            self.json = json
+            self.markdown = markdown
+            self.html = html
+            self.csv = csv
+        }
+
+        init(_ finding: RunReport.Finding, reader: Reader) {
+            var old = finding
+            old.isNew = false
+            self.init(
+                json: ReportFormat.jsonFinding(old), markdown: ReportFormat.markdownRow(old, reader),
+                html: ReportFormat.htmlRow(old, reader), csv: ReportFormat.csvRow(old))
+        }
+    }
+
     func footer(_ report: RunReport, reader: Reader = .standard) -> String {
         switch self {
         case .json: "\n  ]\n}\n"

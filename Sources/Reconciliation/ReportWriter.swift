@@ -31,8 +31,19 @@ public struct ReportWriter: Sendable {
     /// Nothing appears under the run's name until ``publish(_:)``, which the job calls only once
     /// the run is recorded as finished: a killed run leaves no report folder, and a report never
     /// says `completed` for a run the database calls `failed`.
+    ///
+    /// A finding that is not new is written from its rows rendered ahead when it brings them
+    /// (`RunReport.Finding.rendered`); `rendered`, when given, sees each finding's rows as a
+    /// finding that is not new, for those it had to render (`ReportRowCache`).
     public func writeAside(
         _ report: RunReport, findings: (_ each: (RunReport.Finding) throws -> Void) throws -> Void
+    ) throws -> WrittenReport {
+        try writeAside(report, findings: findings, rendered: nil)
+    }
+
+    func writeAside(
+        _ report: RunReport, findings: (_ each: (RunReport.Finding) throws -> Void) throws -> Void,
+        rendered: ((RunReport.Finding, ReportFormat.RenderedRows) -> Void)?
     ) throws -> WrittenReport {
         let rootURL = URL(fileURLWithPath: root)
         let directory = rootURL.appendingPathComponent("run-\(report.runID)")
@@ -47,7 +58,17 @@ public struct ReportWriter: Sendable {
             for file in files { try file.output.write(file.format.header(report, reader: reader)) }
             var index = 0
             try findings { finding in
-                for file in files { try file.output.write(file.format.row(finding, index: index, reader: reader)) }
+                // A finding that is not new is written from its rows as the cache keeps them, the
+                // same text its own rendering gives (QuietNightTests compare the two reports).
+                let rows = finding.isNew ? nil : finding.rendered ?? ReportFormat.RenderedRows(finding, reader: reader)
+                for file in files {
+                    try file.output.write(
+                        rows.map { file.format.row($0, index: index) }
+                            ?? file.format.row(finding, index: index, reader: reader))
+                }
+                if let rendered, finding.rendered == nil {
+                    rendered(finding, rows ?? ReportFormat.RenderedRows(finding, reader: reader))
+                }
                 index += 1
             }
             Failpoint.pass("report.write")

@@ -30,6 +30,11 @@ public struct RunReport: Sendable {
         public var amountMilli: Int64?
         public var currency: String?
         public var purchaseDate: Date?
+        /// The run that last judged its item (the item's `last_seen_run`), when it has one.
+        var judgedRun: Int64?
+        /// Its rows as a run rendered them when it was last judged (`ReportRowCache`), when they
+        /// still hold; nil renders them.
+        var rendered: ReportFormat.RenderedRows?
     }
 
     /// What the report's summary shows about the findings; the findings themselves are streamed
@@ -169,10 +174,19 @@ enum ReportBuilder {
     }
 
     /// Streams `report_findings` in report order, one row at a time; an item carried over
-    /// unchanged brings its stored evidence.
-    static func streamFindings(on connection: Connection, _ body: (RunReport.Finding) throws -> Void) throws {
-        try connection.stream(SQL.findings) { row in
+    /// unchanged brings its stored evidence, and its rendered rows when `layout` (`ReportRowCache`)
+    /// still holds them.
+    static func streamFindings(
+        on connection: Connection, layout: String, _ body: (RunReport.Finding) throws -> Void
+    ) throws {
+        try connection.stream(SQL.findings, ["layout": layout]) { row in
             guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
+            var rendered: ReportFormat.RenderedRows?
+            if let json = try row.decode(String?.self, "json") {
+                rendered = ReportFormat.RenderedRows(
+                    json: json, markdown: try row.decode(String.self, "markdown"),
+                    html: try row.decode(String.self, "html"), csv: try row.decode(String.self, "csv"))
+            }
             try body(
                 RunReport.Finding(
                     reviewItemID: try row.decode(Int64?.self, "review_item_id"), isNew: try row.decode(Bool.self, "is_new"),
@@ -182,7 +196,8 @@ enum ReportBuilder {
                     evidence: try row.decode(String?.self, "evidence") ?? "{}",
                     amountMilli: try row.decode(Int64?.self, "amount_milli"),
                     currency: try row.decode(String?.self, "currency"),
-                    purchaseDate: try row.decode(Date?.self, "purchase_date")))
+                    purchaseDate: try row.decode(Date?.self, "purchase_date"),
+                    judgedRun: try row.decode(Int64?.self, "judged_run"), rendered: rendered))
         }
     }
 

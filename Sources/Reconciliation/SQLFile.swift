@@ -1,4 +1,5 @@
 import Postgres
+import Synchronization
 
 /// The values a statement file takes, by the names its `:'name'` placeholders use.
 public typealias SQLValues = [String: any PostgresEncodable & Sendable]
@@ -23,7 +24,7 @@ public struct SQLFile: Sendable, Hashable, ExpressibleByStringLiteral, CustomStr
     /// The parsed file.
     public var script: SQLScript {
         get throws(SQLScriptError) {
-            guard let script = SQLFile.scripts[path] else { throw SQLScriptError(problem: "no file \(self)") }
+            guard let script = SQLFile.script(at: path) else { throw SQLScriptError(problem: "no file \(self)") }
             return script
         }
     }
@@ -52,23 +53,29 @@ public struct SQLFile: Sendable, Hashable, ExpressibleByStringLiteral, CustomStr
         }
     }
 
-    /// Every file under `sql/` by its path relative to it, parsed.
-    static let scripts: [String: SQLScript] = {
-        var scripts: [String: SQLScript] = [:]
-        for path in EmbeddedFiles.paths(under: "sql") {
-            guard path.hasSuffix(".sql"), let data = EmbeddedFiles.data(path) else { continue }
-            do {
-                scripts[String(path.dropFirst("sql/".count))] = try SQLScript(String(decoding: data, as: UTF8.self))
-            } catch {
-                // A malformed file is a build mistake; SQLFileTests parse every file.
-                preconditionFailure("\(path): \(error)")
-            }
+    /// The files parsed so far, by path relative to `sql/`: each is parsed the first time it runs
+    /// (parsing all of them took a few milliseconds of every process's start).
+    private static let parsed = Mutex<[String: SQLScript]>([:])
+
+    /// A file by its path relative to `sql/`, parsed; nil when there is none.
+    static func script(at path: String) -> SQLScript? {
+        if let script = parsed.withLock({ $0[path] }) { return script }
+        guard path.hasSuffix(".sql"), let data = EmbeddedFiles.data("sql/" + path) else { return nil }
+        do {
+            let script = try SQLScript(String(decoding: data, as: UTF8.self))
+            parsed.withLock { $0[path] = script }
+            return script
+        } catch {
+            // A malformed file is a build mistake; SQLFileTests parse every file.
+            preconditionFailure("sql/\(path): \(error)")
         }
-        return scripts
-    }()
+    }
 
     /// Every file's path relative to `sql/`, sorted.
-    static var paths: [String] { scripts.keys.sorted() }
+    static var paths: [String] {
+        EmbeddedFiles.paths(under: "sql").filter { $0.hasSuffix(".sql") }.map { String($0.dropFirst("sql/".count)) }
+            .sorted()
+    }
 
     /// The text of a file, for tests and docs.
     static func text(_ path: String) -> String? {

@@ -69,6 +69,14 @@ struct SQLScriptTests {
         #expect(script.statements.count == 2)
     }
 
+    @Test func aStatementsCommandIsItsFirstKeywordAfterComments() throws {
+        let script = try SQLScript("-- a; header\nANALYZE diff_tx;\n/* note */ -- more\n  create index ON t (a);\nSELECT :'v'")
+        #expect(script.statements.map(\.command) == ["ANALYZE", "CREATE", "SELECT"])
+        #expect(script.statements.map(\.onlyInformsThePlanner) == [true, true, false])
+        let unique = try SQLScript("-- keyed\nCREATE UNIQUE INDEX ON t (a); CREATE TEMP TABLE t (a int); ANALYZE")
+        #expect(unique.statements.map(\.onlyInformsThePlanner) == [false, false, true])
+    }
+
     @Test(arguments: ["SELECT $1", "SELECT :\"name\"", "SELECT 'open", "SELECT :'1x'"])
     func scriptsOutsideTheConventionAreRefused(_ text: String) {
         #expect(throws: SQLScriptError.self) { try SQLScript(text) }

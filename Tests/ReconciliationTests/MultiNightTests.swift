@@ -154,6 +154,9 @@ extension MultiNightWorld {
         let differences = try compare(whole, openOn: openOn, night: nil)
         problems += differences.count
         lines += differences
+        let desk = try await deskVerdicts(whole, settings: try self.settings(wholeDatabase, running))
+        problems += desk.count
+        lines += desk
         let (again, hidden) = try await rejudgedAfterAnUpgrade(
             whole, wholeDatabase, running, until: until(configuration.nights))
         lines.append(again)
@@ -303,6 +306,39 @@ extension MultiNightWorld {
             lines.append(try describe(
                 key, missing: false, chain: "open", evidence: evidence(connection, key), twin: twin, night: night))
         }
+        return lines
+    }
+
+    /// SPEC section 13: the desk's verdicts are the nightly rules' over the same data. Every
+    /// account's `lookup --user` over the whole-history run's database: each transaction's verdict
+    /// is its most severe open finding there, and `ok` or `pending` when it has none.
+    func deskVerdicts(_ whole: Connection, settings: Settings) async throws -> [String] {
+        var expected: [String: FindingKind] = [:]
+        for row in try whole.query(
+            "SELECT transaction_id, kind FROM reconcile.review_items WHERE status IN ('open', 'in_review') AND transaction_id IS NOT NULL")
+        {
+            let kind = try #require(FindingKind(rawValue: try row.decode(String.self, at: 1)))
+            let transaction = try row.decode(String.self, at: 0)
+            if let held = expected[transaction],
+               (held.severity.rank, held.rawValue) <= (kind.severity.rank, kind.rawValue) { continue }
+            expected[transaction] = kind
+        }
+        let desk = DeskService(settings: settings, serverAPI: nil, logger: quiet)
+        var lines: [String] = []
+        var looked = 0
+        for user in users {
+            for transaction in try await desk.lookup(try DeskQuery(.user, user), on: whole).transactions {
+                looked += 1
+                let wanted = expected[transaction.transactionID]
+                let matches = wanted.map { transaction.verdict == TransactionVerdict($0) }
+                    ?? [TransactionVerdict.ok, .pending].contains(transaction.verdict)
+                if !matches {
+                    lines.append("[the desk's verdict is not the run's] \(user)'s \(transaction.transactionID): "
+                        + "desk \(transaction.verdict), whole-history run \(wanted?.rawValue ?? "no finding")")
+                }
+            }
+        }
+        coverage["desk verdicts compared", default: 0] += looked
         return lines
     }
 

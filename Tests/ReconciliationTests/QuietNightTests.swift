@@ -156,6 +156,50 @@ struct QuietNightTests {
         #expect(verifier.calls.count == 6)
     }
 
+    /// A carried item's rows are written as the run that judged it rendered them
+    /// (`reconcile.report_rows`), and only while they hold: for another reader, or once a run
+    /// judged the item again, they are rendered again.
+    @Test func aCarriedItemIsWrittenFromTheRowsKeptForIt() async throws {
+        let verifier = ScriptedVerifier()
+        let first = try await firstRun(verifier)
+        #expect(try connection.query(
+            "SELECT count(*) FROM reconcile.report_rows WHERE judged_run = $1", [first.runID]
+        )[0].decode(Int.self, at: 0) == 5, "the first run keeps its five items' rows")
+        // Marked, so that a report written from them shows it.
+        try connection.execute(
+            "UPDATE reconcile.report_rows SET html = replace(html, '</tr>', '<!--kept--></tr>'), markdown = markdown || '<!--kept-->'")
+        func kept(_ report: RunReport) throws -> (html: Int, markdown: Int) {
+            let directory = URL(fileURLWithPath: try #require(report.reportDirectory))
+            func count(_ name: String) throws -> Int {
+                try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                    .components(separatedBy: "<!--kept-->").count - 1
+            }
+            return (try count("report.html"), try count("report.md"))
+        }
+        let quiet = try await job(verifier).run(.init())
+        #expect(try kept(quiet) == (5, 5))
+
+        // Another language: rendered again, and kept for it.
+        let chinese = try Settings(lookup: [
+            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj", "RECONCILE_REPORT_DIR": reports.path,
+            "RECONCILE_LANGUAGE": "zh-Hans",
+        ].lookup)
+        let other = try await ReconciliationJob(settings: chinese, verifier: verifier, logger: Logger(label: "test"))
+            .run(.init())
+        #expect(try kept(other) == (0, 0))
+
+        // Judged again (the judged inputs changed): rendered again, and the next night reads those.
+        try forgetJudgedInputs()
+        let full = try await job(verifier).run(.init())
+        #expect(try kept(full) == (0, 0))
+        let again = try await job(verifier).run(.init())
+        #expect(try kept(again) == (0, 0))
+        #expect(try listed(again) == listed(full))
+        #expect(try connection.query(
+            "SELECT count(*) FROM reconcile.report_rows WHERE judged_run = $1", [full.runID]
+        )[0].decode(Int.self, at: 0) == 5)
+    }
+
     /// Without the ledger's change triggers an edit in place leaves no trace: every night judges
     /// every open item, as before.
     @Test func aLedgerWithoutChangeTriggersIsJudgedWholeEveryNight() async throws {

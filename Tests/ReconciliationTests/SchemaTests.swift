@@ -107,7 +107,9 @@ struct SchemaTests {
 
     @Test func migrationsShipInsideTheBinaryInOrder() throws {
         let migrations = try Schema.migrations()
-        #expect(migrations.map(\.version) == Array(1...migrations.count))
+        let versions = migrations.map(\.version)
+        #expect(versions == Array(1...migrations.count))
+        #expect(Schema.latestVersion == versions.last)
         #expect(migrations.allSatisfy { $0.sql.contains("reconcile.") })
     }
 }

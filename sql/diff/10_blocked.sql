@@ -14,5 +14,4 @@ SELECT DISTINCT u.user_id
   FROM reconcile.upload_verifications v JOIN :uploads u ON u.id = v.upload_id
  WHERE v.state IN ('pending', 'retry');
 
-ANALYZE diff_blocked;
-ANALYZE diff_pending_users;
+ANALYZE diff_blocked, diff_pending_users;

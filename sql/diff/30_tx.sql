@@ -1,8 +1,9 @@
 -- Stage: tx — Apple's transactions in scope, with what the rules need to know of each.
 -- Reads:  diff_scope, diff_blocked, reconcile.apple_transactions, :products
 -- Writes: diff_tx (one row per transaction in scope that Apple confirmed; price_milli: the
---         whole transaction's price, unit_price_milli: one unit's; refunded_quantity: how many
---         units Apple's revocation took back, 0 when none)
+--         whole transaction's price, unit_price_milli: one unit's, apple_price_milli: Apple's own,
+--         null when Apple did not say; refunded_quantity: how many units Apple's revocation took
+--         back, 0 when none)
 -- Values: :'bundle_ids' (text[]), :'counted' (text: 'Production' or 'Sandbox'),
 --         :'judge_before' (timestamptz: run start − grace).
 --
@@ -20,6 +21,9 @@ SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a
        coalesce(a.price_milli::numeric / nullif(a.quantity, 0), p.price_milli) AS unit_price_milli,
        coalesce(a.currency, p.currency) AS currency,
        a.revocation_type, a.revocation_percentage,
+       -- For the support desk's picture (90_picture.sql), which reads this table rather than the
+       -- white table again: Apple's own price, the revocation's reason, where the row came from.
+       a.price_milli AS apple_price_milli, a.revocation_reason, a.source,
        -- A prorated refund's percentage is of the whole quantity (developer.apple.com/documentation/
        -- storekit/transaction/revocationpercentage: 1 of 3 refunded is about 33.333%), so it
        -- refunds that share of the units, rounded, at least one; any other revocation all of them.

@@ -26,13 +26,16 @@ SELECT b.transaction_id, b.uploaders,
             WHEN b.uploaders = 1 OR (b.uploaders = 0 AND b.listers = 1) THEN 'uploader'
        END AS basis
   FROM diff_bindings b
-  -- A lookup per binding through the token's primary key, whatever the size of the table.
+  -- A lookup per binding through the token's primary key, whatever the size of the table, and
+  -- none for a binding without a token or a username. LIMIT 1 (the key holds one row) keeps the
+  -- planner from turning the lookup into a hash of the whole token table: 250,000 rows hashed for
+  -- every lookup of the support desk, whose customer may have no token at all.
   LEFT JOIN LATERAL (SELECT k.user_id FROM reconcile.account_tokens k
-                      WHERE k.app_account_token = b.token) k ON true
+                      WHERE b.token IS NOT NULL AND k.app_account_token = b.token LIMIT 1) k ON true
   LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
                       WHERE b.token IS NOT NULL AND lower(p.user_id) = b.token::text LIMIT 1) tp ON true
   LEFT JOIN LATERAL (SELECT p.user_id FROM diff_people p
-                      WHERE p.user_id = b.username OR p.hash = lower(b.username)
+                      WHERE b.username IS NOT NULL AND (p.user_id = b.username OR p.hash = lower(b.username))
                       ORDER BY (p.user_id = b.username) DESC, p.user_id LIMIT 1) up ON true;
 
 CREATE INDEX ON diff_buyer (transaction_id);

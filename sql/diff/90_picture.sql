@@ -1,10 +1,9 @@
 -- Stage: picture — the support desk's view of the transactions in scope (SPEC section 13), read
 --        from the diff's own tables after the rules ran (DeskService; not part of a run).
--- Reads:  diff_scope, diff_tx, diff_dl, diff_buyer, diff_findings, diff_kinds, diff_blocked,
---         diff_pending_users, reconcile.apple_transactions, reconcile.transaction_claims,
---         reconcile.transaction_lookups, reconcile.notification_verifications,
---         reconcile.order_transactions, reconcile.upload_verifications, reconcile.review_items,
---         :deliveries, :uploads, :products
+-- Reads:  diff_scope, diff_tx, diff_dl, diff_claims, diff_buyer, diff_findings, diff_kinds,
+--         diff_blocked, diff_pending_users, reconcile.transaction_lookups,
+--         reconcile.notification_verifications, reconcile.order_transactions,
+--         reconcile.upload_verifications, reconcile.review_items, :uploads, :products
 -- Writes: nothing; four results, read in order into CustomerPicture: the transactions (oldest
 --         purchase first, ledger-only ones last), then their ledger rows, the uploads that carried
 --         them, and their review items (each by transaction id).
@@ -15,16 +14,18 @@
 -- (diff_kinds ranks them; a tie goes to the kind's name), else `pending` when the rules did not
 -- judge it (too young, or evidence still being verified), else `ok`.
 --
--- Every result is one set-based join from the scope through the big tables' indexes, not a
+-- The stages' own tables hold the scope's rows of the white table (diff_tx), the ledger (diff_dl)
+-- and the claims (diff_claims, every claim of a transaction the white table holds): the picture
+-- reads them rather than probing the big tables for the same ids again. What no stage read (Get
+-- Transaction Info's answers, applied notifications, orders, the uploads and their verifications,
+-- review items) is one set-based join from the scope through the big tables' indexes, not a
 -- subquery per transaction, and plain columns rather than JSON: a customer with a thousand
 -- purchases is read in a few index scans and decoded without a JSON parser.
 WITH sources AS (
     SELECT x.transaction_id, string_agg(DISTINCT x.source, ',' ORDER BY x.source) AS sources
-      FROM (SELECT a.transaction_id, a.source
-              FROM diff_scope s JOIN reconcile.apple_transactions a ON a.transaction_id = s.transaction_id
+      FROM (SELECT t.transaction_id, t.source FROM diff_tx t
             UNION ALL
-            SELECT c.transaction_id, c.source
-              FROM diff_scope s JOIN reconcile.transaction_claims c ON c.transaction_id = s.transaction_id
+            SELECT c.transaction_id, c.source FROM diff_claims c
             UNION ALL
             SELECT l.transaction_id, 'server_api'
               FROM diff_scope s JOIN reconcile.transaction_lookups l ON l.transaction_id = s.transaction_id
@@ -41,7 +42,7 @@ WITH sources AS (
      GROUP BY x.transaction_id
 ), ledger_products AS (
     SELECT d.transaction_id, min(d.product_id) AS product_id
-      FROM diff_scope s JOIN :deliveries d ON d.transaction_id = s.transaction_id
+      FROM diff_dl d
      GROUP BY d.transaction_id
 ), verdicts AS (
     SELECT x.transaction_id, (array_agg(x.kind ORDER BY k.severity_rank, x.kind))[1] AS kind
@@ -63,13 +64,11 @@ WITH sources AS (
                     SELECT 1 FROM reconcile.transaction_lookups l
                      WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found')))
 )
-SELECT s.transaction_id, a.original_transaction_id,
-       coalesce(a.product_id, lp.product_id) AS product_id,
-       coalesce(a.product_type, p.product_type) AS product_type,
-       a.bundle_id, a.purchase_date, a.quantity, a.environment,
-       a.revocation_date, a.revocation_reason, a.revocation_type, a.revocation_percentage,
-       coalesce(a.price_milli, p.price_milli) AS price_milli,
-       coalesce(a.currency, p.currency) AS currency,
+SELECT s.transaction_id, t.original_transaction_id,
+       coalesce(t.product_id, lp.product_id) AS product_id, t.product_type,
+       t.bundle_id, t.purchase_date, t.quantity, t.environment,
+       t.revocation_date, t.revocation_reason, t.revocation_type, t.revocation_percentage,
+       coalesce(t.apple_price_milli, p.price_milli) AS price_milli, t.currency,
        coalesce(src.sources, '') AS sources,
        b.buyer, b.basis,
        coalesce(v.kind,
@@ -78,29 +77,26 @@ SELECT s.transaction_id, a.original_transaction_id,
                      WHEN pl.transaction_id IS NOT NULL THEN 'pending'
                      ELSE 'ok' END) AS verdict
   FROM diff_scope s
-  LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = s.transaction_id
-  LEFT JOIN ledger_products lp ON lp.transaction_id = s.transaction_id
-  LEFT JOIN :products p ON p.product_id = a.product_id
   LEFT JOIN diff_tx t ON t.transaction_id = s.transaction_id
+  LEFT JOIN ledger_products lp ON lp.transaction_id = s.transaction_id
+  LEFT JOIN :products p ON p.product_id = t.product_id
   LEFT JOIN diff_buyer b ON b.transaction_id = s.transaction_id
   LEFT JOIN sources src ON src.transaction_id = s.transaction_id
   LEFT JOIN verdicts v ON v.transaction_id = s.transaction_id
   LEFT JOIN pending_ledger pl ON pl.transaction_id = s.transaction_id
- WHERE a.transaction_id IS NOT NULL OR lp.transaction_id IS NOT NULL
- ORDER BY a.purchase_date NULLS LAST, s.transaction_id;
+ WHERE t.transaction_id IS NOT NULL OR lp.transaction_id IS NOT NULL
+ ORDER BY t.purchase_date NULLS LAST, s.transaction_id;
 
 -- The ledger rows of each transaction.
 SELECT d.transaction_id, d.id, d.user_id, d.product_id, d.quantity, d.delivered_at, d.revoked_at
-  FROM diff_scope s JOIN :deliveries d ON d.transaction_id = s.transaction_id
+  FROM diff_dl d
  ORDER BY d.transaction_id, d.id;
 
 -- The uploads that carried each transaction or said they reported it, with their verification.
 SELECT carried.transaction_id, u.id, u.user_id, u.kind, u.uploaded_at, u.application_username,
        u.app_account_token::text AS app_account_token, u.claimed_transaction_id,
        v.state AS verification, v.apple_status, v.last_error AS error
-  FROM (SELECT c.transaction_id, c.upload_id
-          FROM diff_scope s JOIN reconcile.transaction_claims c ON c.transaction_id = s.transaction_id
-         WHERE c.source <> 'server_api'
+  FROM (SELECT c.transaction_id, c.upload_id FROM diff_claims c WHERE c.uploaded
         UNION
         SELECT u2.claimed_transaction_id, u2.id
           FROM diff_scope s JOIN :uploads u2 ON u2.claimed_transaction_id = s.transaction_id) AS carried

@@ -15,5 +15,4 @@ SELECT o.transaction_id
  WHERE coalesce(a.product_type, p.product_type) = 'non_consumable'
 ON CONFLICT DO NOTHING;
 
-ANALYZE diff_scope;
-ANALYZE diff_scope_uploads;
+ANALYZE diff_scope, diff_scope_uploads;
