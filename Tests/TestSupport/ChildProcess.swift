@@ -47,8 +47,11 @@ public final class ChildProcess: @unchecked Sendable {
     /// The child's process id.
     public var pid: Int32 { process.processIdentifier }
 
-    /// Sends a signal.
-    public func send(_ signal: Int32) { kill(pid, signal) }
+    /// Sends a signal while the child runs: once reaped, its pid may be another process's.
+    public func send(_ signal: Int32) {
+        guard process.isRunning else { return }
+        kill(pid, signal)
+    }
 
     /// The state letter of `/proc/PID/stat` (`R`, `S`, `T` stopped, `Z` …), nil once reaped.
     public var state: Character? {

@@ -49,6 +49,9 @@ public final class TricklingHTTPServer: @unchecked Sendable {
         thread.start()
     }
 
+    /// Connections accepted and not yet closed.
+    public var openConnections: Int { state.withLock { $0.sockets.count } }
+
     /// Requests whose answer's head has been sent.
     public var requests: Int { state.withLock { $0.requests } }
 
@@ -65,13 +68,17 @@ public final class TricklingHTTPServer: @unchecked Sendable {
     }
 
     /// Stops listening and closes every connection.
+    ///
+    /// Only descriptors still open are shut down, under the lock that `serve` closes them under:
+    /// a descriptor number closed earlier may by now be another test's PostgreSQL or HTTP
+    /// connection in this process, and shutting that down failed unrelated tests with "server
+    /// closed the connection unexpectedly" (a CI failure).
     public func stop() {
-        let sockets = state.withLock { state -> [Int32] in
+        state.withLock { state in
             state.stopped = true
-            return state.sockets
+            for socket in state.sockets { shutdown(socket, Int32(SHUT_RDWR)) }
         }
         shutdown(listener, Int32(SHUT_RDWR))
-        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
     }
 
     deinit {
@@ -85,13 +92,26 @@ public final class TricklingHTTPServer: @unchecked Sendable {
         while !stopped {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
-            state.withLock { $0.sockets.append(connection) }
+            let accepted = state.withLock { state in
+                guard !state.stopped else { return false }
+                state.sockets.append(connection)
+                return true
+            }
+            guard accepted else {
+                close(connection)
+                return
+            }
             Thread { [self] in serve(connection) }.start()
         }
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
+        defer {
+            state.withLock { state in
+                state.sockets.removeAll { $0 == connection }
+                close(connection)
+            }
+        }
         // The head and whatever part of the small JSON body came with it.
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -3,11 +3,11 @@ import Glibc
 
 /// A TCP connection to the server under test on 127.0.0.1, for tests that need the bytes on the
 /// wire in their own hands (half a request head, a client that stops reading).
-enum LoopbackSocket {
+public enum LoopbackSocket {
     /// A connected socket whose reads time out after `seconds`, with a receive buffer of
     /// `receiveBuffer` bytes when given (set before connecting, so the window is small from the
     /// start); the caller closes it.
-    static func connect(port: Int, timeout seconds: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+    public static func connect(port: Int, timeout seconds: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
         if var size = receiveBuffer {
