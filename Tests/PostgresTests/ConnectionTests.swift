@@ -145,8 +145,11 @@ struct ConnectionTests {
         }
         #expect(count == 1_000_000)
         #expect(total == 500_000_500_000)
-        // Holding the result would take well over 150 MB; streaming stays within a few MB.
-        #expect(peak - baseline < 48 * 1024 * 1024, "resident memory grew by \((peak - baseline) >> 20) MB")
+        // Holding the result took 385 MB (measured); streaming stays within a few MB. The
+        // figure is the whole test process's, with up to seven other tests running beside this
+        // one (a loaded run once saw it pass 48 MB): the bound leaves them room and still fails
+        // a result held whole.
+        #expect(peak - baseline < 96 * 1024 * 1024, "resident memory grew by \((peak - baseline) >> 20) MB")
     }
 
     @Test func throwingFromAStreamCancelsItAndLeavesTheConnectionUsable() throws {
