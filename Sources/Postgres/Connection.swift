@@ -363,7 +363,7 @@ public final class Connection {
     /// libpq takes parameters as C strings and would silently cut a value at its first NUL; the
     /// server refuses NUL in text anyway. Refused here, loudly, naming the parameter, not its value.
     private static func refuseNUL(_ values: [String?], sql: String) throws {
-        guard let index = values.firstIndex(where: { $0?.utf8.contains(0) == true }) else { return }
+        guard let index = values.firstIndex(where: { $0?.containsNUL == true }) else { return }
         throw PostgresError(
             kind: .usage, sqlState: "22021",
             message: "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot store", sql: sql)
