@@ -9,6 +9,8 @@ import Foundation
 public final class Connection {
     private let handle: OpaquePointer
     private let password: String?
+    /// The statements prepared in this session (``queryPrepared(_:_:)``), by their text.
+    private var prepared: [String: String] = [:]
 
     /// Connects with a libpq URI (`postgresql://…`) or conninfo string (`host=… dbname=…`);
     /// nil or empty uses libpq's `PG*` environment variables. Sessions run in UTC with ISO dates.
@@ -92,6 +94,10 @@ public final class Connection {
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> [Row] {
         let result = try run(sql, parameters)
         defer { PQclear(result) }
+        return Connection.rows(of: result)
+    }
+
+    private static func rows(of result: OpaquePointer) -> [Row] {
         let columns = Connection.columns(of: result)
         let rowCount = PQntuples(result)
         var rows: [Row] = []
@@ -100,6 +106,29 @@ public final class Connection {
             rows.append(Row(columns: columns, fields: Connection.fields(of: result, row: row, count: columns.names.count)))
         }
         return rows
+    }
+
+    /// Runs a statement prepared once in this session (`PQprepare`, then `PQexecPrepared`) and
+    /// returns all of its rows. For a statement a long-lived session runs for every request (the
+    /// notification receiver's): PostgreSQL parses it once instead of every time, and plans it
+    /// once when its generic plan costs no more than the custom ones.
+    @discardableResult
+    public func queryPrepared(_ sql: String, _ parameters: [any PostgresEncodable]) throws -> [Row] {
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "reconcile_\(prepared.count + 1)"
+            guard let result = PQprepare(handle, name, sql, 0, nil) else { throw connectionError(sql: sql) }
+            defer { PQclear(result) }
+            try check(result, sql: sql, values: [])
+            prepared[sql] = name
+        }
+        let result = try run(sql, parameters) { [handle] count, pointers in
+            PQexecPrepared(handle, name, count, pointers, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        return Connection.rows(of: result)
     }
 
     /// Runs a statement and returns all of its rows (variadic parameters).
@@ -275,11 +304,15 @@ public final class Connection {
 
     // MARK: libpq plumbing
 
-    private func run(_ sql: String, _ parameters: [any PostgresEncodable]) throws -> OpaquePointer {
+    private func run(
+        _ sql: String, _ parameters: [any PostgresEncodable],
+        _ send: ((Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> OpaquePointer?)? = nil
+    ) throws -> OpaquePointer {
         let values = parameters.map(\.postgresText)
         try Connection.refuseNUL(values, sql: sql)
         let result = Connection.withParameters(values) { count, pointers in
-            PQexecParams(handle, sql, count, nil, pointers, nil, nil, 0)
+            if let send { return send(count, pointers) }
+            return PQexecParams(handle, sql, count, nil, pointers, nil, nil, 0)
         }
         guard let result else { throw connectionError(sql: sql) }
         do {
@@ -363,7 +396,7 @@ public final class Connection {
     /// libpq takes parameters as C strings and would silently cut a value at its first NUL; the
     /// server refuses NUL in text anyway. Refused here, loudly, naming the parameter, not its value.
     private static func refuseNUL(_ values: [String?], sql: String) throws {
-        guard let index = values.firstIndex(where: { $0?.utf8.contains(0) == true }) else { return }
+        guard let index = values.firstIndex(where: { $0?.containsNUL == true }) else { return }
         throw PostgresError(
             kind: .usage, sqlState: "22021",
             message: "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot store", sql: sql)

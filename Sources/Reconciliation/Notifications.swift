@@ -41,10 +41,15 @@ extension AppleUploadVerifier {
 public struct NotificationApplier: Sendable {
     /// Verifies a body.
     public let verify: @Sendable (String) async -> NotificationVerdict
+    /// What the receiver's listener in this process verified before storing it, reused for exactly
+    /// those rows; every other row is verified with `verify`.
+    let known: ListenerVerdicts?
 
-    /// Creates an applier around a verification function.
-    public init(verify: @escaping @Sendable (String) async -> NotificationVerdict) {
+    /// Creates an applier around a verification function; `known`: the verdicts of the listener
+    /// of the same process (`reconcile notifications receive`).
+    public init(verify: @escaping @Sendable (String) async -> NotificationVerdict, known: ListenerVerdicts? = nil) {
         self.verify = verify
+        self.known = known
     }
 
     /// Applies every stored notification not yet seen, then those Get Notification History brought
@@ -81,7 +86,13 @@ public struct NotificationApplier: Sendable {
             guard let last = batch.last else { return applied }
             after = last.0
             var verdicts: [(Int64, NotificationVerdict)] = []
-            for (id, body) in batch { verdicts.append((id, await verify(body))) }
+            for (id, body) in batch {
+                if let verdict = known?.take(id: id, body: body) {
+                    verdicts.append((id, verdict))
+                } else {
+                    verdicts.append((id, await verify(body)))
+                }
+            }
             applied += try connection.transaction { try record(verdicts, runID: runID, on: connection) }
         }
     }
@@ -98,7 +109,7 @@ public struct NotificationApplier: Sendable {
                 let duplicate = try !NotificationLedger.claim(
                     uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
                     source: "endpoint", sourceID: id, on: connection)
-                try connection.execute(SQL.endpointVerified, [
+                try connection.queryPrepared(SQL.endpointVerified, [
                     "id": id, "state": duplicate ? "duplicate" : "applied", "uuid": uuid, "type": type,
                     "subtype": subtype, "transaction_id": transaction?.transactionID, "signed_date": signedDate,
                     "run_id": runID,
@@ -145,7 +156,7 @@ enum NotificationLedger {
         uuid: UUID, type: String, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?,
         source: String, sourceID: Int64, on connection: Connection
     ) throws -> Bool {
-        let first = try connection.query(NotificationApplier.SQL.claimSeen, [
+        let first = try connection.queryPrepared(NotificationApplier.SQL.claimSeen, [
             "uuid": uuid, "source": source, "source_id": sourceID, "type": type, "subtype": subtype,
             "transaction_id": transaction?.transactionID, "environment": transaction?.environment.rawValue,
             "app_account_token": transaction?.appAccountToken, "signed_date": signedDate,

@@ -94,6 +94,14 @@ extension Connection {
         return rows
     }
 
+    /// Runs a file of one statement prepared once in this session (``Connection/queryPrepared(_:_:)``).
+    @discardableResult
+    public func queryPrepared(_ file: SQLFile, _ values: SQLValues) throws -> [Row] {
+        let statements = try file.bound(values, relations: [:])
+        guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one statement to prepare") }
+        return try queryPrepared(statements[0].sql, statements[0].parameters)
+    }
+
     /// Runs every statement of a file; returns the first row of the last.
     public func queryFirst(
         _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:]

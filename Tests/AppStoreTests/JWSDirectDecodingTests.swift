@@ -39,6 +39,33 @@ struct JWSDirectDecodingTests {
         #expect(Array(text.utf8).withUnsafeBufferPointer { Base64URL.decodeCanonical($0) } == nil)
     }
 
+    // MARK: notification bodies
+
+    @Test(arguments: [
+        #"{"signedPayload":"a.b.c"}"#, #" { "signedPayload" : "a.b.c" , "other": 1 } "#, #"{"other":"x","signedPayload":"a.b.c"}"#,
+    ])
+    func appleBodiesAreReadDirectly(_ body: String) {
+        #expect(SignedDataVerifier.signedPayload(directlyFrom: body) == "a.b.c")
+    }
+
+    @Test(arguments: [
+        #"{"signedPayload":"a\/b"}"#, #"{"signedPayload":"a","signedPayload":"b"}"#, #"{"signedPayload":null}"#,
+        #"{"signedPayload":1}"#, #"{"other":{"x":1},"signedPayload":"a"}"#, #"{"other":"a"}"#, #"["a"]"#, "",
+    ])
+    func otherBodiesAreLeftToJSONDecoder(_ body: String) {
+        #expect(SignedDataVerifier.signedPayload(directlyFrom: body) == nil)
+    }
+
+    @Test func editedBodiesAreReadDirectlyOnlyAsJSONDecoderReadsThem() async {
+        let genuine = [Array(#"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.eyJ4IjoxfQ.c2ln","v":2}"#.utf8)]
+        await propertyCheckEdits(of: genuine) { edited, _, _ in
+            guard let direct = SignedDataVerifier.signedPayload(directlyFrom: String(decoding: edited, as: UTF8.self))
+            else { return }
+            let decoded = try? JSONDecoder().decode(SignedNotificationBody.self, from: Data(edited))
+            #expect(decoded?.signedPayload == direct, "\(String(decoding: edited, as: UTF8.self))")
+        }
+    }
+
     // MARK: transaction payloads
 
     /// A transaction with a random subset of its fields set, as Apple's payloads vary by type.

@@ -106,6 +106,28 @@ struct ConnectionTests {
         #expect(try connection.query("SELECT id FROM ledger")[0].decode(Int.self, at: 0) == 2)
     }
 
+    /// A statement prepared once per session runs again by its name: the server holds it once,
+    /// it takes new values each time, it outlives the transaction rolled back around its first
+    /// use, and its errors carry no bound value.
+    @Test func aPreparedStatementIsPreparedOnceAndRunAgainWithNewValues() throws {
+        let connection = try database.connect()
+        let sql = "SELECT $1::integer + 1 AS next"
+        #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                #expect(try connection.queryPrepared(sql, [1])[0].decode(Int.self, at: 0) == 2)
+                try connection.execute("SELECT 1/0")
+            }
+        }
+        #expect(try connection.queryPrepared(sql, [41])[0].decode(Int.self, at: 0) == 42)
+        let held = try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", sql)
+        #expect(try held[0].decode(Int.self, at: 0) == 1)
+        let secret = "card-4242424242424242"
+        let error = try #require(throws: PostgresError.self) { try connection.queryPrepared(sql, [secret]) }
+        #expect(error.sqlState == "22P02")
+        #expect(!"\(error)".contains(secret))
+        #expect(try connection.queryPrepared(sql, [1])[0].decode(Int.self, at: 0) == 2)
+    }
+
     @Test func errorsCarrySQLStateAndSQLButNeverBoundValues() throws {
         let connection = try database.connect()
         let secret = "card-4242424242424242"

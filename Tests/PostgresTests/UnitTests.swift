@@ -68,6 +68,19 @@ struct ParameterTests {
         #expect((nil as Int?).postgresText == nil)
     }
 
+    @Test func encodesArraysAsLiteralsWithQuotesAndBackslashesEscaped() {
+        #expect(([] as [String]).postgresText == "{}")
+        #expect(["a", #"say "hi""#, #"back\slash"#, "é,}"].postgresText == #"{"a","say \"hi\"","back\\slash","é,}"}"#)
+        #expect(([1, nil, 3] as [Int?]).postgresText == #"{"1",NULL,"3"}"#)
+    }
+
+    @Test func findsNULWhereverItIs() {
+        #expect(!"".containsNUL)
+        #expect(!"no nul here, é".containsNUL)
+        #expect("\u{0}".containsNUL)
+        #expect((String(repeating: "x", count: 40_000) + "\u{0}").containsNUL)
+    }
+
     @Test func decodesBytea() {
         #expect(Data.parse("\\x00abff") == Data([0x00, 0xab, 0xff]))
         #expect(Data.parse("\\x0") == nil)

@@ -101,12 +101,15 @@ struct NotificationReceiverTests {
             timing.afterFailure = .milliseconds(200)
             timing.observe = observe
             let forwarder = endpoint.map { NotificationForwarder(endpoint: $0, logger: quiet) }
+            // The worker applies what the listener verified without verifying it again.
+            let verdicts = ListenerVerdicts()
             let worker = ReceiverWorker(
-                settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification, known: verdicts),
                 answerer: settings.consumption.enabled
                     ? api?.consumptionAnswerer(settings: settings, logger: quiet) : nil,
                 forwarder: forwarder, policies: policies, timing: timing, logger: quiet)
-            let receiver = NotificationReceiver(forwarding: forwarder != nil, verify: verifier.verifyNotification)
+            let receiver = NotificationReceiver(
+                forwarding: forwarder != nil, verdicts: verdicts, verify: verifier.verifyNotification)
             let wakeup = ReceiverWakeup()
             var configuration = NotificationReceiverConfiguration(
                 host: "127.0.0.1", port: 0, path: "/apple/notifications", databaseURL: settings.databaseURL,

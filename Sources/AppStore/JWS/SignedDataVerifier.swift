@@ -130,10 +130,30 @@ public final class SignedDataVerifier: Sendable {
         guard trimmed.utf8.count <= configuration.maximumSize else {
             return .invalid(.tooLarge(size: trimmed.utf8.count, limit: configuration.maximumSize))
         }
-        guard let body = try? JSONDecoder().decode(SignedNotificationBody.self, from: Data(trimmed.utf8)) else {
+        guard
+            let payload = Self.signedPayload(directlyFrom: trimmed)
+                ?? (try? JSONDecoder().decode(SignedNotificationBody.self, from: Data(trimmed.utf8)))?.signedPayload
+        else {
             return .invalid(.malformed("notification body has no signedPayload"))
         }
-        return await verifyNotification(body.signedPayload)
+        return await verifyNotification(payload)
+    }
+
+    /// The `signedPayload` of `{"signedPayload": "…"}` read by the direct reader (a JWS needs no
+    /// escapes), as `JSONDecoder` reads ``SignedNotificationBody``: other members are ignored. Nil
+    /// leaves the body to `JSONDecoder` (escapes, nested values, the member twice or not a string).
+    static func signedPayload(directlyFrom body: String) -> String? {
+        var body = body
+        return body.withUTF8 { bytes in
+            var payload: String?
+            let complete = DirectJSON.members(of: bytes) { name, value in
+                guard name.elementsEqual("signedPayload".utf8) else { return true }
+                guard payload == nil, let text = value.string else { return false }
+                payload = text
+                return true
+            }
+            return complete ? payload : nil
+        }
     }
 
     // MARK: - The rules

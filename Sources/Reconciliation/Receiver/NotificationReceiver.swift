@@ -19,6 +19,8 @@ public struct NotificationReceiver: Sendable {
         public var uuid: UUID
         /// `notificationType` as Apple sent it; types the job does not know are stored all the same.
         public var type: String
+        /// The whole verdict, for the worker (``ListenerVerdicts``).
+        var verdict: NotificationVerdict
     }
 
     /// What became of a verified body.
@@ -32,10 +34,17 @@ public struct NotificationReceiver: Sendable {
     let verify: @Sendable (String) async -> NotificationVerdict
     /// Whether stored notifications are queued for the app's endpoint.
     public let forwarding: Bool
+    /// Where the verdicts of the rows stored are left for the worker of this process.
+    let verdicts: ListenerVerdicts?
 
-    /// A receiver verifying with `verify` (``AppleUploadVerifier/verifyNotification(_:)``).
-    public init(forwarding: Bool, verify: @escaping @Sendable (String) async -> NotificationVerdict) {
+    /// A receiver verifying with `verify` (``AppleUploadVerifier/verifyNotification(_:)``), leaving
+    /// what it stored verified in `verdicts` for the worker's applier (given the same).
+    public init(
+        forwarding: Bool, verdicts: ListenerVerdicts? = nil,
+        verify: @escaping @Sendable (String) async -> NotificationVerdict
+    ) {
         self.forwarding = forwarding
+        self.verdicts = verdicts
         self.verify = verify
     }
 
@@ -47,28 +56,31 @@ public struct NotificationReceiver: Sendable {
         guard let body = String(validating: bytes, as: UTF8.self) else {
             return .failure(Refusal("the body is not UTF-8 text"))
         }
-        guard !body.utf8.contains(0) else { return .failure(Refusal("the body holds a NUL character")) }
+        guard !body.containsNUL else { return .failure(Refusal("the body holds a NUL character")) }
         let trimmed = body.trimmingWhitespacesAndNewlines()
         // Apple posts `{"signedPayload": "…"}`; the applier also takes a bare JWS, Apple never sends one.
         guard trimmed.hasPrefix("{") else {
             return .failure(Refusal("the body is not Apple's JSON object {\"signedPayload\": …}"))
         }
-        switch await verify(body) {
+        let verdict = await verify(body)
+        switch verdict {
         case .invalid(let reason):
             return .failure(Refusal(reason))
         case .verified(let uuid, let type, _, _, _):
-            return .success(Verified(body: body, uuid: uuid, type: type))
+            return .success(Verified(body: body, uuid: uuid, type: type, verdict: verdict))
         }
     }
 
     /// Stores a verified body once per notificationUUID, in one committed statement.
     public func store(_ verified: Verified, on connection: Connection) throws -> Stored {
-        let rows = try connection.query(
+        let rows = try connection.queryPrepared(
             ReceiverSQL.storeNotification,
             ["body": verified.body, "notification_uuid": verified.uuid, "forward": forwarding])
         Failpoint.pass("receiver.stored")
         guard let row = rows.first, try row.decode(Bool.self, "stored") else { return .duplicate }
-        return .new(id: try row.decode(Int64.self, "id"))
+        let id = try row.decode(Int64.self, "id")
+        verdicts?.record(id: id, body: verified.body, verdict: verified.verdict)
+        return .new(id: id)
     }
 
     /// Why a posted body was refused, for the log (never the body itself).

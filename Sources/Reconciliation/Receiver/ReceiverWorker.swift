@@ -30,6 +30,11 @@ public struct ReceiverWorker: Sendable {
         public var interval: Duration = .seconds(5)
         /// The wait after a pass that failed (database down): the next pass tries again.
         public var afterFailure: Duration = .seconds(10)
+        /// After a pass that applied notifications, the next starts no sooner than this after it
+        /// started, woken or not: a burst is applied by a few passes of many notifications each, not
+        /// one pass (with its own dozen statements) per notification, which took more of the
+        /// database than storing them. A refund still reaches its item within a second.
+        public var gathering: Duration = .milliseconds(500)
         /// The most transactions one pass judges.
         public var judgementsPerPass = 1000
         /// How often refund requests left waiting (no consent yet, Apple unreachable) are tried
@@ -99,11 +104,14 @@ public struct ReceiverWorker: Sendable {
             var answersTried: ContinuousClock.Instant?
             while !Task.isCancelled {
                 var wait = timing.interval
+                let started = ContinuousClock.now
+                var applied = false
                 do {
                     let open = try connection ?? Connection(url: settings.databaseURL)
                     connection = open
                     let retryAnswers = answersTried.map { ContinuousClock.now - $0 >= timing.answersRetry } ?? true
                     let pass = try await self.pass(http: http, retryingAnswers: retryAnswers, on: open)
+                    applied = pass.applied > 0
                     if retryAnswers { answersTried = ContinuousClock.now }
                     // The policies' decisions reach the app's webhook at once, as a person's do; a
                     // failed delivery leaves the rows for the next one.
@@ -130,6 +138,7 @@ public struct ReceiverWorker: Sendable {
                     wait = timing.afterFailure
                     logger.error("receiver pass failed; trying again", metadata: ["error": "\(error)"])
                 }
+                if applied { try? await Task.sleep(until: started + timing.gathering) }
                 await wakeup.wait(atMost: wait)
             }
         }

@@ -110,11 +110,14 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                 }
                 let answerer = settings.consumption.enabled
                     ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
+                // The worker applies what the listener verified without verifying it again.
+                let verdicts = ListenerVerdicts()
                 let worker = ReceiverWorker(
-                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification, known: verdicts),
                     answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
                     counters: counters, logger: logger)
-                let receiver = NotificationReceiver(forwarding: forwarder != nil, verify: verifier.verifyNotification)
+                let receiver = NotificationReceiver(
+                    forwarding: forwarder != nil, verdicts: verdicts, verify: verifier.verifyNotification)
                 try await runNotificationReceiver(
                     configuration: configuration, receiver: receiver, worker: worker
                 ) { port in
