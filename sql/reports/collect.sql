@@ -25,14 +25,17 @@ SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.
                f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
                f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run
           FROM diff_findings f
-          LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
+          -- Each finding's item by the fingerprint's index (one item per fingerprint: LIMIT 1 keeps
+          -- it a lookup), not a hash of every item for the few findings a night judges.
+          LEFT JOIN LATERAL (SELECT r.id, r.status, r.first_seen_run, r.last_seen_run FROM reconcile.review_items r
+                              WHERE r.fingerprint = f.fingerprint LIMIT 1) r ON true
          WHERE r.id IS NULL OR r.status IN ('open', 'in_review', 'awaiting_approval')
         -- The open items the diff carried over unchanged, as the run that last detected them
-        -- found them (sql/diff/75_unchanged.sql). Their evidence is read once, when the report
-        -- is streamed.
+        -- found them (sql/diff/75_unchanged.sql brings what the report lists of them). Their
+        -- evidence is read once, when the report is streamed.
         UNION ALL
-        SELECT r.fingerprint, r.id, r.first_seen_run > :'resumes_after'::bigint, r.kind, r.transaction_id,
-               r.original_transaction_id, r.detected_user_id, r.product_id, NULL,
-               r.amount_milli, r.currency, r.purchase_date, r.last_seen_run
-          FROM diff_unchanged u JOIN reconcile.review_items r ON r.id = u.id) f
+        SELECT u.fingerprint, u.id, u.first_seen_run > :'resumes_after'::bigint, u.kind, u.transaction_id,
+               u.original_transaction_id, u.detected_user_id, u.product_id, NULL,
+               u.amount_milli, u.currency, u.purchase_date, u.last_seen_run
+          FROM diff_unchanged u) f
   JOIN diff_kinds k ON k.kind = f.kind;
