@@ -125,7 +125,9 @@ extension MultiNightWorld {
                 settings, until: until(n), since: configuration.control ? base.addingTimeInterval(-7 * Self.day) : nil)
             chainSeconds += Date().timeIntervalSince(started)
             simulator.state.faults = .none
-            for problem in try checkNight(report, decided: &decided) {
+            let found = try checkNight(report, decided: &decided)
+                + reportRowProblems(report, reader: settings.reportReader)
+            for problem in found {
                 problems += 1
                 lines.append(problem.replacingOccurrences(of: "] ", with: "] night \(n): ", options: .anchored))
             }

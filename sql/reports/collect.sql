@@ -4,7 +4,10 @@
 -- carried over unchanged, in report order. Items first seen after the last finished run were
 -- never reported by a finished run, so they are new here even when a killed run created them.
 -- Each keeps its item's last_seen_run (judged_run: the queue upsert set it already), so that
--- streaming the findings (findings.sql) need not read the items again.
+-- streaming the findings (findings.sql) need not read the items again, and a finding the run
+-- judged keeps `inputs`, a digest of everything its report rows are rendered from, so that rows
+-- kept for the item when it was last rendered are written again when nothing of it changed
+-- (reconcile.report_rows.inputs, migration 0024).
 -- Call inside the diff's transaction.
 -- Reads:  diff_findings, diff_unchanged, diff_kinds, reconcile.review_items
 -- Writes: report_findings (a session table: it outlives the transaction, dropped by discard.sql)
@@ -14,13 +17,17 @@ DROP TABLE IF EXISTS report_findings;
 CREATE TEMP TABLE report_findings (
     ordinal bigint NOT NULL, review_item_id bigint, is_new boolean NOT NULL, kind text NOT NULL,
     transaction_id text, original_transaction_id text, user_id text, product_id text, evidence text,
-    amount_milli bigint, currency text, purchase_date timestamptz, judged_run bigint
+    amount_milli bigint, currency text, purchase_date timestamptz, judged_run bigint, inputs bytea
 );
 
 INSERT INTO report_findings
 SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.user_id, f.fingerprint),
        f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
-       f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date, f.judged_run
+       f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date, f.judged_run,
+       CASE WHEN f.evidence IS NOT NULL AND f.review_item_id IS NOT NULL THEN
+            sha256(convert_to(ROW(f.review_item_id, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
+                                  f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date)::text, 'UTF8'))
+       END
   FROM (SELECT f.fingerprint, r.id AS review_item_id, (r.id IS NULL OR r.first_seen_run > :'resumes_after'::bigint) AS is_new,
                f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
                f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run

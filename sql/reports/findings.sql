@@ -1,7 +1,8 @@
--- The report's findings in report order; an item carried over unchanged brings its rows as a run
--- rendered them (reconcile.report_rows, migration 0023) when they still hold: the item not new,
--- unjudged since (its last_seen_run the rows' judged_run), for the same layout (reader, schema
--- and build); otherwise its stored evidence, to render them. Streamed one row at a time.
+-- The report's findings in report order; an item that is not new brings its rows as a run rendered
+-- them (reconcile.report_rows, migrations 0023 and 0024) when they still hold, for the same layout
+-- (reader, schema and build): carried over unjudged since (its last_seen_run the rows'
+-- judged_run), or judged again with the same inputs (collect.sql's digest); otherwise its
+-- evidence, to render them. Streamed one row at a time.
 -- Reads:  report_findings, reconcile.review_items, reconcile.report_rows
 -- Writes: nothing.
 -- Values: :'layout' (text: ReportRowCache.layout).
@@ -23,7 +24,7 @@ SELECT f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transact
   -- build, and statistics that saw only the last one once made this a join of every row with
   -- every other (5 s for 6,689 items).
   LEFT JOIN LATERAL (SELECT c.json, c.markdown, c.html, c.csv FROM reconcile.report_rows c
-                      WHERE f.evidence IS NULL AND NOT f.is_new AND c.review_item_id = f.review_item_id
-                        AND c.judged_run = f.judged_run AND c.layout = :'layout'::text
+                      WHERE NOT f.is_new AND c.review_item_id = f.review_item_id AND c.layout = :'layout'::text
+                        AND (f.evidence IS NULL AND c.judged_run = f.judged_run OR c.inputs = f.inputs)
                       LIMIT 1) c ON true
  ORDER BY f.ordinal;
