@@ -164,6 +164,8 @@ let package = Package(
                 .crypto, .x509,
                 // A real HTTP server for the outbox webhook's tests.
                 .hummingbird,
+                // report.html's parts, checked as the template reads them.
+                .mustache,
             ]
         ),
         .testTarget(

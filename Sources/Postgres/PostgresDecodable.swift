@@ -32,7 +32,8 @@ public protocol PostgresDecodable {
 
 /// A non-optional decodable type: NULL is an error, and the column type must be one of `acceptedTypes`.
 public protocol PostgresNonNullDecodable: PostgresDecodable {
-    /// Column types this Swift type can be read from; empty accepts every type.
+    /// Column types this Swift type can be read from; empty accepts every type. Read for every
+    /// field decoded: a stored set, not one built at each read.
     static var acceptedTypes: Set<UInt32> { get }
     /// Converts the text of a non-NULL field.
     static func parse(_ text: String) -> Self?
@@ -68,7 +69,7 @@ extension String: PostgresNonNullDecodable {
 }
 
 extension Int64: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.int8, PostgresType.int4, PostgresType.int2, PostgresType.oid] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.int8, PostgresType.int4, PostgresType.int2, PostgresType.oid]
     public static func parse(_ text: String) -> Int64? { Int64(text) }
 }
 
@@ -78,19 +79,19 @@ extension Int: PostgresNonNullDecodable {
 }
 
 extension Int32: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.int4, PostgresType.int2] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.int4, PostgresType.int2]
     public static func parse(_ text: String) -> Int32? { Int32(text) }
 }
 
 extension Double: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> {
-        [PostgresType.float8, PostgresType.float4, PostgresType.numeric, PostgresType.int8, PostgresType.int4]
-    }
+    public static let acceptedTypes: Set<UInt32> = [
+        PostgresType.float8, PostgresType.float4, PostgresType.numeric, PostgresType.int8, PostgresType.int4,
+    ]
     public static func parse(_ text: String) -> Double? { Double(text) }
 }
 
 extension Bool: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.bool] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.bool]
     public static func parse(_ text: String) -> Bool? {
         switch text {
         case "t": true
@@ -101,22 +102,22 @@ extension Bool: PostgresNonNullDecodable {
 }
 
 extension UUID: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.uuid] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.uuid]
     public static func parse(_ text: String) -> UUID? { UUID(uuidString: text) }
 }
 
 extension Date: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.timestamptz, PostgresType.timestamp, PostgresType.date] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.timestamptz, PostgresType.timestamp, PostgresType.date]
     public static func parse(_ text: String) -> Date? { PostgresTimestamp.parse(text) }
 }
 
 extension PostgresJSON: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.json, PostgresType.jsonb] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.json, PostgresType.jsonb]
     public static func parse(_ text: String) -> PostgresJSON? { PostgresJSON(text) }
 }
 
 extension Data: PostgresNonNullDecodable {
-    public static var acceptedTypes: Set<UInt32> { [PostgresType.bytea] }
+    public static let acceptedTypes: Set<UInt32> = [PostgresType.bytea]
     public static func parse(_ text: String) -> Data? {
         guard text.hasPrefix("\\x") else { return nil }
         var data = Data(capacity: (text.utf8.count - 2) / 2)

@@ -78,13 +78,26 @@ struct ReportPage: MustacheParent {
         library.render(page, withTemplate: "report") ?? ""
     }
 
+    // The parts below look their values up by name, as `ReportPage` does: through `Mirror`, the
+    // head of a report took about 10 ms of a quiet night (docs/benchmarks.md, issue 28 item 4). A
+    // name a part does not have is nil, and the template looks further up, as with `Mirror`.
+
     /// Everything before the first finding.
-    struct Head {
-        struct Card {
+    struct Head: MustacheParent {
+        struct Card: MustacheParent {
             let label: String
             let value: String
             /// `good` or `warn`: the value's colour.
             let tone: String?
+
+            func child(named name: String) -> Any? {
+                switch name {
+                case "label": label
+                case "value": value
+                case "tone": tone
+                default: nil
+                }
+            }
         }
 
         let lang: String
@@ -103,14 +116,45 @@ struct ReportPage: MustacheParent {
         let policies: Policies?
         let hasFindings: Bool
 
-        struct Policies {
-            struct Row {
+        struct Policies: MustacheParent {
+            struct Row: MustacheParent {
                 let rule: String
                 let decided: Int
                 let amount: String
+
+                func child(named name: String) -> Any? {
+                    switch name {
+                    case "rule": rule
+                    case "decided": decided
+                    case "amount": amount
+                    default: nil
+                    }
+                }
             }
 
             let rows: [Row]
+
+            func child(named name: String) -> Any? { name == "rows" ? rows : nil }
+        }
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "lang": lang
+            case "title": title
+            case "dryRun": dryRun
+            case "status": status
+            case "statusLabel": statusLabel
+            case "meta": meta
+            case "cards": cards
+            case "retryingNotice": retryingNotice
+            case "kindChart": kindChart
+            case "dayChart": dayChart
+            case "risk": risk
+            case "refundActivity": refundActivity
+            case "policies": policies
+            case "hasFindings": hasFindings
+            default: nil
+            }
         }
 
         init(_ report: RunReport, _ reader: Reader) {
@@ -159,8 +203,8 @@ struct ReportPage: MustacheParent {
     }
 
     /// Findings per kind: one bar per kind in its severity's colour (the stylesheet's `.sev-<severity>`).
-    struct KindChart {
-        struct Bar {
+    struct KindChart: MustacheParent {
+        struct Bar: MustacheParent {
             let label: String
             let count: Int
             let severity: String
@@ -168,11 +212,32 @@ struct ReportPage: MustacheParent {
             let barY: Int
             let barWidth: Int
             let countX: Int
+
+            func child(named name: String) -> Any? {
+                switch name {
+                case "label": label
+                case "count": count
+                case "severity": severity
+                case "textY": textY
+                case "barY": barY
+                case "barWidth": barWidth
+                case "countX": countX
+                default: nil
+                }
+            }
         }
 
-        struct Legend {
+        struct Legend: MustacheParent {
             let severity: String
             let label: String
+
+            func child(named name: String) -> Any? {
+                switch name {
+                case "severity": severity
+                case "label": label
+                default: nil
+                }
+            }
         }
 
         static let rowHeight = 26, labelWidth = 170, trackWidth = 260
@@ -184,6 +249,19 @@ struct ReportPage: MustacheParent {
         let trackWidth = KindChart.trackWidth
         let bars: [Bar]
         let legend: [Legend]
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "width": width
+            case "height": height
+            case "labelX": labelX
+            case "barX": barX
+            case "trackWidth": trackWidth
+            case "bars": bars
+            case "legend": legend
+            default: nil
+            }
+        }
 
         init(_ report: RunReport, _ t: Catalog) {
             let counts = report.counts
@@ -204,9 +282,9 @@ struct ReportPage: MustacheParent {
 
     /// Findings per purchase day. Days are UTC days: the summary counts them in SQL before any
     /// reader is known.
-    struct DayChart {
-        struct Plot {
-            struct Day {
+    struct DayChart: MustacheParent {
+        struct Plot: MustacheParent {
+            struct Day: MustacheParent {
                 let x: Int
                 let y: Int
                 let barWidth: Int
@@ -216,6 +294,19 @@ struct ReportPage: MustacheParent {
                 let count: Int
                 /// The axis label under the bar (`11-23`), on every few bars.
                 let tick: String?
+
+                func child(named name: String) -> Any? {
+                    switch name {
+                    case "x": x
+                    case "y": y
+                    case "barWidth": barWidth
+                    case "barHeight": barHeight
+                    case "date": date
+                    case "count": count
+                    case "tick": tick
+                    default: nil
+                    }
+                }
             }
 
             static let height = 160, top = 14, bottom = 34
@@ -229,11 +320,35 @@ struct ReportPage: MustacheParent {
             let tickY = Plot.top + Plot.height + 16
             let maximum: Int
             let days: [Day]
+
+            func child(named name: String) -> Any? {
+                switch name {
+                case "width": width
+                case "height": height
+                case "axisX": axisX
+                case "scaleX": scaleX
+                case "topY": topY
+                case "baseY": baseY
+                case "tickY": tickY
+                case "maximum": maximum
+                case "days": days
+                default: nil
+                }
+            }
         }
 
         let label: String
         let plot: Plot?
         let undated: String?
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "label": label
+            case "plot": plot
+            case "undated": undated
+            default: nil
+            }
+        }
 
         init(_ summary: RunReport.FindingSummary, _ t: Catalog) {
             label = t.text("report.by_day", ["zone": "UTC"])
@@ -266,20 +381,45 @@ struct ReportPage: MustacheParent {
     }
 
     /// Value at risk: a total per currency, then each kind's amount; nil when nothing is priced.
-    struct Risk {
-        struct Total {
+    struct Risk: MustacheParent {
+        struct Total: MustacheParent {
             let amount: String
             let label: String
+
+            func child(named name: String) -> Any? {
+                switch name {
+                case "amount": amount
+                case "label": label
+                default: nil
+                }
+            }
         }
 
-        struct Entry {
+        struct Entry: MustacheParent {
             let kind: String
             let currency: String
             let amount: String
+
+            func child(named name: String) -> Any? {
+                switch name {
+                case "kind": kind
+                case "currency": currency
+                case "amount": amount
+                default: nil
+                }
+            }
         }
 
         let totals: [Total]
         let entries: [Entry]
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "totals": totals
+            case "entries": entries
+            default: nil
+            }
+        }
 
         init?(_ report: RunReport, _ reader: Reader) {
             let risk = report.valueAtRisk
@@ -298,10 +438,19 @@ struct ReportPage: MustacheParent {
         }
     }
 
-    struct RefundActivity {
+    struct RefundActivity: MustacheParent {
         let notifications: String
         let consumption: String
         let undeliveredNotice: String?
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "notifications": notifications
+            case "consumption": consumption
+            case "undeliveredNotice": undeliveredNotice
+            default: nil
+            }
+        }
 
         init(_ report: RunReport, _ t: Catalog) {
             notifications = t.text("report.notifications_line", report.notifications.catalogValues)
@@ -406,8 +555,16 @@ struct ReportPage: MustacheParent {
         }
     }
 
-    struct Foot {
+    struct Foot: MustacheParent {
         let hasFindings: Bool
         let datesNote: String
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "hasFindings": hasFindings
+            case "datesNote": datesNote
+            default: nil
+            }
+        }
     }
 }

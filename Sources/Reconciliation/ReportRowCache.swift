@@ -6,9 +6,11 @@ import Postgres
 /// writes its rows without rendering them again: a quiet night lists thousands of open items in
 /// four files, and rendering them was most of its time (docs/benchmarks.md, the ninth session).
 ///
-/// A kept row is used only for the item as the run that rendered it left it (its `last_seen_run`)
-/// and for the same `layout`: the reader, the schema's version and this build. Anything else is
-/// a miss, rendered and kept again. At most ``limit`` rows are kept per run, so that memory stays
+/// A kept row is used only for the same `layout` (the reader, the schema's version and this
+/// build), and for the item as the run that rendered it left it (its `last_seen_run`) or judged
+/// again with the same inputs (a digest of everything its rows are rendered from, migration 0024:
+/// the items about an upload are judged every night). Anything else is a miss, rendered and kept
+/// again. At most ``limit`` rows are kept per run, so that memory stays
 /// bounded whatever the number of findings; the rest are rendered again by the next run.
 final class ReportRowCache {
     /// The most rows one run keeps (a few kilobytes each, held until the report is written).
@@ -30,7 +32,8 @@ final class ReportRowCache {
         rendered.append((itemID, judgedRun, rows))
     }
 
-    /// Keeps the rows noted, and forgets those of items the report no longer lists. Call after
+    /// Keeps the rows noted, stamps those an item judged again still matches with the run that
+    /// judged it, and forgets those of items the report no longer lists. Call after
     /// the report is streamed and before `ReportBuilder.discard` (it reads `report_findings`).
     func store(on connection: Connection) throws {
         try connection.transaction {
@@ -45,6 +48,7 @@ final class ReportRowCache {
                 }
                 try connection.execute(SQL.store, ["layout": layout])
             }
+            try connection.execute(SQL.restamp, ["layout": layout])
             try connection.execute(SQL.prune)
         }
         rendered = []
@@ -69,6 +73,7 @@ final class ReportRowCache {
         static let stage: SQLFile = "reports/rows_stage.sql"
         static let copy: SQLFile = "reports/rows_copy.sql"
         static let store: SQLFile = "reports/rows_store.sql"
+        static let restamp: SQLFile = "reports/rows_restamp.sql"
         static let prune: SQLFile = "reports/rows_prune.sql"
     }
 }

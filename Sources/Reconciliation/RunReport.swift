@@ -179,25 +179,62 @@ enum ReportBuilder {
     static func streamFindings(
         on connection: Connection, layout: String, _ body: (RunReport.Finding) throws -> Void
     ) throws {
+        // Each column's position, found once: thousands of rows, fifteen columns each.
+        var at: FindingColumns?
         try connection.stream(SQL.findings, ["layout": layout]) { row in
-            guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
+            let column = try at ?? FindingColumns(row.columns)
+            at = column
+            guard let kind = FindingKind(rawValue: try row.decode(String.self, at: column.kind)) else { return }
             var rendered: ReportFormat.RenderedRows?
-            if let json = try row.decode(String?.self, "json") {
+            if let json = try row.decode(String?.self, at: column.json) {
                 rendered = ReportFormat.RenderedRows(
-                    json: json, markdown: try row.decode(String.self, "markdown"),
-                    html: try row.decode(String.self, "html"), csv: try row.decode(String.self, "csv"))
+                    json: json, markdown: try row.decode(String.self, at: column.markdown),
+                    html: try row.decode(String.self, at: column.html), csv: try row.decode(String.self, at: column.csv))
             }
             try body(
                 RunReport.Finding(
-                    reviewItemID: try row.decode(Int64?.self, "review_item_id"), isNew: try row.decode(Bool.self, "is_new"),
-                    kind: kind, transactionID: try row.decode(String?.self, "transaction_id"),
-                    originalTransactionID: try row.decode(String?.self, "original_transaction_id"),
-                    userID: try row.decode(String?.self, "user_id"), productID: try row.decode(String?.self, "product_id"),
-                    evidence: try row.decode(String?.self, "evidence") ?? "{}",
-                    amountMilli: try row.decode(Int64?.self, "amount_milli"),
-                    currency: try row.decode(String?.self, "currency"),
-                    purchaseDate: try row.decode(Date?.self, "purchase_date"),
-                    judgedRun: try row.decode(Int64?.self, "judged_run"), rendered: rendered))
+                    reviewItemID: try row.decode(Int64?.self, at: column.reviewItemID),
+                    isNew: try row.decode(Bool.self, at: column.isNew),
+                    kind: kind, transactionID: try row.decode(String?.self, at: column.transactionID),
+                    originalTransactionID: try row.decode(String?.self, at: column.originalTransactionID),
+                    userID: try row.decode(String?.self, at: column.userID),
+                    productID: try row.decode(String?.self, at: column.productID),
+                    evidence: try row.decode(String?.self, at: column.evidence) ?? "{}",
+                    amountMilli: try row.decode(Int64?.self, at: column.amountMilli),
+                    currency: try row.decode(String?.self, at: column.currency),
+                    purchaseDate: try row.decode(Date?.self, at: column.purchaseDate),
+                    judgedRun: try row.decode(Int64?.self, at: column.judgedRun), rendered: rendered))
+        }
+    }
+
+    /// The positions of `findings.sql`'s columns.
+    private struct FindingColumns {
+        let reviewItemID, isNew, kind, transactionID, originalTransactionID, userID, productID, evidence: Int
+        let amountMilli, currency, purchaseDate, judgedRun, json, markdown, html, csv: Int
+
+        init(_ columns: Columns) throws {
+            func position(_ name: String) throws -> Int {
+                guard let index = columns.index(of: name) else {
+                    throw SQLScriptError(problem: "\(SQL.findings) returns no column \(name)")
+                }
+                return index
+            }
+            reviewItemID = try position("review_item_id")
+            isNew = try position("is_new")
+            kind = try position("kind")
+            transactionID = try position("transaction_id")
+            originalTransactionID = try position("original_transaction_id")
+            userID = try position("user_id")
+            productID = try position("product_id")
+            evidence = try position("evidence")
+            amountMilli = try position("amount_milli")
+            currency = try position("currency")
+            purchaseDate = try position("purchase_date")
+            judgedRun = try position("judged_run")
+            json = try position("json")
+            markdown = try position("markdown")
+            html = try position("html")
+            csv = try position("csv")
         }
     }
 

@@ -120,12 +120,15 @@ extension MultiNightWorld {
             }
             // SOAK_CONTROL=1: every night's window reaches back to before the first night, the
             // control that tells the generator's faults from the nightly path's.
+            let kept = try keptInputs()
             let started = Date()
             let report = try await run(
                 settings, until: until(n), since: configuration.control ? base.addingTimeInterval(-7 * Self.day) : nil)
             chainSeconds += Date().timeIntervalSince(started)
             simulator.state.faults = .none
-            for problem in try checkNight(report, decided: &decided) {
+            let found = try checkNight(report, decided: &decided)
+                + reportRowProblems(report, reader: settings.reportReader, before: kept)
+            for problem in found {
                 problems += 1
                 lines.append(problem.replacingOccurrences(of: "] ", with: "] night \(n): ", options: .anchored))
             }

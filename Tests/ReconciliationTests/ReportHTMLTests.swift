@@ -1,4 +1,5 @@
 import Foundation
+import Mustache
 @testable import Reconciliation
 import Testing
 
@@ -28,6 +29,35 @@ struct ReportHTMLTests {
         until: Date(timeIntervalSince1970: 1_795_300_000), environment: "production", dryRun: false,
         verification: .init(uploads: 10, verified: 9, invalid: 1, retry: 0, byAppleStatus: ["0": 9]),
         summary: RunReport.FindingSummary(findings), changes: Differ.QueueChanges(), timings: [:], reportDirectory: nil)
+
+    /// The head's parts give the template their values by name (`MustacheParent`, not `Mirror`):
+    /// each stored value of each part, nested parts and lists of them included, must be given under
+    /// its own name, or the template would write nothing in its place.
+    @Test func everyPartOfTheHeadGivesEachOfItsValuesByName() {
+        var report = Self.report
+        report.verification.retry = 2
+        report.policies = [PolicyTally(rule: "small refunds", decided: 3)]
+        report.notifications.synced = 4
+        var checked = 0
+        func walk(_ part: Any, _ path: String) {
+            let children = Mirror(reflecting: part).children
+            if [.collection, .optional].contains(Mirror(reflecting: part).displayStyle) {
+                for child in children { walk(child.value, path) }
+                return
+            }
+            guard let parent = part as? MustacheParent else { return }
+            for child in children {
+                guard let label = child.label else { continue }
+                checked += 1
+                let isNil = Mirror(reflecting: child.value).displayStyle == .optional
+                    && Mirror(reflecting: child.value).children.isEmpty
+                #expect(parent.child(named: label) != nil || isNil, "\(path).\(label) is not given by name")
+                walk(child.value, path + "." + label)
+            }
+        }
+        walk(ReportPage.Head(report, Reader.standard), "head")
+        #expect(checked > 60)
+    }
 
     @Test func isSelfContainedAndEscapesClientValues() {
         let html = ReportWriter.html(Self.report, findings: Self.findings)

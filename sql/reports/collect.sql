@@ -3,6 +3,11 @@
 -- none is held in memory): the diff's findings joined to the queue, and the open items the diff
 -- carried over unchanged, in report order. Items first seen after the last finished run were
 -- never reported by a finished run, so they are new here even when a killed run created them.
+-- Each keeps its item's last_seen_run (judged_run: the queue upsert set it already), so that
+-- streaming the findings (findings.sql) need not read the items again, and a finding the run
+-- judged keeps `inputs`, a digest of everything its report rows are rendered from, so that rows
+-- kept for the item when it was last rendered are written again when nothing of it changed
+-- (reconcile.report_rows.inputs, migration 0024).
 -- Call inside the diff's transaction.
 -- Reads:  diff_findings, diff_unchanged, diff_kinds, reconcile.review_items
 -- Writes: report_findings (a session table: it outlives the transaction, dropped by discard.sql)
@@ -12,25 +17,32 @@ DROP TABLE IF EXISTS report_findings;
 CREATE TEMP TABLE report_findings (
     ordinal bigint NOT NULL, review_item_id bigint, is_new boolean NOT NULL, kind text NOT NULL,
     transaction_id text, original_transaction_id text, user_id text, product_id text, evidence text,
-    amount_milli bigint, currency text, purchase_date timestamptz
+    amount_milli bigint, currency text, purchase_date timestamptz, judged_run bigint, inputs bytea
 );
 
 INSERT INTO report_findings
 SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.user_id, f.fingerprint),
        f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
-       f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date
+       f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date, f.judged_run,
+       CASE WHEN f.evidence IS NOT NULL AND f.review_item_id IS NOT NULL THEN
+            sha256(convert_to(ROW(f.review_item_id, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
+                                  f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date)::text, 'UTF8'))
+       END
   FROM (SELECT f.fingerprint, r.id AS review_item_id, (r.id IS NULL OR r.first_seen_run > :'resumes_after'::bigint) AS is_new,
                f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
-               f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date
+               f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run
           FROM diff_findings f
-          LEFT JOIN reconcile.review_items r ON r.fingerprint = f.fingerprint
+          -- Each finding's item by the fingerprint's index (one item per fingerprint: LIMIT 1 keeps
+          -- it a lookup), not a hash of every item for the few findings a night judges.
+          LEFT JOIN LATERAL (SELECT r.id, r.status, r.first_seen_run, r.last_seen_run FROM reconcile.review_items r
+                              WHERE r.fingerprint = f.fingerprint LIMIT 1) r ON true
          WHERE r.id IS NULL OR r.status IN ('open', 'in_review', 'awaiting_approval')
         -- The open items the diff carried over unchanged, as the run that last detected them
-        -- found them (sql/diff/75_unchanged.sql). Their evidence is read once, when the report
-        -- is streamed.
+        -- found them (sql/diff/75_unchanged.sql brings what the report lists of them). Their
+        -- evidence is read once, when the report is streamed.
         UNION ALL
-        SELECT r.fingerprint, r.id, r.first_seen_run > :'resumes_after'::bigint, r.kind, r.transaction_id,
-               r.original_transaction_id, r.detected_user_id, r.product_id, NULL,
-               r.amount_milli, r.currency, r.purchase_date
-          FROM diff_unchanged u JOIN reconcile.review_items r ON r.id = u.id) f
+        SELECT u.fingerprint, u.id, u.first_seen_run > :'resumes_after'::bigint, u.kind, u.transaction_id,
+               u.original_transaction_id, u.detected_user_id, u.product_id, NULL,
+               u.amount_milli, u.currency, u.purchase_date, u.last_seen_run
+          FROM diff_unchanged u) f
   JOIN diff_kinds k ON k.kind = f.kind;
