@@ -287,3 +287,41 @@ extension ReceiptSignatureResult {
         if case .valid = self { true } else { false }
     }
 }
+
+extension PropertyTests {
+    /// Reading the SignedData straight from DER (`SignedData.decodeDER`) gives exactly what
+    /// swift-asn1's tree gives, whenever it gives anything; otherwise the tree decides.
+    @Test func theSignedDataReadFromDERIsTheOneSwiftASN1Reads() async throws {
+        let genuine = try await Self.genuineReceipts().map(\.bytes)
+        for bytes in genuine {
+            let direct = try #require(SignedData.decodeDER(bytes), "a genuine DER receipt left the DER path")
+            #expect(direct == (try SignedData.decodeWithASN1(bytes)))
+        }
+        // Every byte of the fields before the content and of the signerInfos at the end, each
+        // changed in four ways: the fields the DER path reads itself, which random edits of a
+        // receipt of several KB seldom reach.
+        for original in genuine {
+            let positions = Array(0..<min(96, original.count)) + Array(max(0, original.count - 400)..<original.count)
+            for position in positions {
+                for mask: UInt8 in [0x01, 0x20, 0x80, 0xFF] {
+                    var bytes = original
+                    bytes[position] ^= mask
+                    guard let direct = SignedData.decodeDER(bytes) else { continue }
+                    do throws(ReceiptParsingError) {
+                        #expect(direct == (try SignedData.decodeWithASN1(bytes)), "byte \(position) ^ \(mask)")
+                    } catch {
+                        Issue.record("the DER path read what swift-asn1 refuses (\(error)): byte \(position) ^ \(mask)")
+                    }
+                }
+            }
+        }
+        await propertyCheckEdits(of: genuine) { bytes, _, mutation in
+            guard let direct = SignedData.decodeDER(bytes) else { return }
+            do throws(ReceiptParsingError) {
+                #expect(direct == (try SignedData.decodeWithASN1(bytes)), "\(mutation)")
+            } catch {
+                Issue.record("the DER path read what swift-asn1 refuses (\(error)): \(mutation)")
+            }
+        }
+    }
+}

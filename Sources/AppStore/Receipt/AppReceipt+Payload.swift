@@ -324,6 +324,14 @@ struct DERReader {
         return (tag, content)
     }
 
+    /// The next element's identifier byte, content and whole encoding (identifier and length
+    /// included), whatever its tag; nil otherwise.
+    mutating func nextElement() -> (tag: UInt8, content: ArraySlice<UInt8>, whole: ArraySlice<UInt8>)? {
+        let before = bytes
+        guard let (tag, content) = next() else { return nil }
+        return (tag, content, before[before.startIndex..<content.endIndex])
+    }
+
     /// Whether `content` is nothing but whole elements as ``next()`` reads them, and so is every
     /// constructed element's content down the tree: DER's framing, with one-byte tags, none of
     /// them [UNIVERSAL 0] (end-of-contents), at most 32 levels deep. swift-asn1's BER parser reads

@@ -56,7 +56,7 @@ public struct AppReceipt: Sendable, Hashable {
 ///
 /// swift-certificates parses CMS only behind internal types, so the container is read here with
 /// swift-asn1's BER parser, which accepts Apple's indefinite lengths and non-minimal lengths.
-struct SignedData {
+struct SignedData: Equatable {
     static let signedDataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 2]
 
     var content: [UInt8]
@@ -70,14 +70,71 @@ struct SignedData {
     }
 
     init(contentInfo bytes: [UInt8]) throws(ReceiptParsingError) {
+        // The usual DER (every App Store receipt, the simulator's) is read directly: swift-asn1's
+        // tree of the whole container, certificates included, was a third of parsing a receipt.
+        if let direct = Self.decodeDER(bytes) {
+            self = direct
+            return
+        }
+        self = try Self.decodeWithASN1(bytes)
+    }
+
+    /// The SignedData by swift-asn1's parser alone: what ``init(contentInfo:)`` gives or throws
+    /// whenever ``decodeDER(_:)`` gives nothing.
+    static func decodeWithASN1(_ bytes: [UInt8]) throws(ReceiptParsingError) -> SignedData {
         let root = try Self.parseContainer(bytes)
         do {
-            self = try Self.decode(root)
+            return try Self.decode(root)
         } catch let error as ReceiptParsingError {
             throw error
         } catch {
             throw ReceiptParsingError(asn1: error, context: "PKCS#7 SignedData")
         }
+    }
+
+    /// `06 09 2A 86 48 86 F7 0D 01 07 01`'s content: the content type data, as DER writes it.
+    private static let dataOIDContent: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
+
+    /// The SignedData read straight from DER, field by field as ``decode(_:)`` reads swift-asn1's
+    /// nodes, for bytes ``isDERSignedData(_:)`` takes (so swift-asn1 would parse them without an
+    /// error). Nil for anything else and for any field not in its usual form (a constructed
+    /// OCTET STRING, primitive certificates, a SignerInfo ``SignerInfo/init(node:)`` refuses):
+    /// ``decodeWithASN1(_:)`` then decides, with its own errors. Only the small signerInfos SET
+    /// goes through swift-asn1, for ``SignerInfo/init(node:)``.
+    static func decodeDER(_ bytes: [UInt8]) -> SignedData? {
+        guard isDERSignedData(bytes) else { return nil }
+        var outer = DERReader(bytes[...])
+        guard let contentInfo = outer.element(tag: 0x30) else { return nil }
+        var info = DERReader(contentInfo)
+        // The content type, signedData (isDERSignedData compared it byte for byte), then [0] EXPLICIT.
+        guard info.element(tag: 0x06) != nil, let explicit = info.element(tag: 0xA0) else { return nil }
+        var wrapped = DERReader(explicit)
+        guard let signedData = wrapped.element(tag: 0x30) else { return nil }
+        var fields = DERReader(signedData)
+        guard fields.element(tag: 0x02) != nil, fields.element(tag: 0x31) != nil,
+            let encapsulated = fields.element(tag: 0x30)
+        else { return nil }
+        var encapsulatedFields = DERReader(encapsulated)
+        guard let type = encapsulatedFields.element(tag: 0x06), type.elementsEqual(dataOIDContent),
+            let attached = encapsulatedFields.element(tag: 0xA0)
+        else { return nil }
+        var attachedReader = DERReader(attached)
+        guard let content = attachedReader.element(tag: 0x04) else { return nil }
+
+        var certificates: [[UInt8]] = []
+        var next = fields.nextElement()
+        if let field = next, field.tag == 0xA0 {
+            var reader = DERReader(field.content)
+            while let certificate = reader.nextElement() { certificates.append(Array(certificate.whole)) }
+            next = fields.nextElement()
+        }
+        // CRLs ([1]): receipts carry none, and revocation is not checked offline.
+        if let field = next, field.tag == 0xA1 || field.tag == 0x81 { next = fields.nextElement() }
+        guard let signerSet = next, signerSet.tag == 0x31,
+            let node = try? BER.parse(Array(signerSet.whole)), case .constructed(let signerNodes) = node.content,
+            let signerInfos = try? signerNodes.map(SignerInfo.init(node:))
+        else { return nil }
+        return SignedData(content: Array(content), certificates: certificates, signerInfos: signerInfos)
     }
 
     /// Only what the full parse finds wrong before the SignedData's fields: data that is not BER
