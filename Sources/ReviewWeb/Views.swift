@@ -11,7 +11,7 @@ import Reconciliation
 // cards of some 30 lookups each, most of them `{{t.…}}` climbing Transaction → DeskPage →
 // PageFrame, reflection was most of the page's time. Each `child(named:)` gives every stored
 // property under its own name; a nil optional is nil, and the template looks further up, as with
-// `Mirror`.
+// `Mirror`. `DeskViewsByNameTests` checks that no property is left out.
 
 /// What every page shows around its content; the object the templates render against. The page's
 /// own view model is under `page`, and the templates open it with `{{#page}}`, so the catalog
@@ -62,20 +62,29 @@ struct PageFrame: MustacheParent {
     let page: Any
 
     init(page: Any, title: String, context: some ReviewContext, flash: FlashView?, tab: Tab?) {
-        let reader = context.reader
+        self.init(
+            page: page, title: title, reader: context.reader, path: context.path, query: context.query,
+            signedIn: context.signedIn, flash: flash, tab: tab)
+    }
+
+    /// The frame from the request's parts (the tests build one without a request).
+    init(
+        page: Any, title: String, reader: Reader, path: String, query: String?, signedIn: SessionStore.Session?,
+        flash: FlashView?, tab: Tab?
+    ) {
         t = CatalogNode(reader.catalog)
         lang = reader.language.rawValue
         self.title = title
-        session = context.signedIn.map { SessionView($0, tab: tab) }
+        session = signedIn.map { SessionView($0, tab: tab) }
         self.flash = flash
         self.page = page
-        path = context.path
-        let query = Form(context.query ?? "")
+        self.path = path
+        let query = Form(query ?? "")
         languages = Language.allCases.map { language in
             let pairs = query.pairs.filter { $0.0 != "lang" } + [("lang", language.rawValue)]
             return LanguageLink(
                 code: language.rawValue, label: reader.catalog["language.\(language.rawValue)"],
-                href: context.path + "?" + Form.encode(pairs), active: language == reader.language)
+                href: path + "?" + Form.encode(pairs), active: language == reader.language)
         }
         keep = query.pairs.filter { $0.0 != "tz" && $0.0 != "lang" }.map { Field(name: $0.0, value: $0.1) }
         timeZones = TimeZoneChoice.options(for: reader)
