@@ -174,6 +174,8 @@ let package = Package(
                 "ReviewWeb", "Reconciliation", "Postgres", "TestSupport", .hummingbirdTesting, .logging,
                 // Refund requests answered against the simulator, for the pages that show them.
                 "AppStore", "AppStoreSimulator",
+                // The desk page's view models, checked as the templates read them.
+                .mustache,
             ]
         ),
     ]

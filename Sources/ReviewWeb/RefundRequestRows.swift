@@ -1,9 +1,11 @@
 import Foundation
+import Mustache
 import Reconciliation
 
 /// What the job answered Apple about refund requests (`CONSUMPTION_REQUEST`) and what Apple
-/// decided (SPEC section 14), as rows of the item page and the customer page.
-struct RefundRequestRow {
+/// decided (SPEC section 14), as rows of the item page and the customer page. Its values are given
+/// by name (`MustacheParent`), as the desk page's other parts are (Views.swift).
+struct RefundRequestRow: MustacheParent {
     /// When Apple asked (the request's `signedDate`).
     let requested: String
     /// When the job answered, or recorded the request expired or refused.
@@ -20,6 +22,21 @@ struct RefundRequestRow {
     let outcome: String
     /// `refunded`, `declined` or `undecided`: the CSS class.
     let outcomeClass: String
+
+    func child(named name: String) -> Any? {
+        switch name {
+        case "requested": requested
+        case "answered": answered
+        case "status": status
+        case "statusLabel": statusLabel
+        case "delivery": delivery
+        case "consumed": consumed
+        case "preference": preference
+        case "outcome": outcome
+        case "outcomeClass": outcomeClass
+        default: nil
+        }
+    }
 
     static func rows(_ records: [ConsumptionAnswerRecord], reader: Reader) -> [RefundRequestRow] {
         let t = reader.catalog

@@ -1,25 +1,52 @@
 import Foundation
+import Mustache
 import Reconciliation
 
 // View models for the templates: plain values, already formatted, so the templates hold no logic
 // beyond sections. Strings are escaped by the templates, never here.
+//
+// What the desk page renders (the frame, the desk's view model and the parts it shares with the
+// item page) gives its values by name (`MustacheParent`) rather than through `Mirror`,
+// swift-mustache's default, which reflects the whole value at every lookup: with 50 transaction
+// cards of some 30 lookups each, most of them `{{t.…}}` climbing Transaction → DeskPage →
+// PageFrame, reflection was most of the page's time. Each `child(named:)` gives every stored
+// property under its own name; a nil optional is nil, and the template looks further up, as with
+// `Mirror`. `DeskViewsByNameTests` checks that no property is left out.
 
 /// What every page shows around its content; the object the templates render against. The page's
 /// own view model is under `page`, and the templates open it with `{{#page}}`, so the catalog
 /// (`{{t.…}}`) and the header stay in reach from inside it.
-struct PageFrame {
+struct PageFrame: MustacheParent {
     enum Tab { case queue, runs }
 
-    struct LanguageLink {
+    struct LanguageLink: MustacheParent {
         let code: String
         let label: String
         let href: String
         let active: Bool
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "code": code
+            case "label": label
+            case "href": href
+            case "active": active
+            default: nil
+            }
+        }
     }
 
-    struct Field {
+    struct Field: MustacheParent {
         let name: String
         let value: String
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "name": self.name
+            case "value": value
+            default: nil
+            }
+        }
     }
 
     let t: CatalogNode
@@ -35,27 +62,52 @@ struct PageFrame {
     let page: Any
 
     init(page: Any, title: String, context: some ReviewContext, flash: FlashView?, tab: Tab?) {
-        let reader = context.reader
+        self.init(
+            page: page, title: title, reader: context.reader, path: context.path, query: context.query,
+            signedIn: context.signedIn, flash: flash, tab: tab)
+    }
+
+    /// The frame from the request's parts (the tests build one without a request).
+    init(
+        page: Any, title: String, reader: Reader, path: String, query: String?, signedIn: SessionStore.Session?,
+        flash: FlashView?, tab: Tab?
+    ) {
         t = CatalogNode(reader.catalog)
         lang = reader.language.rawValue
         self.title = title
-        session = context.signedIn.map { SessionView($0, tab: tab) }
+        session = signedIn.map { SessionView($0, tab: tab) }
         self.flash = flash
         self.page = page
-        path = context.path
-        let query = Form(context.query ?? "")
+        self.path = path
+        let query = Form(query ?? "")
         languages = Language.allCases.map { language in
             let pairs = query.pairs.filter { $0.0 != "lang" } + [("lang", language.rawValue)]
             return LanguageLink(
                 code: language.rawValue, label: reader.catalog["language.\(language.rawValue)"],
-                href: context.path + "?" + Form.encode(pairs), active: language == reader.language)
+                href: path + "?" + Form.encode(pairs), active: language == reader.language)
         }
         keep = query.pairs.filter { $0.0 != "tz" && $0.0 != "lang" }.map { Field(name: $0.0, value: $0.1) }
         timeZones = TimeZoneChoice.options(for: reader)
     }
+
+    func child(named name: String) -> Any? {
+        switch name {
+        case "t": t
+        case "lang": lang
+        case "title": title
+        case "session": session
+        case "flash": flash
+        case "languages": languages
+        case "path": path
+        case "keep": keep
+        case "timeZones": timeZones
+        case "page": page
+        default: nil
+        }
+    }
 }
 
-struct SessionView {
+struct SessionView: MustacheParent {
     let name: String
     let initial: String
     let csrf: String
@@ -69,9 +121,20 @@ struct SessionView {
         onQueue = tab == .queue
         onRuns = tab == .runs
     }
+
+    func child(named name: String) -> Any? {
+        switch name {
+        case "name": self.name
+        case "initial": initial
+        case "csrf": csrf
+        case "onQueue": onQueue
+        case "onRuns": onRuns
+        default: nil
+        }
+    }
 }
 
-struct FlashView {
+struct FlashView: MustacheParent {
     let text: String
     let isError: Bool
 
@@ -83,12 +146,29 @@ struct FlashView {
     init(_ flash: SessionStore.Flash) {
         self.init(text: flash.text, isError: flash.isError)
     }
+
+    func child(named name: String) -> Any? {
+        switch name {
+        case "text": text
+        case "isError": isError
+        default: nil
+        }
+    }
 }
 
-struct OptionView {
+struct OptionView: MustacheParent {
     let value: String
     let label: String
     let selected: Bool
+
+    func child(named name: String) -> Any? {
+        switch name {
+        case "value": value
+        case "label": label
+        case "selected": selected
+        default: nil
+        }
+    }
 }
 
 struct LoginPage {
@@ -190,12 +270,21 @@ struct ItemPage {
         let value: String?
     }
 
-    struct KeyValue {
+    // KeyValue, Delivery and Upload are the desk page's too, and give their values by name.
+    struct KeyValue: MustacheParent {
         let key: String
         let value: String
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "key": key
+            case "value": value
+            default: nil
+            }
+        }
     }
 
-    struct Delivery {
+    struct Delivery: MustacheParent {
         let id: String
         let transaction: String
         let user: String
@@ -204,15 +293,41 @@ struct ItemPage {
         let delivered: String
         let revokedAt: String
         let revoked: Bool
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "id": id
+            case "transaction": transaction
+            case "user": user
+            case "product": product
+            case "quantity": quantity
+            case "delivered": delivered
+            case "revokedAt": revokedAt
+            case "revoked": revoked
+            default: nil
+            }
+        }
     }
 
-    struct Upload {
+    struct Upload: MustacheParent {
         let id: String
         let user: String
         let kind: String
         let uploaded: String
         let device: String
         let verification: String
+
+        func child(named name: String) -> Any? {
+            switch name {
+            case "id": id
+            case "user": user
+            case "kind": kind
+            case "uploaded": uploaded
+            case "device": device
+            case "verification": verification
+            default: nil
+            }
+        }
     }
 
     struct Buyer {
