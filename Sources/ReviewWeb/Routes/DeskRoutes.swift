@@ -142,13 +142,13 @@ enum DeskPageBuilder {
                 ]))
         }
         // Findings first (most severe first), then the rest in the picture's order (oldest first).
-        let ordered = picture.transactions.enumerated().sorted { a, b in
-            let (ra, rb) = (a.element.finding?.severity.rank ?? Int.max, b.element.finding?.severity.rank ?? Int.max)
-            return ra != rb ? ra < rb : a.offset < b.offset
-        }.map(\.element)
+        // The positions are sorted, not the transactions: moving a thousand large values about was
+        // an eighth of the page's CPU.
+        let ranks = picture.transactions.map { $0.finding?.severity.rank ?? Int.max }
+        let ordered = ranks.indices.sorted { a, b in ranks[a] != ranks[b] ? ranks[a] < ranks[b] : a < b }
         let pages = max(1, (ordered.count + pageSize - 1) / pageSize)
         let current = min(page, pages)
-        let shown = ordered.dropFirst((current - 1) * pageSize).prefix(pageSize)
+        let shown = ordered.dropFirst((current - 1) * pageSize).prefix(pageSize).map { picture.transactions[$0] }
         func href(_ page: Int) -> String {
             "/desk?" + Form.encode([("q", picture.query.value), ("kind", picture.query.kind.rawValue), ("page", String(page))])
         }
