@@ -306,22 +306,22 @@ extension PropertyTests {
                 for mask: UInt8 in [0x01, 0x20, 0x80, 0xFF] {
                     var bytes = original
                     bytes[position] ^= mask
-                    guard let direct = SignedData.decodeDER(bytes) else { continue }
-                    do throws(ReceiptParsingError) {
-                        #expect(direct == (try SignedData.decodeWithASN1(bytes)), "byte \(position) ^ \(mask)")
-                    } catch {
-                        Issue.record("the DER path read what swift-asn1 refuses (\(error)): byte \(position) ^ \(mask)")
-                    }
+                    Self.expectTheDERPathAgrees(bytes, "byte \(position) ^ \(mask)")
                 }
             }
         }
         await propertyCheckEdits(of: genuine) { bytes, _, mutation in
-            guard let direct = SignedData.decodeDER(bytes) else { return }
-            do throws(ReceiptParsingError) {
-                #expect(direct == (try SignedData.decodeWithASN1(bytes)), "\(mutation)")
-            } catch {
-                Issue.record("the DER path read what swift-asn1 refuses (\(error)): \(mutation)")
-            }
+            Self.expectTheDERPathAgrees(bytes, "\(mutation)")
+        }
+    }
+
+    /// Whatever the DER path reads from `bytes` is what swift-asn1's tree reads.
+    static func expectTheDERPathAgrees(_ bytes: [UInt8], _ edit: String) {
+        guard let direct = SignedData.decodeDER(bytes) else { return }
+        do throws(ReceiptParsingError) {
+            #expect(direct == (try SignedData.decodeWithASN1(bytes)), "\(edit)")
+        } catch {
+            Issue.record("the DER path read what swift-asn1 refuses (\(error)): \(edit)")
         }
     }
 }
