@@ -279,3 +279,18 @@ struct AppleCodingKey: CodingKey, Hashable {
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
+
+/// Writing as verifyReceipt writes: every value a string, left out when nil, and each date three
+/// times (`name`, `name_ms`, `name_pst`).
+extension KeyedEncodingContainer<AppleCodingKey> {
+    mutating func put(_ value: String?, _ name: String) throws {
+        if let value { try encode(value, forKey: AppleCodingKey(name)) }
+    }
+
+    mutating func putDate(_ date: Date?, _ name: String) throws {
+        guard let date else { return }
+        try put(AppleDateFormat.gmt(date), name)
+        try put(AppleDateFormat.milliseconds(date), name + "_ms")
+        try put(AppleDateFormat.pacific(date), name + "_pst")
+    }
+}
