@@ -15,8 +15,7 @@ struct GenerateCommand: ParsableCommand {
     @Option(help: "Apple transactions in the history (deliveries are about as many).")
     var transactions = 5_000_000
 
-    @Option(help: "The simulator's state directory: its CA signs the uploads the first run verifies.")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "Random seed; the same seed gives the same history.")
     var seed: UInt64 = 12
@@ -26,7 +25,7 @@ struct GenerateCommand: ParsableCommand {
         guard try connection.queryFirst(HistoryWriter.SQL.anyAppleTransaction) == nil else {
             throw ValidationError("the database already holds Apple transactions; generate into an empty one")
         }
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let simulator = try sim.simulator()
         let world = BenchWorld(transactions: transactions, seed: seed, now: Date())
         let writer = HistoryWriter(world: world, ca: simulator.ca, connection: connection)
         for table in HistoryWriter.Table.allCases {
