@@ -37,13 +37,16 @@ protocol AppleJSONObject<Field> {
 }
 
 /// A type read from one object of a verifyReceipt answer, by `JSONDecoder` (its `init(from:)`
-/// is `init(fields: DecodedAppleObject(decoder))`) or directly.
+/// is the one below) or directly.
 protocol AppleJSONDecodable: Decodable {
     associatedtype Field: AppleFieldName
     init(fields: some AppleJSONObject<Field>) throws
 }
 
 extension AppleJSONDecodable {
+    /// Reads the object the way Apple writes it: any number possibly a string, unknown fields ignored.
+    public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
+
     /// `json` read by the direct reader; nil when it leaves it to `JSONDecoder`.
     static func directly(from json: UnsafeBufferPointer<UInt8>) -> Self? {
         DirectAppleObject<Field>.read(Self.self, from: json)

@@ -151,9 +151,6 @@ extension VerifiedReceipt {
             self.appAccountToken = appAccountToken
         }
 
-        /// Reads one item the way Apple writes it: every number a string, unknown fields ignored.
-        public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
-
         /// Writes the item with Apple's field names and Apple's string typing.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: AppleCodingKey.self)
@@ -206,9 +203,6 @@ extension VerifiedReceipt {
             self.expirationIntent = expirationIntent
             self.isInBillingRetryPeriod = isInBillingRetryPeriod
         }
-
-        /// Reads Apple's string-typed fields.
-        public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
 
         /// Writes Apple's field names, numbers as strings.
         public func encode(to encoder: any Encoder) throws {

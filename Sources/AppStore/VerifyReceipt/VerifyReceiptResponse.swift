@@ -100,8 +100,6 @@ public struct VerifyReceiptResponse: Sendable, Hashable {
             static let keys = DirectJSON.Keys(Self.self)
         }
 
-        init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
-
         init(fields c: some AppleJSONObject<Field>) throws {
             guard let status = try c.lenientInt64(.status) else { throw c.missing(.status, "no status") }
             self.status = Int(status)
@@ -140,8 +138,6 @@ public struct VerifyReceiptResponse: Sendable, Hashable {
 
             static let keys = DirectJSON.Keys(Self.self)
         }
-
-        init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
 
         init(fields c: some AppleJSONObject<Field>) throws {
             if let bundleID = try c.lenientString(.bundleID) {
