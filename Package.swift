@@ -143,8 +143,9 @@ let package = Package(
             dependencies: ["embed-files"]
         ),
 
-        // Shared by the test targets: a fresh database per suite on the throwaway cluster.
-        .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
+        // Shared by the test targets: a fresh database per suite on the throwaway cluster, migrated
+        // to the job's schema when asked.
+        .target(name: "TestSupport", dependencies: ["Postgres", "Reconciliation"], path: "Tests/TestSupport"),
         // Shared by the AppStore and Reconciliation tests: a forger's certificate authority.
         .target(
             name: "AppStoreTestSupport",

@@ -31,6 +31,37 @@ extension MustacheLibrary {
     }
 }
 
+/// A view model a template reads by name, from a table of its properties, rather than through
+/// `Mirror`, swift-mustache's default, which reflects the whole value at every lookup (most of a
+/// large page's time, and of a quiet night's report head). A name the table does not have is nil,
+/// and the template looks further up, as with `Mirror`; a nil optional is nil too. The tests that
+/// walk every part of a page and of the report head catch a property left out of a table.
+public protocol TemplateValues: MustacheParent {
+    /// Every stored property, under its own name.
+    static var byName: TemplateNames<Self> { get }
+}
+
+/// A view model's properties by the names its template uses.
+public typealias TemplateNames<Root> = [String: PartialKeyPath<Root> & Sendable]
+
+extension TemplateValues {
+    public func child(named name: String) -> Any? {
+        guard let keyPath = Self.byName[name] else { return nil }
+        let value = self[keyPath: keyPath]
+        if let optional = value as? any OptionalTemplateValue { return optional.wrapped }
+        return value
+    }
+}
+
+/// An optional read through a key path: its value, or nil (not an `Any` holding `nil`).
+protocol OptionalTemplateValue {
+    var wrapped: Any? { get }
+}
+
+extension Optional: OptionalTemplateValue {
+    var wrapped: Any? { self }
+}
+
 /// The catalog as a template sees it: `{{t.queue.heading}}` walks it one dotted name at a time.
 public struct CatalogNode: MustacheParent, Sendable {
     let catalog: Catalog

@@ -29,7 +29,7 @@ extension ReportFormat {
 
 /// What `report.mustache` is rendered with: one of its three parts (head, a finding's row, foot)
 /// and the catalog as `t`.
-struct ReportPage: MustacheParent {
+struct ReportPage: TemplateValues {
     let t: CatalogNode
     var head: Head?
     var finding: Row?
@@ -42,17 +42,7 @@ struct ReportPage: MustacheParent {
         self.foot = foot
     }
 
-    // Looked up by name rather than through `Mirror` (swift-mustache's default, which reflects
-    // the whole value at every lookup).
-    func child(named name: String) -> Any? {
-        switch name {
-        case "t": t
-        case "head": head
-        case "finding": finding
-        case "foot": foot
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = ["t": \.t, "head": \.head, "finding": \.finding, "foot": \.foot]
 
     /// The template and the stylesheet it embeds (`{{>stylesheet}}`: a partial, so the CSS is
     /// written as it is, never escaped, and no `{{{ }}}` is needed).
@@ -83,21 +73,14 @@ struct ReportPage: MustacheParent {
     // name a part does not have is nil, and the template looks further up, as with `Mirror`.
 
     /// Everything before the first finding.
-    struct Head: MustacheParent {
-        struct Card: MustacheParent {
+    struct Head: TemplateValues {
+        struct Card: TemplateValues {
             let label: String
             let value: String
             /// `good` or `warn`: the value's colour.
             let tone: String?
 
-            func child(named name: String) -> Any? {
-                switch name {
-                case "label": label
-                case "value": value
-                case "tone": tone
-                default: nil
-                }
-            }
+            static let byName: TemplateNames<Self> = ["label": \.label, "value": \.value, "tone": \.tone]
         }
 
         let lang: String
@@ -116,46 +99,28 @@ struct ReportPage: MustacheParent {
         let policies: Policies?
         let hasFindings: Bool
 
-        struct Policies: MustacheParent {
-            struct Row: MustacheParent {
+        struct Policies: TemplateValues {
+            struct Row: TemplateValues {
                 let rule: String
                 let decided: Int
                 let amount: String
 
-                func child(named name: String) -> Any? {
-                    switch name {
-                    case "rule": rule
-                    case "decided": decided
-                    case "amount": amount
-                    default: nil
-                    }
-                }
+                static let byName: TemplateNames<Self> = [
+                    "rule": \.rule, "decided": \.decided, "amount": \.amount,
+                ]
             }
 
             let rows: [Row]
 
-            func child(named name: String) -> Any? { name == "rows" ? rows : nil }
+            static let byName: TemplateNames<Self> = ["rows": \.rows]
         }
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "lang": lang
-            case "title": title
-            case "dryRun": dryRun
-            case "status": status
-            case "statusLabel": statusLabel
-            case "meta": meta
-            case "cards": cards
-            case "retryingNotice": retryingNotice
-            case "kindChart": kindChart
-            case "dayChart": dayChart
-            case "risk": risk
-            case "refundActivity": refundActivity
-            case "policies": policies
-            case "hasFindings": hasFindings
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "lang": \.lang, "title": \.title, "dryRun": \.dryRun, "status": \.status, "statusLabel": \.statusLabel,
+            "meta": \.meta, "cards": \.cards, "retryingNotice": \.retryingNotice, "kindChart": \.kindChart,
+            "dayChart": \.dayChart, "risk": \.risk, "refundActivity": \.refundActivity, "policies": \.policies,
+            "hasFindings": \.hasFindings,
+        ]
 
         init(_ report: RunReport, _ reader: Reader) {
             let t = reader.catalog
@@ -203,8 +168,8 @@ struct ReportPage: MustacheParent {
     }
 
     /// Findings per kind: one bar per kind in its severity's colour (the stylesheet's `.sev-<severity>`).
-    struct KindChart: MustacheParent {
-        struct Bar: MustacheParent {
+    struct KindChart: TemplateValues {
+        struct Bar: TemplateValues {
             let label: String
             let count: Int
             let severity: String
@@ -213,31 +178,17 @@ struct ReportPage: MustacheParent {
             let barWidth: Int
             let countX: Int
 
-            func child(named name: String) -> Any? {
-                switch name {
-                case "label": label
-                case "count": count
-                case "severity": severity
-                case "textY": textY
-                case "barY": barY
-                case "barWidth": barWidth
-                case "countX": countX
-                default: nil
-                }
-            }
+            static let byName: TemplateNames<Self> = [
+                "label": \.label, "count": \.count, "severity": \.severity, "textY": \.textY, "barY": \.barY,
+                "barWidth": \.barWidth, "countX": \.countX,
+            ]
         }
 
-        struct Legend: MustacheParent {
+        struct Legend: TemplateValues {
             let severity: String
             let label: String
 
-            func child(named name: String) -> Any? {
-                switch name {
-                case "severity": severity
-                case "label": label
-                default: nil
-                }
-            }
+            static let byName: TemplateNames<Self> = ["severity": \.severity, "label": \.label]
         }
 
         static let rowHeight = 26, labelWidth = 170, trackWidth = 260
@@ -250,18 +201,10 @@ struct ReportPage: MustacheParent {
         let bars: [Bar]
         let legend: [Legend]
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "width": width
-            case "height": height
-            case "labelX": labelX
-            case "barX": barX
-            case "trackWidth": trackWidth
-            case "bars": bars
-            case "legend": legend
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "width": \.width, "height": \.height, "labelX": \.labelX, "barX": \.barX, "trackWidth": \.trackWidth,
+            "bars": \.bars, "legend": \.legend,
+        ]
 
         init(_ report: RunReport, _ t: Catalog) {
             let counts = report.counts
@@ -282,9 +225,9 @@ struct ReportPage: MustacheParent {
 
     /// Findings per purchase day. Days are UTC days: the summary counts them in SQL before any
     /// reader is known.
-    struct DayChart: MustacheParent {
-        struct Plot: MustacheParent {
-            struct Day: MustacheParent {
+    struct DayChart: TemplateValues {
+        struct Plot: TemplateValues {
+            struct Day: TemplateValues {
                 let x: Int
                 let y: Int
                 let barWidth: Int
@@ -295,18 +238,10 @@ struct ReportPage: MustacheParent {
                 /// The axis label under the bar (`11-23`), on every few bars.
                 let tick: String?
 
-                func child(named name: String) -> Any? {
-                    switch name {
-                    case "x": x
-                    case "y": y
-                    case "barWidth": barWidth
-                    case "barHeight": barHeight
-                    case "date": date
-                    case "count": count
-                    case "tick": tick
-                    default: nil
-                    }
-                }
+                static let byName: TemplateNames<Self> = [
+                    "x": \.x, "y": \.y, "barWidth": \.barWidth, "barHeight": \.barHeight, "date": \.date,
+                    "count": \.count, "tick": \.tick,
+                ]
             }
 
             static let height = 160, top = 14, bottom = 34
@@ -321,34 +256,17 @@ struct ReportPage: MustacheParent {
             let maximum: Int
             let days: [Day]
 
-            func child(named name: String) -> Any? {
-                switch name {
-                case "width": width
-                case "height": height
-                case "axisX": axisX
-                case "scaleX": scaleX
-                case "topY": topY
-                case "baseY": baseY
-                case "tickY": tickY
-                case "maximum": maximum
-                case "days": days
-                default: nil
-                }
-            }
+            static let byName: TemplateNames<Self> = [
+                "width": \.width, "height": \.height, "axisX": \.axisX, "scaleX": \.scaleX, "topY": \.topY,
+                "baseY": \.baseY, "tickY": \.tickY, "maximum": \.maximum, "days": \.days,
+            ]
         }
 
         let label: String
         let plot: Plot?
         let undated: String?
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "label": label
-            case "plot": plot
-            case "undated": undated
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = ["label": \.label, "plot": \.plot, "undated": \.undated]
 
         init(_ summary: RunReport.FindingSummary, _ t: Catalog) {
             label = t.text("report.by_day", ["zone": "UTC"])
@@ -381,45 +299,28 @@ struct ReportPage: MustacheParent {
     }
 
     /// Value at risk: a total per currency, then each kind's amount; nil when nothing is priced.
-    struct Risk: MustacheParent {
-        struct Total: MustacheParent {
+    struct Risk: TemplateValues {
+        struct Total: TemplateValues {
             let amount: String
             let label: String
 
-            func child(named name: String) -> Any? {
-                switch name {
-                case "amount": amount
-                case "label": label
-                default: nil
-                }
-            }
+            static let byName: TemplateNames<Self> = ["amount": \.amount, "label": \.label]
         }
 
-        struct Entry: MustacheParent {
+        struct Entry: TemplateValues {
             let kind: String
             let currency: String
             let amount: String
 
-            func child(named name: String) -> Any? {
-                switch name {
-                case "kind": kind
-                case "currency": currency
-                case "amount": amount
-                default: nil
-                }
-            }
+            static let byName: TemplateNames<Self> = [
+                "kind": \.kind, "currency": \.currency, "amount": \.amount,
+            ]
         }
 
         let totals: [Total]
         let entries: [Entry]
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "totals": totals
-            case "entries": entries
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = ["totals": \.totals, "entries": \.entries]
 
         init?(_ report: RunReport, _ reader: Reader) {
             let risk = report.valueAtRisk
@@ -438,19 +339,14 @@ struct ReportPage: MustacheParent {
         }
     }
 
-    struct RefundActivity: MustacheParent {
+    struct RefundActivity: TemplateValues {
         let notifications: String
         let consumption: String
         let undeliveredNotice: String?
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "notifications": notifications
-            case "consumption": consumption
-            case "undeliveredNotice": undeliveredNotice
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "notifications": \.notifications, "consumption": \.consumption, "undeliveredNotice": \.undeliveredNotice,
+        ]
 
         init(_ report: RunReport, _ t: Catalog) {
             notifications = t.text("report.notifications_line", report.notifications.catalogValues)
@@ -555,16 +451,10 @@ struct ReportPage: MustacheParent {
         }
     }
 
-    struct Foot: MustacheParent {
+    struct Foot: TemplateValues {
         let hasFindings: Bool
         let datesNote: String
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "hasFindings": hasFindings
-            case "datesNote": datesNote
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = ["hasFindings": \.hasFindings, "datesNote": \.datesNote]
     }
 }

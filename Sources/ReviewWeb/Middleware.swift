@@ -26,18 +26,27 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
 /// Finds the session of the request's cookie. Whether a route needs one is said by where it is
 /// registered: the signed-in routes are a group of `SignedInContext`, which cannot be made without
 /// a session (see `ReviewSite.addRoutes`).
-struct SessionMiddleware: RouterMiddleware {
-    typealias Context = ReviewRequestContext
-
+struct SessionMiddleware: ContextMiddleware {
     let sessions: SessionStore
 
+    func settle(_ context: inout ReviewRequestContext, for request: Request) async {
+        if let id = request.cookies[ReviewSite.cookieName]?.value, !id.isEmpty {
+            context.session = await sessions.session(id: id)
+        }
+    }
+}
+
+/// A middleware that only fills in parts of the request's context before the routes run.
+protocol ContextMiddleware: RouterMiddleware where Context == ReviewRequestContext {
+    func settle(_ context: inout ReviewRequestContext, for request: Request) async
+}
+
+extension ContextMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
-        if let id = request.cookies[ReviewSite.cookieName]?.value, !id.isEmpty {
-            context.session = await sessions.session(id: id)
-        }
+        await settle(&context, for: request)
         return try await next(request, context)
     }
 }

@@ -6,15 +6,10 @@ import Reconciliation
 /// page's header) win and are remembered in the session; then what the session remembers; then
 /// the browser's `Accept-Language`, and the language's usual time zone. Before login, `?lang=`
 /// applies to the login page and travels in its form into the new session.
-struct PreferencesMiddleware: RouterMiddleware {
-    typealias Context = ReviewRequestContext
-
+struct PreferencesMiddleware: ContextMiddleware {
     let sessions: SessionStore
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        var context = context
+    func settle(_ context: inout ReviewRequestContext, for request: Request) async {
         context.method = request.method
         context.path = Self.sameSitePath(request.uri.path)
         context.query = request.uri.query
@@ -29,7 +24,6 @@ struct PreferencesMiddleware: RouterMiddleware {
             ?? Language(acceptLanguage: request.headers[.init("Accept-Language")!])
         let zone = askedZone ?? context.session?.timeZone.flatMap(TimeZoneChoice.zone(named:))
         context.reader = Reader(language: language, timeZone: zone)
-        return try await next(request, context)
     }
 
     /// The path the page's own links (language switch, time zone form, the way back after

@@ -4,8 +4,8 @@ import Reconciliation
 
 /// What the job answered Apple about refund requests (`CONSUMPTION_REQUEST`) and what Apple
 /// decided (SPEC section 14), as rows of the item page and the customer page. Its values are given
-/// by name (`MustacheParent`), as the desk page's other parts are (Views.swift).
-struct RefundRequestRow: MustacheParent {
+/// by name (`TemplateValues`), as the desk page's other parts are (Views.swift).
+struct RefundRequestRow: TemplateValues {
     /// When Apple asked (the request's `signedDate`).
     let requested: String
     /// When the job answered, or recorded the request expired or refused.
@@ -23,20 +23,11 @@ struct RefundRequestRow: MustacheParent {
     /// `refunded`, `declined` or `undecided`: the CSS class.
     let outcomeClass: String
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "requested": requested
-        case "answered": answered
-        case "status": status
-        case "statusLabel": statusLabel
-        case "delivery": delivery
-        case "consumed": consumed
-        case "preference": preference
-        case "outcome": outcome
-        case "outcomeClass": outcomeClass
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = [
+        "requested": \.requested, "answered": \.answered, "status": \.status, "statusLabel": \.statusLabel,
+        "delivery": \.delivery, "consumed": \.consumed, "preference": \.preference, "outcome": \.outcome,
+        "outcomeClass": \.outcomeClass,
+    ]
 
     static func rows(_ records: [ConsumptionAnswerRecord], reader: Reader) -> [RefundRequestRow] {
         let t = reader.catalog

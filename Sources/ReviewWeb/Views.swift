@@ -6,47 +6,35 @@ import Reconciliation
 // beyond sections. Strings are escaped by the templates, never here.
 //
 // What the desk page renders (the frame, the desk's view model and the parts it shares with the
-// item page) gives its values by name (`MustacheParent`) rather than through `Mirror`,
+// item page) gives its values by name (`TemplateValues`) rather than through `Mirror`,
 // swift-mustache's default, which reflects the whole value at every lookup: with 50 transaction
 // cards of some 30 lookups each, most of them `{{t.…}}` climbing Transaction → DeskPage →
-// PageFrame, reflection was most of the page's time. Each `child(named:)` gives every stored
+// PageFrame, reflection was most of the page's time. Each `byName` table gives every stored
 // property under its own name; a nil optional is nil, and the template looks further up, as with
 // `Mirror`. `DeskViewsByNameTests` checks that no property is left out.
 
 /// What every page shows around its content; the object the templates render against. The page's
 /// own view model is under `page`, and the templates open it with `{{#page}}`, so the catalog
 /// (`{{t.…}}`) and the header stay in reach from inside it.
-struct PageFrame: MustacheParent {
+struct PageFrame: TemplateValues {
     enum Tab { case queue, runs }
 
-    struct LanguageLink: MustacheParent {
+    struct LanguageLink: TemplateValues {
         let code: String
         let label: String
         let href: String
         let active: Bool
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "code": code
-            case "label": label
-            case "href": href
-            case "active": active
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "code": \.code, "label": \.label, "href": \.href, "active": \.active,
+        ]
     }
 
-    struct Field: MustacheParent {
+    struct Field: TemplateValues {
         let name: String
         let value: String
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "name": self.name
-            case "value": value
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = ["name": \.name, "value": \.value]
     }
 
     let t: CatalogNode
@@ -90,24 +78,13 @@ struct PageFrame: MustacheParent {
         timeZones = TimeZoneChoice.options(for: reader)
     }
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "t": t
-        case "lang": lang
-        case "title": title
-        case "session": session
-        case "flash": flash
-        case "languages": languages
-        case "path": path
-        case "keep": keep
-        case "timeZones": timeZones
-        case "page": page
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = [
+        "t": \.t, "lang": \.lang, "title": \.title, "session": \.session, "flash": \.flash, "languages": \.languages,
+        "path": \.path, "keep": \.keep, "timeZones": \.timeZones, "page": \.page,
+    ]
 }
 
-struct SessionView: MustacheParent {
+struct SessionView: TemplateValues {
     let name: String
     let initial: String
     let csrf: String
@@ -122,19 +99,12 @@ struct SessionView: MustacheParent {
         onRuns = tab == .runs
     }
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "name": self.name
-        case "initial": initial
-        case "csrf": csrf
-        case "onQueue": onQueue
-        case "onRuns": onRuns
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = [
+        "name": \.name, "initial": \.initial, "csrf": \.csrf, "onQueue": \.onQueue, "onRuns": \.onRuns,
+    ]
 }
 
-struct FlashView: MustacheParent {
+struct FlashView: TemplateValues {
     let text: String
     let isError: Bool
 
@@ -147,28 +117,15 @@ struct FlashView: MustacheParent {
         self.init(text: flash.text, isError: flash.isError)
     }
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "text": text
-        case "isError": isError
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = ["text": \.text, "isError": \.isError]
 }
 
-struct OptionView: MustacheParent {
+struct OptionView: TemplateValues {
     let value: String
     let label: String
     let selected: Bool
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "value": value
-        case "label": label
-        case "selected": selected
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = ["value": \.value, "label": \.label, "selected": \.selected]
 }
 
 struct LoginPage {
@@ -271,20 +228,14 @@ struct ItemPage {
     }
 
     // KeyValue, Delivery and Upload are the desk page's too, and give their values by name.
-    struct KeyValue: MustacheParent {
+    struct KeyValue: TemplateValues {
         let key: String
         let value: String
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "key": key
-            case "value": value
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = ["key": \.key, "value": \.value]
     }
 
-    struct Delivery: MustacheParent {
+    struct Delivery: TemplateValues {
         let id: String
         let transaction: String
         let user: String
@@ -294,22 +245,13 @@ struct ItemPage {
         let revokedAt: String
         let revoked: Bool
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "id": id
-            case "transaction": transaction
-            case "user": user
-            case "product": product
-            case "quantity": quantity
-            case "delivered": delivered
-            case "revokedAt": revokedAt
-            case "revoked": revoked
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "id": \.id, "transaction": \.transaction, "user": \.user, "product": \.product, "quantity": \.quantity,
+            "delivered": \.delivered, "revokedAt": \.revokedAt, "revoked": \.revoked,
+        ]
     }
 
-    struct Upload: MustacheParent {
+    struct Upload: TemplateValues {
         let id: String
         let user: String
         let kind: String
@@ -317,17 +259,10 @@ struct ItemPage {
         let device: String
         let verification: String
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "id": id
-            case "user": user
-            case "kind": kind
-            case "uploaded": uploaded
-            case "device": device
-            case "verification": verification
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "id": \.id, "user": \.user, "kind": \.kind, "uploaded": \.uploaded, "device": \.device,
+            "verification": \.verification,
+        ]
     }
 
     struct Buyer {

@@ -15,8 +15,7 @@ struct GenerateCommand: ParsableCommand {
     @Option(help: "Apple transactions in the history (deliveries are about as many).")
     var transactions = 5_000_000
 
-    @Option(help: "The simulator's state directory: its CA signs the uploads the first run verifies.")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "Random seed; the same seed gives the same history.")
     var seed: UInt64 = 12
@@ -26,7 +25,7 @@ struct GenerateCommand: ParsableCommand {
         guard try connection.queryFirst(HistoryWriter.SQL.anyAppleTransaction) == nil else {
             throw ValidationError("the database already holds Apple transactions; generate into an empty one")
         }
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let simulator = try sim.simulator()
         let world = BenchWorld(transactions: transactions, seed: seed, now: Date())
         let writer = HistoryWriter(world: world, ca: simulator.ca, connection: connection)
         for table in HistoryWriter.Table.allCases {
@@ -139,38 +138,48 @@ struct HistoryWriter {
         try connection.execute(SQL.finishHistory)
     }
 
-    private func copyTransactions() throws -> Int {
-        try connection.copyIn(SQL.copyAppleTransactions) { writer in
+    /// Copies `file`'s rows for each purchase the job knew before the bench's run; those uploaded
+    /// since (no Apple transaction, verification or claim yet) are left for the run to verify.
+    private func copyKnownPurchases(
+        _ file: SQLFile, _ rows: (BenchWorld.Purchase, inout CopyWriter) throws -> Void
+    ) throws -> Int {
+        try connection.copyIn(file) { writer in
             for index in 0..<world.transactions {
                 let purchase = world.purchase(index)
                 guard purchase.isKnownToJob else { continue }
-                let type: String =
-                    switch purchase.category {
-                    case .consumable: "consumable"
-                    case .unlock: "non_consumable"
-                    case .subscription: "auto_renewable"
-                    }
-                let seen = purchase.purchaseDate.addingTimeInterval(3600)
-                // What copyClaims writes: the uploader's claim (a StoreKit 2 token, or a hashed
-                // username naming the buyer), and for a shared receipt a bare claim by another account.
-                let shared = purchase.fate == .shared && purchase.other != purchase.uploader
-                // StoreKit 2 data carries price and token; verifyReceipt answers carry neither.
-                try writer.append([
-                    purchase.transactionID, purchase.originalTransactionID, purchase.productID, type,
-                    purchase.bundleID, purchase.environment, purchase.quantity, purchase.purchaseDate,
-                    purchase.isFollowUp ? nil : purchase.purchaseDate, purchase.expiresDate, purchase.revocationDate,
-                    purchase.revocationDate == nil ? Int?.none : 0, "PURCHASED",
-                    purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil,
-                    purchase.category == .subscription ? String(purchase.index + 1_000_000_000) : nil,
-                    purchase.storeKit2 ? purchase.price * Int64(purchase.quantity) : nil,
-                    purchase.storeKit2 ? "CNY" : nil, purchase.storeKit2 ? "CHN" : nil,
-                    purchase.revocationDate ?? purchase.purchaseDate.addingTimeInterval(2),
-                    purchase.storeKit2 ? "jws" : "verify_receipt", seen, seen,
-                    shared ? nil : world.userID(purchase.uploader),
-                    purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil,
-                    purchase.storeKit2 || purchase.buyer == purchase.uploader,
-                ])
+                try rows(purchase, &writer)
             }
+        }
+    }
+
+    private func copyTransactions() throws -> Int {
+        try copyKnownPurchases(SQL.copyAppleTransactions) { purchase, writer in
+            let type: String =
+                switch purchase.category {
+                case .consumable: "consumable"
+                case .unlock: "non_consumable"
+                case .subscription: "auto_renewable"
+                }
+            let seen = purchase.purchaseDate.addingTimeInterval(3600)
+            // What copyClaims writes: the uploader's claim (a StoreKit 2 token, or a hashed
+            // username naming the buyer), and for a shared receipt a bare claim by another account.
+            let shared = purchase.fate == .shared && purchase.other != purchase.uploader
+            // StoreKit 2 data carries price and token; verifyReceipt answers carry neither.
+            try writer.append([
+                purchase.transactionID, purchase.originalTransactionID, purchase.productID, type,
+                purchase.bundleID, purchase.environment, purchase.quantity, purchase.purchaseDate,
+                purchase.isFollowUp ? nil : purchase.purchaseDate, purchase.expiresDate, purchase.revocationDate,
+                purchase.revocationDate == nil ? Int?.none : 0, "PURCHASED",
+                purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil,
+                purchase.category == .subscription ? String(purchase.index + 1_000_000_000) : nil,
+                purchase.storeKit2 ? purchase.price * Int64(purchase.quantity) : nil,
+                purchase.storeKit2 ? "CNY" : nil, purchase.storeKit2 ? "CHN" : nil,
+                purchase.revocationDate ?? purchase.purchaseDate.addingTimeInterval(2),
+                purchase.storeKit2 ? "jws" : "verify_receipt", seen, seen,
+                shared ? nil : world.userID(purchase.uploader),
+                purchase.storeKit2 ? world.accountToken(purchase.buyer) : nil,
+                purchase.storeKit2 || purchase.buyer == purchase.uploader,
+            ])
         }
     }
 
@@ -220,52 +229,43 @@ struct HistoryWriter {
     }
 
     private func copyVerifications() throws -> Int {
-        try connection.copyIn(SQL.copyUploadVerifications) { writer in
-            for index in 0..<world.transactions {
-                let purchase = world.purchase(index)
-                // Uploads since the last run have no verification yet: the run enqueues them.
-                guard purchase.isKnownToJob else { continue }
-                let verifiedAt = purchase.purchaseDate.addingTimeInterval(3600)
-                let method = purchase.storeKit2 ? "jws" : "verify_receipt"
-                let status: Int? = purchase.storeKit2 ? nil : 0
+        try copyKnownPurchases(SQL.copyUploadVerifications) { purchase, writer in
+            let verifiedAt = purchase.purchaseDate.addingTimeInterval(3600)
+            let method = purchase.storeKit2 ? "jws" : "verify_receipt"
+            let status: Int? = purchase.storeKit2 ? nil : 0
+            try writer.append([
+                uploadID(purchase), "verified", method, status, purchase.environment, purchase.bundleID, 1,
+                verifiedAt, verifiedAt,
+            ])
+            if purchase.fate == .shared {
                 try writer.append([
-                    uploadID(purchase), "verified", method, status, purchase.environment, purchase.bundleID, 1,
-                    verifiedAt, verifiedAt,
+                    uploadID(purchase, second: true), "verified", "verify_receipt", 0, purchase.environment,
+                    purchase.bundleID, 1, verifiedAt.addingTimeInterval(86400),
+                    verifiedAt.addingTimeInterval(86400),
                 ])
-                if purchase.fate == .shared {
-                    try writer.append([
-                        uploadID(purchase, second: true), "verified", "verify_receipt", 0, purchase.environment,
-                        purchase.bundleID, 1, verifiedAt.addingTimeInterval(86400),
-                        verifiedAt.addingTimeInterval(86400),
-                    ])
-                }
             }
         }
     }
 
     private func copyClaims() throws -> Int {
-        try connection.copyIn(SQL.copyTransactionClaims) { writer in
-            for index in 0..<world.transactions {
-                let purchase = world.purchase(index)
-                guard purchase.isKnownToJob else { continue }
-                let created = purchase.purchaseDate.addingTimeInterval(3600)
-                if purchase.storeKit2 {
-                    try writer.append([
-                        purchase.transactionID, uploadID(purchase), world.userID(purchase.uploader), Self.null,
-                        world.accountToken(purchase.buyer), "jws", created,
-                    ])
-                } else {
-                    try writer.append([
-                        purchase.transactionID, uploadID(purchase), world.userID(purchase.uploader),
-                        world.hashedUserID(purchase.buyer), Self.null, "verify_receipt", created,
-                    ])
-                }
-                if purchase.fate == .shared {
-                    try writer.append([
-                        purchase.transactionID, uploadID(purchase, second: true), world.userID(purchase.other),
-                        Self.null, Self.null, "verify_receipt", created.addingTimeInterval(86400),
-                    ])
-                }
+        try copyKnownPurchases(SQL.copyTransactionClaims) { purchase, writer in
+            let created = purchase.purchaseDate.addingTimeInterval(3600)
+            if purchase.storeKit2 {
+                try writer.append([
+                    purchase.transactionID, uploadID(purchase), world.userID(purchase.uploader), Self.null,
+                    world.accountToken(purchase.buyer), "jws", created,
+                ])
+            } else {
+                try writer.append([
+                    purchase.transactionID, uploadID(purchase), world.userID(purchase.uploader),
+                    world.hashedUserID(purchase.buyer), Self.null, "verify_receipt", created,
+                ])
+            }
+            if purchase.fate == .shared {
+                try writer.append([
+                    purchase.transactionID, uploadID(purchase, second: true), world.userID(purchase.other),
+                    Self.null, Self.null, "verify_receipt", created.addingTimeInterval(86400),
+                ])
             }
         }
     }

@@ -11,8 +11,7 @@ struct JWSCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jws", abstract: "JWS verifications per second on one core.")
 
-    @Option(help: "The simulator's state directory (its CA signs the JWS; its root.der is trusted).")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "Distinct signed transactions to verify.")
     var count = 20_000
@@ -24,7 +23,7 @@ struct JWSCommand: AsyncParsableCommand {
     var reuse = false
 
     func run() async throws {
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let simulator = try sim.simulator()
         let tokens = reuse
             ? try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map(String.init)
             : try sign(simulator)

@@ -14,8 +14,7 @@ struct NightCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "night", abstract: "Add one night of new purchases, uploads and deliveries (COPY).")
 
-    @Option(help: "The simulator's state directory: its CA signs the uploads.")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "New purchases, each with its upload and its delivery.")
     var uploads = 50_000
@@ -25,7 +24,7 @@ struct NightCommand: ParsableCommand {
 
     func run() throws {
         let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let simulator = try sim.simulator()
         // Bought before RECONCILE_GRACE (30 minutes), so that the run judges them tonight, and
         // uploaded since the last run, whose window starts where the last one ended.
         let uploadedAt = Date()

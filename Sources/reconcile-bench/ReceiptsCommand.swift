@@ -10,8 +10,7 @@ struct ReceiptsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receipts", abstract: "App receipts parsed per second on one core.")
 
-    @Option(help: "The simulator's state directory (its CA signs the receipts).")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "Receipts to parse.")
     var count = 5000
@@ -26,7 +25,7 @@ struct ReceiptsCommand: ParsableCommand {
     var reuse = false
 
     func run() throws {
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let simulator = try sim.simulator()
         let receipts = reuse
             ? try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map(String.init)
             : try issue(simulator)

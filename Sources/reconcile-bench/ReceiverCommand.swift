@@ -25,8 +25,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         commandName: "receiver",
         abstract: "The notification receiver: stored per second against bare INSERTs, and its latencies.")
 
-    @Option(help: "The simulator's state directory (its CA signs the notifications; its API key).")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "The reconcile binary to start as the receiver.")
     var reconcile: String
@@ -54,8 +53,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard let databaseURL = environment["DATABASE_URL"] else { throw ValidationError("DATABASE_URL is not set") }
         let connection = try Connection(url: databaseURL)
         let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
-        let state = URL(fileURLWithPath: simState)
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: quiet))
+        let state = sim.directory
+        let simulator = try sim.simulator(logger: quiet)
         try await simulator.withRunning { running in
             let bodies = try (0..<notifications).map { _ in try Self.purchaseNotification(simulator) }
             let latency = try Self.latencyFixtures(refunds, simulator: simulator, on: connection)

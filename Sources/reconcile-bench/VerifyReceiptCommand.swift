@@ -17,8 +17,7 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
         commandName: "verify-receipt",
         abstract: "verifyReceipt throughput: one at a time versus the job's concurrent client.")
 
-    @Option(help: "The simulator's state directory (its CA signs the receipts).")
-    var simState: String
+    @OptionGroup var sim: SimulatorStateOptions
 
     @Option(help: "The simulator's production verifyReceipt URL.")
     var url: String
@@ -39,7 +38,7 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
     var prepareAnswersAt: String?
 
     func run() async throws {
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
+        let simulator = try sim.simulator()
         let receipts = try (0..<max(sequential, concurrent, uploads)).map { try Self.receipt($0, simulator: simulator) }
         let logger = Logger(label: "reconcile-bench")
         if let prepareAnswersAt { try await Self.prepareAnswers(receipts, simulator: prepareAnswersAt) }

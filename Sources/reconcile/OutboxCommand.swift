@@ -29,10 +29,9 @@ struct OutboxListCommand: AsyncParsableCommand {
     var json = false
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { _ in
+        try await database.run { _ in
             let rows = try await ActionOutbox(connection: database.connection()).list(pending: pending)
             if json {
                 let array = "[" + (try rows.map { String(decoding: try $0.json(), as: UTF8.self) }).joined(separator: ",\n")
@@ -71,7 +70,6 @@ struct OutboxAckCommand: AsyncParsableCommand {
     var by: String?
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func validate() throws {
         guard !ids.isEmpty, ids.count <= 10_000, ids.allSatisfy({ $0 > 0 }) else {
@@ -80,7 +78,7 @@ struct OutboxAckCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await common.run { _ in
+        try await database.run { _ in
             let unknown = try await ActionOutbox(connection: database.connection()).ack(ids, by: ActorName.resolve(by))
             for id in unknown { FileHandle.standardError.write(Data("reconcile: no outbox row \(id)\n".utf8)) }
             print("acked \(ids.count - unknown.count) of \(ids.count)")
@@ -95,10 +93,9 @@ struct OutboxDeliverCommand: AsyncParsableCommand {
         abstract: "POST every undelivered outbox row to RECONCILE_OUTBOX_WEBHOOK_URL, signed, until it answers 2xx.")
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { logger in
+        try await database.run { logger in
             do {
                 guard let delivery = try await database.deliverOutbox(logger: logger) else {
                     FileHandle.standardError.write(Data("reconcile: RECONCILE_OUTBOX_WEBHOOK_URL is not set\n".utf8))

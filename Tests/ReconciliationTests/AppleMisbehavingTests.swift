@@ -45,9 +45,7 @@ struct AppleMisbehavingTests {
     @Test(arguments: Storm.allCases)
     func aStormLeavesUploadsToRetryAndTheNextHealthyRunCatchesUp(_ storm: Storm) async throws {
         let (world, _, referenceDatabase) = try await ReferenceRuns.shared.reference(filler: 0)
-        let database = try TestDatabase.create("apple_storm")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("apple_storm")
         try world.plant(on: connection)
 
         let sim = try world.simulator()
@@ -88,9 +86,7 @@ struct AppleMisbehavingTests {
     /// next healthy run does everything, ending as an uninterrupted healthy run.
     @Test func anAppleOutageStopsTheRunAfterABatchAndTheNextRunCompletes() async throws {
         let (world, _, referenceDatabase) = try await ReferenceRuns.shared.reference(filler: CrashSafetyTests.filler)
-        let database = try TestDatabase.create("apple_outage")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("apple_outage")
         try world.plant(on: connection)
 
         let sim = try world.simulator()
@@ -131,9 +127,7 @@ struct AppleMisbehavingTests {
     /// then refused): the run finishes without it, and once it is back the next run completes.
     @Test func theSimulatorKilledMidRun() async throws {
         let (world, _, referenceDatabase) = try await ReferenceRuns.shared.reference(filler: 0)
-        let database = try TestDatabase.create("apple_gone")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("apple_gone")
         try world.plant(on: connection)
         let logs = world.scratch.appendingPathComponent("logs-\(database.name)")
 

@@ -13,9 +13,7 @@ struct BulkDecisionTests {
     /// plus items just outside each filter below: a 6.01 CNY one, a JPY one, one another person
     /// claimed, one of another kind, and one another run found.
     static func outageDay(_ name: String, count: Int) throws -> (TestDatabase, Connection) {
-        let database = try TestDatabase.create(name)
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated(name)
         try connection.execute(
             """
             INSERT INTO reconcile.runs (window_until, environment, status)

@@ -146,9 +146,7 @@ struct ClaimFactsTests {
     /// The bench's generator writes the facts with the white rows and checks them against the view;
     /// the claims' trigger, made to recompute every one of them, writes the same facts.
     @Test func theGeneratorsFactsAreTheTriggers() async throws {
-        let database = try TestDatabase.create("claim_facts_bench")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("claim_facts_bench")
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("claim-facts-\(UUID().uuidString)")
         let sim = work.appendingPathComponent("sim")
         try FileManager.default.createDirectory(at: sim, withIntermediateDirectories: true)

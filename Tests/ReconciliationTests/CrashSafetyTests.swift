@@ -24,9 +24,7 @@ struct CrashSafetyTests {
     ])
     func killedAnywhereThenRunAgainEndsAsAnUninterruptedRun(_ point: String) async throws {
         let (world, reference) = try await ReferenceRuns.shared.world(filler: Self.filler)
-        let database = try TestDatabase.create("crash_kill")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("crash_kill")
         try world.plant(on: connection)
 
         let sim = try world.simulator()
@@ -98,9 +96,7 @@ extension CrashSafetyTests {
     /// the next run finishes the work.
     @Test func sigtermStopsTakingWorkAndTheNextRunResumes() async throws {
         let (world, reference) = try await ReferenceRuns.shared.world(filler: Self.filler)
-        let database = try TestDatabase.create("crash_sigterm")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("crash_sigterm")
         try world.plant(on: connection)
 
         let sim = try world.simulator()

@@ -354,9 +354,7 @@ actor ReferenceRuns {
         if let run = runs[filler] { return try await run.value }
         let run = Task {
             let world = try CrashWorld.make(filler: filler)
-            let database = try TestDatabase.create("crash_reference")
-            let connection = try database.connect()
-            _ = try Schema.migrate(connection)
+            let (database, connection) = try TestDatabase.migrated("crash_reference")
             try world.plant(on: connection)
             let (status, process) = try await world.simulator().withRunning { running in
                 try await world.reconcileToEnd(database, simulator: running.baseURL, label: "reference")

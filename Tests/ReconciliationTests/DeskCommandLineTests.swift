@@ -24,9 +24,7 @@ struct DeskCommandLineTests {
     /// Issue 24 item 10: what clients wrote (an upload's kind, here with terminal escapes that
     /// would retitle the window and clear the screen) reaches the terminal made safe.
     @Test func lookupPrintsClientTextTerminalSafe() async throws {
-        let database = try TestDatabase.create("desk_cli_escapes")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("desk_cli_escapes")
         try connection.execute(
             """
             INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
@@ -119,9 +117,7 @@ struct DeskCommandLineTests {
 
     /// `reconcile --since 36h` is `reconcile run --since 36h`.
     @Test func runIsTheDefaultSubcommand() async throws {
-        let database = try TestDatabase.create("desk_cli_default")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("desk_cli_default")
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("desk-cli-\(UUID().uuidString)")
         let result = try await Self.reconcile(
             ["--since", "36h"],

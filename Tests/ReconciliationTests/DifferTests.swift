@@ -14,9 +14,7 @@ struct DifferTests {
     let differ = Differ(relations: .standard)
 
     init() throws {
-        database = try TestDatabase.create("differ")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("differ")
         try seed()
     }
 

@@ -236,9 +236,7 @@ struct HostileUploadTests {
     }
 
     @Test func everyBadUploadIsInvalidWithItsReasonAndEveryGoodOneIsJudged() async throws {
-        let database = try TestDatabase.create("hostile")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("hostile")
         var simLogger = Logger(label: "sim")
         simLogger.logLevel = .critical
         let sim = try AppStoreSimulator(configuration: .init(logger: simLogger))

@@ -31,9 +31,7 @@ struct InputBoundsTests {
     }
 
     @Test func aPageBeyondTheLastIsInvalidInputNotATrap() throws {
-        let database = try TestDatabase.create("bounds")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("bounds")
         try ReviewFixtures.seed(on: connection)
         let service = ReviewService(connection: connection, approval: .none)
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: Int.max, limit: 500) }
@@ -48,9 +46,7 @@ struct InputBoundsTests {
         ["review", "show", "99999999999999999999"],
     ])
     func theCLIExits64OnAHugeNumber(arguments: [String]) async throws {
-        let database = try TestDatabase.create("bounds_cli")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, _) = try TestDatabase.migrated("bounds_cli")
         let process = try ChildProcess(
             try ChildProcess.executable("reconcile"), arguments: arguments,
             environment: ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game"],
@@ -64,9 +60,7 @@ struct InputBoundsTests {
     /// The filters' codes are parsed as the domain's types: an unknown one is a usage error
     /// naming the known ones; a comma list of known ones filters.
     @Test func theCLIsFilterCodesAreTyped() async throws {
-        let database = try TestDatabase.create("bounds_codes")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("bounds_codes")
         try ReviewFixtures.seed(on: connection)
         func reconcile(_ arguments: [String]) async throws -> (Int32, ChildProcess) {
             let process = try ChildProcess(

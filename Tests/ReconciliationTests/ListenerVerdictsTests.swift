@@ -40,9 +40,7 @@ struct ListenerVerdictsTests {
     /// verified by the applier; the row the listener stored is applied with the listener's verdict
     /// (here one verification would not give: type REUSED, so that its use shows).
     @Test func theApplierVerifiesEveryRowButTheListenersOwn() async throws {
-        let database = try TestDatabase.create("listener_verdicts")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("listener_verdicts")
         let run = try connection.query(
             "INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'sandbox') RETURNING id"
         )[0].decode(Int64.self, at: 0)

@@ -15,9 +15,7 @@ struct NotificationTests {
         encoding: .utf8)
 
     @Test func appliesOnceSkipsResendsAndRejectsForgeries() async throws {
-        let database = try TestDatabase.create("notifications")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("notifications")
         let run = try connection.query(
             "INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'sandbox') RETURNING id"
         )[0].decode(Int64.self, at: 0)
@@ -42,9 +40,7 @@ struct NotificationTests {
     /// `reconcile run` stays within SPEC section 11's 150 MB: its peak resident memory as the
     /// kernel reports it for the child process. Apple's real notification beside them is applied.
     @Test func hugeStoredBodiesAreRefusedUnreadAndTheRunStaysSmall() async throws {
-        let database = try TestDatabase.create("notifications_huge")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("notifications_huge")
         try connection.execute("INSERT INTO reconcile.notifications (signed_payload) VALUES ($1)", [Self.realBody])
         try connection.execute(
             """

@@ -46,9 +46,7 @@ struct OutageTests {
     /// the window.
     @Test func aWorkerStopsOnAnAppleOutage() async throws {
         let (world, _, _) = try await ReferenceRuns.shared.reference(filler: CrashSafetyTests.filler)
-        let database = try TestDatabase.create("worker_outage")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("worker_outage")
         try world.plant(on: connection)
         let sim = try world.simulator()
         try await sim.withRunning { running in

@@ -14,9 +14,7 @@ import Testing
 struct OutboxTests {
     /// Three decisions in the outbox: grant, revoke, move.
     static func world(_ name: String) throws -> (TestDatabase, Connection) {
-        let database = try TestDatabase.create(name)
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated(name)
         let ids = try ReviewFixtures.seed(on: connection)
         let review = ReviewService(connection: connection, approval: .none)
         _ = try review.resolve(id: ids["t-m1"]!, resolution: .granted, by: "lin", note: nil)

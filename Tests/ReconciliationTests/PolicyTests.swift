@@ -30,9 +30,7 @@ struct PolicyTests {
     }
 
     static func database(_ name: String, runs: Int = 2) throws -> (TestDatabase, Connection) {
-        let database = try TestDatabase.create(name)
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated(name)
         for _ in 0..<runs {
             try connection.execute(
                 "INSERT INTO reconcile.runs (window_until, environment, status) VALUES (now(), 'production', 'completed')")

@@ -18,9 +18,7 @@ struct PreflightTests {
     }
 
     @Test func namesAMissingColumnAndHowToFixIt() throws {
-        let database = try TestDatabase.create("preflight_view")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("preflight_view")
         try connection.executeScript(
             """
             CREATE SCHEMA app;

@@ -16,9 +16,7 @@ struct ReportFolderTests {
     ])
     func aKilledRunLeavesNoFolderAndOnlyFinishedRunsGetOne(point: String, killedRunFinished: Bool) async throws {
         let (world, _) = try await ReferenceRuns.shared.world(filler: 10)
-        let database = try TestDatabase.create("report_folder")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("report_folder")
         try world.plant(on: connection)
         let reports = world.reports(database)
         let sim = try world.simulator()

@@ -53,18 +53,14 @@ struct SchemaTests {
     }
 
     @Test func migratingTwiceIsANoOp() throws {
-        let database = try TestDatabase.create("schema_twice")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("schema_twice")
         let again = try Schema.migrate(connection)
         #expect(again.applied.isEmpty)
         #expect(again.alreadyApplied.count == (try Schema.migrations().count))
     }
 
     @Test func reviewEventsAreAppendOnly() throws {
-        let database = try TestDatabase.create("schema_events")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("schema_events")
         try connection.execute("INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'production')")
         try connection.execute(
             """
@@ -85,9 +81,7 @@ struct SchemaTests {
         ("用户-🎉", "用户-🎉", true), ("u6", "U6", false),
     ])
     func aClaimKnowsWhetherItsUsernameNamesItsUploader(user: String, username: String, names: Bool) throws {
-        let database = try TestDatabase.create("schema_account_hash")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("schema_account_hash")
         let sameHash = try connection.query(
             "SELECT reconcile.account_hash($1) = encode(sha256(convert_to($1, 'UTF8')), 'hex')", [user]
         )[0].decode(Bool.self, at: 0)

@@ -121,9 +121,7 @@ struct ServerAPIScenarioTests {
 
     /// A fresh migrated database and a quiet simulator with its own state directory.
     static func world(_ name: String) throws -> (TestDatabase, Connection, AppStoreSimulator, URL) {
-        let database = try TestDatabase.create(name)
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated(name)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
         var logger = Logger(label: "sim")
         logger.logLevel = .critical

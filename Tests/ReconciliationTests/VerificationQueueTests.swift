@@ -10,9 +10,7 @@ struct VerificationQueueTests {
     /// Five 5 MiB receipts and three small ones: no batch holds more than the byte budget
     /// (unless it is a single upload), and every upload is claimed exactly once.
     @Test func aBatchHoldsAtMostTheByteBudgetAndEveryUploadOnce() throws {
-        let database = try TestDatabase.create("queue_bytes")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (_, connection) = try TestDatabase.migrated("queue_bytes")
         let large = 5 << 20
         try connection.execute(
             """

@@ -25,9 +25,7 @@ struct WorkerTests {
     /// The same uploads and ledger in a fresh database: a third of the purchases never delivered,
     /// a third delivered as another product, and one forged receipt credited.
     static func seed(_ receipts: [String], forged: String) throws -> TestDatabase {
-        let database = try TestDatabase.create("workers")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("workers")
         for (index, receipt) in receipts.enumerated() {
             try connection.execute(
                 """

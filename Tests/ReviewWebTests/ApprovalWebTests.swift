@@ -18,9 +18,7 @@ struct ApprovalWebTests {
     let ids: [String: Int64]
 
     init() throws {
-        database = try TestDatabase.create("reviewweb_approval")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("reviewweb_approval")
         ids = try ReviewFixtures.seed(on: connection)
         // The two open missed deliveries are worth 6.00 CNY and 700.00 CNY.
         try connection.execute(

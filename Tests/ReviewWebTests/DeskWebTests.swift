@@ -21,9 +21,7 @@ struct DeskWebTests {
     let connection: Connection
 
     init() throws {
-        database = try TestDatabase.create("deskweb")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("deskweb")
         try ReviewFixtures.seed(on: connection)
         try connection.execute(
             """

@@ -16,9 +16,7 @@ struct ExportWebTests {
     let connection: Connection
 
     init() throws {
-        database = try TestDatabase.create("reviewexport")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("reviewexport")
         _ = try ReviewFixtures.seed(on: connection)
     }
 

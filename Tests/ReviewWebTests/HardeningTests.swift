@@ -19,9 +19,7 @@ struct HardeningTests {
     let ids: [String: Int64]
 
     init() throws {
-        database = try TestDatabase.create("reviewhard")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("reviewhard")
         ids = try ReviewFixtures.seed(on: connection)
     }
 

@@ -18,9 +18,7 @@ struct LanguageTests {
     let ids: [String: Int64]
 
     init() throws {
-        database = try TestDatabase.create("reviewlang")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("reviewlang")
         ids = try ReviewFixtures.seed(on: connection)
     }
 

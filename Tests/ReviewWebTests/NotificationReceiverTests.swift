@@ -30,9 +30,7 @@ struct NotificationReceiverTests {
         let state: URL
 
         init(_ name: String, retryScale: Double = 0.00001) throws {
-            database = try TestDatabase.create(name)
-            connection = try database.connect()
-            _ = try Schema.migrate(connection)
+            (database, connection) = try TestDatabase.migrated(name)
             state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
             var logger = Logger(label: "sim")
             logger.logLevel = .critical
@@ -574,9 +572,7 @@ struct NotificationReceiverTests {
 
     @Test(arguments: [("en", "Notification receiver"), ("zh-Hans", "实时通知接收")])
     func theRunsPageListsTheReceiversPassesApartFromTheNightlyRuns(_ language: String, _ heading: String) async throws {
-        let database = try TestDatabase.create("receiver_runs_page")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("receiver_runs_page")
         try ReviewFixtures.seed(on: connection)
         let pass = try connection.query(
             """

@@ -14,9 +14,7 @@ import Testing
 @Suite("Web decisions reach the app")
 struct WebDecisionDeliveryTests {
     @Test func aDecisionInTheBrowserDeliversItsRowOnce() async throws {
-        let database = try TestDatabase.create("web_webhook")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("web_webhook")
         let ids = try ReviewFixtures.seed(on: connection)
         let granted = try #require(ids["t-m1"]), dismissed = try #require(ids["t-d1"])
         // The app's endpoint: refuses the first request (the retry delivers it), then accepts.
@@ -89,9 +87,7 @@ struct WebDecisionDeliveryTests {
 @Suite("Runs page")
 struct RunsPageTests {
     @Test func theDesksLookupsAreNotRuns() async throws {
-        let database = try TestDatabase.create("web_runs")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("web_runs")
         try ReviewFixtures.seed(on: connection)
         let run = try connection.query("SELECT max(id) FROM reconcile.runs")[0].decode(Int64.self, at: 0)
         let lookup = try connection.query(

@@ -19,9 +19,7 @@ struct PolicyWebTests {
     func theRunsAndItemPagesShowWhatAPolicyDecided(
         _ language: String, _ heading: String, _ tally: String, _ decision: String
     ) async throws {
-        let database = try TestDatabase.create("policy_pages")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("policy_pages")
         let ids = try ReviewFixtures.seed(on: connection)
         try connection.execute("UPDATE reconcile.review_items SET amount_milli = 6000, currency = 'CNY'")
         let run = try connection.query(

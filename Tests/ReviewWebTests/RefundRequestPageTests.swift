@@ -20,9 +20,7 @@ struct RefundRequestPageTests {
     static let hostileError = "<script>alert(3)</script>"
 
     @Test func theAnswerAndApplesDecisionAreShownInBothLanguages() async throws {
-        let database = try TestDatabase.create("refund_pages")
-        let connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        let (database, connection) = try TestDatabase.migrated("refund_pages")
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
         var simLogger = Logger(label: "sim")

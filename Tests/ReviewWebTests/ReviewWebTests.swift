@@ -18,9 +18,7 @@ struct ReviewWebTests {
     let ids: [String: Int64]
 
     init() throws {
-        database = try TestDatabase.create("reviewweb")
-        connection = try database.connect()
-        _ = try Schema.migrate(connection)
+        (database, connection) = try TestDatabase.migrated("reviewweb")
         ids = try ReviewFixtures.seed(on: connection)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Reconciliation
 
 /// A fresh, empty database on the throwaway cluster that `scripts/test` starts.
 ///
@@ -24,6 +25,14 @@ public struct TestDatabase: Sendable {
         let admin = try Connection(url: serverURL)
         try admin.execute("CREATE DATABASE \(Identifier.quote(name))")
         return TestDatabase(serverURL: serverURL, url: TestDatabase.url(serverURL, database: name), name: name)
+    }
+
+    /// A fresh database with the job's schema (every migration applied), and a connection to it.
+    public static func migrated(_ prefix: String) throws -> (TestDatabase, Connection) {
+        let database = try create(prefix)
+        let connection = try database.connect()
+        _ = try Schema.migrate(connection)
+        return (database, connection)
     }
 
     /// A new connection to the fresh database.

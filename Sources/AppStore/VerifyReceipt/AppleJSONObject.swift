@@ -37,13 +37,16 @@ protocol AppleJSONObject<Field> {
 }
 
 /// A type read from one object of a verifyReceipt answer, by `JSONDecoder` (its `init(from:)`
-/// is `init(fields: DecodedAppleObject(decoder))`) or directly.
+/// is the one below) or directly.
 protocol AppleJSONDecodable: Decodable {
     associatedtype Field: AppleFieldName
     init(fields: some AppleJSONObject<Field>) throws
 }
 
 extension AppleJSONDecodable {
+    /// Reads the object the way Apple writes it: any number possibly a string, unknown fields ignored.
+    public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
+
     /// `json` read by the direct reader; nil when it leaves it to `JSONDecoder`.
     static func directly(from json: UnsafeBufferPointer<UInt8>) -> Self? {
         DirectAppleObject<Field>.read(Self.self, from: json)
@@ -278,4 +281,19 @@ struct AppleCodingKey: CodingKey, Hashable {
     init(_ string: String) { stringValue = string }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
+}
+
+/// Writing as verifyReceipt writes: every value a string, left out when nil, and each date three
+/// times (`name`, `name_ms`, `name_pst`).
+extension KeyedEncodingContainer<AppleCodingKey> {
+    mutating func put(_ value: String?, _ name: String) throws {
+        if let value { try encode(value, forKey: AppleCodingKey(name)) }
+    }
+
+    mutating func putDate(_ date: Date?, _ name: String) throws {
+        guard let date else { return }
+        try put(AppleDateFormat.gmt(date), name)
+        try put(AppleDateFormat.milliseconds(date), name + "_ms")
+        try put(AppleDateFormat.pacific(date), name + "_pst")
+    }
 }

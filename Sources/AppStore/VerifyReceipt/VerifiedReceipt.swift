@@ -151,40 +151,28 @@ extension VerifiedReceipt {
             self.appAccountToken = appAccountToken
         }
 
-        /// Reads one item the way Apple writes it: every number a string, unknown fields ignored.
-        public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
-
         /// Writes the item with Apple's field names and Apple's string typing.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: AppleCodingKey.self)
-            func put(_ value: String?, _ name: String) throws {
-                if let value { try c.encode(value, forKey: AppleCodingKey(name)) }
-            }
-            func putDate(_ date: Date?, _ name: String) throws {
-                guard let date else { return }
-                try put(AppleDateFormat.gmt(date), name)
-                try put(AppleDateFormat.milliseconds(date), name + "_ms")
-                try put(AppleDateFormat.pacific(date), name + "_pst")
-            }
             func flag(_ value: Bool?) -> String? { value.map { $0 ? "true" : "false" } }
-            try put(String(quantity), "quantity")
-            try put(productID, "product_id")
-            try put(transactionID, "transaction_id")
-            try put(originalTransactionID, "original_transaction_id")
-            try putDate(purchaseDate, "purchase_date")
-            try putDate(originalPurchaseDate, "original_purchase_date")
-            try putDate(expiresDate, "expires_date")
-            try putDate(cancellationDate, "cancellation_date")
-            try put(cancellationReason, "cancellation_reason")
-            try put(webOrderLineItemID, "web_order_line_item_id")
-            try put(flag(isTrialPeriod), "is_trial_period")
-            try put(flag(isInIntroOfferPeriod), "is_in_intro_offer_period")
-            try put(flag(isUpgraded), "is_upgraded")
-            try put(promotionalOfferID, "promotional_offer_id")
-            try put(offerCodeRefName, "offer_code_ref_name")
-            try put(subscriptionGroupIdentifier, "subscription_group_identifier")
-            try put(inAppOwnershipType, "in_app_ownership_type")
-            try put(appAccountToken, "app_account_token")
+            try c.put(String(quantity), "quantity")
+            try c.put(productID, "product_id")
+            try c.put(transactionID, "transaction_id")
+            try c.put(originalTransactionID, "original_transaction_id")
+            try c.putDate(purchaseDate, "purchase_date")
+            try c.putDate(originalPurchaseDate, "original_purchase_date")
+            try c.putDate(expiresDate, "expires_date")
+            try c.putDate(cancellationDate, "cancellation_date")
+            try c.put(cancellationReason, "cancellation_reason")
+            try c.put(webOrderLineItemID, "web_order_line_item_id")
+            try c.put(flag(isTrialPeriod), "is_trial_period")
+            try c.put(flag(isInIntroOfferPeriod), "is_in_intro_offer_period")
+            try c.put(flag(isUpgraded), "is_upgraded")
+            try c.put(promotionalOfferID, "promotional_offer_id")
+            try c.put(offerCodeRefName, "offer_code_ref_name")
+            try c.put(subscriptionGroupIdentifier, "subscription_group_identifier")
+            try c.put(inAppOwnershipType, "in_app_ownership_type")
+            try c.put(appAccountToken, "app_account_token")
         }
     }
 
@@ -216,21 +204,15 @@ extension VerifiedReceipt {
             self.isInBillingRetryPeriod = isInBillingRetryPeriod
         }
 
-        /// Reads Apple's string-typed fields.
-        public init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
-
         /// Writes Apple's field names, numbers as strings.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: AppleCodingKey.self)
-            func put(_ value: String?, _ name: String) throws {
-                if let value { try c.encode(value, forKey: AppleCodingKey(name)) }
-            }
-            try put(autoRenewProductID, "auto_renew_product_id")
-            try put(productID, "product_id")
-            try put(originalTransactionID, "original_transaction_id")
-            try put(autoRenewStatus.map { $0 ? "1" : "0" }, "auto_renew_status")
-            try put(expirationIntent, "expiration_intent")
-            try put(isInBillingRetryPeriod.map { $0 ? "1" : "0" }, "is_in_billing_retry_period")
+            try c.put(autoRenewProductID, "auto_renew_product_id")
+            try c.put(productID, "product_id")
+            try c.put(originalTransactionID, "original_transaction_id")
+            try c.put(autoRenewStatus.map { $0 ? "1" : "0" }, "auto_renew_status")
+            try c.put(expirationIntent, "expiration_intent")
+            try c.put(isInBillingRetryPeriod.map { $0 ? "1" : "0" }, "is_in_billing_retry_period")
         }
     }
 }

@@ -100,8 +100,6 @@ public struct VerifyReceiptResponse: Sendable, Hashable {
             static let keys = DirectJSON.Keys(Self.self)
         }
 
-        init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
-
         init(fields c: some AppleJSONObject<Field>) throws {
             guard let status = try c.lenientInt64(.status) else { throw c.missing(.status, "no status") }
             self.status = Int(status)
@@ -141,8 +139,6 @@ public struct VerifyReceiptResponse: Sendable, Hashable {
             static let keys = DirectJSON.Keys(Self.self)
         }
 
-        init(from decoder: any Decoder) throws { try self.init(fields: DecodedAppleObject(decoder)) }
-
         init(fields c: some AppleJSONObject<Field>) throws {
             if let bundleID = try c.lenientString(.bundleID) {
                 self.bundleID = bundleID
@@ -179,23 +175,14 @@ extension VerifiedReceipt: Encodable {
         try top.encode(status, forKey: AppleCodingKey("status"))
         try top.encode(environment.rawValue, forKey: AppleCodingKey("environment"))
         var receipt = top.nestedContainer(keyedBy: AppleCodingKey.self, forKey: AppleCodingKey("receipt"))
-        func put(_ value: String?, _ name: String) throws {
-            if let value { try receipt.encode(value, forKey: AppleCodingKey(name)) }
-        }
-        func putDate(_ date: Date?, _ name: String) throws {
-            guard let date else { return }
-            try put(AppleDateFormat.gmt(date), name)
-            try put(AppleDateFormat.milliseconds(date), name + "_ms")
-            try put(AppleDateFormat.pacific(date), name + "_pst")
-        }
-        try put(receiptType, "receipt_type")
-        try put(appItemID, "app_item_id")
-        try put(bundleID, "bundle_id")
-        try put(applicationVersion, "application_version")
-        try putDate(receiptCreationDate, "receipt_creation_date")
-        try putDate(requestDate, "request_date")
-        try putDate(originalPurchaseDate, "original_purchase_date")
-        try put(originalApplicationVersion, "original_application_version")
+        try receipt.put(receiptType, "receipt_type")
+        try receipt.put(appItemID, "app_item_id")
+        try receipt.put(bundleID, "bundle_id")
+        try receipt.put(applicationVersion, "application_version")
+        try receipt.putDate(receiptCreationDate, "receipt_creation_date")
+        try receipt.putDate(requestDate, "request_date")
+        try receipt.putDate(originalPurchaseDate, "original_purchase_date")
+        try receipt.put(originalApplicationVersion, "original_application_version")
         try receipt.encode(inApp, forKey: AppleCodingKey("in_app"))
         try top.encode(latestReceiptInfo, forKey: AppleCodingKey("latest_receipt_info"))
         if let latestReceipt { try top.encode(latestReceipt, forKey: AppleCodingKey("latest_receipt")) }

@@ -238,11 +238,11 @@ enum DeskPageBuilder {
     }
 }
 
-/// The customer page's view model. It and its parts give their values by name (`MustacheParent`),
+/// The customer page's view model. It and its parts give their values by name (`TemplateValues`),
 /// as the frame does (Views.swift): through `Mirror`, rendering a page of 50 transactions was
 /// most of the server's time.
-struct DeskPage: MustacheParent {
-    struct Transaction: MustacheParent {
+struct DeskPage: TemplateValues {
+    struct Transaction: TemplateValues {
         let id: String
         let verdict: String
         let verdictLabel: String
@@ -261,30 +261,16 @@ struct DeskPage: MustacheParent {
         let refundRequests: [RefundRequestRow]
         let hasRefundRequests: Bool
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "id": id
-            case "verdict": verdict
-            case "verdictLabel": verdictLabel
-            case "isFinding": isFinding
-            case "explanation": explanation
-            case "facts": facts
-            case "sources": sources
-            case "buyer": buyer
-            case "deliveries": deliveries
-            case "hasDeliveries": hasDeliveries
-            case "uploads": uploads
-            case "hasUploads": hasUploads
-            case "items": items
-            case "hasItems": hasItems
-            case "refundRequests": refundRequests
-            case "hasRefundRequests": hasRefundRequests
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "id": \.id, "verdict": \.verdict, "verdictLabel": \.verdictLabel, "isFinding": \.isFinding,
+            "explanation": \.explanation, "facts": \.facts, "sources": \.sources, "buyer": \.buyer,
+            "deliveries": \.deliveries, "hasDeliveries": \.hasDeliveries, "uploads": \.uploads,
+            "hasUploads": \.hasUploads, "items": \.items, "hasItems": \.hasItems, "refundRequests": \.refundRequests,
+            "hasRefundRequests": \.hasRefundRequests,
+        ]
     }
 
-    struct Item: MustacheParent {
+    struct Item: TemplateValues {
         let id: Int64
         let href: String
         let kindLabel: String
@@ -292,17 +278,10 @@ struct DeskPage: MustacheParent {
         let severity: String
         let severityLabel: String
 
-        func child(named name: String) -> Any? {
-            switch name {
-            case "id": id
-            case "href": href
-            case "kindLabel": kindLabel
-            case "statusLabel": statusLabel
-            case "severity": severity
-            case "severityLabel": severityLabel
-            default: nil
-            }
-        }
+        static let byName: TemplateNames<Self> = [
+            "id": \.id, "href": \.href, "kindLabel": \.kindLabel, "statusLabel": \.statusLabel, "severity": \.severity,
+            "severityLabel": \.severityLabel,
+        ]
     }
 
     /// What was typed, kept in the search field.
@@ -321,20 +300,9 @@ struct DeskPage: MustacheParent {
     var prevHref: String?
     var nextHref: String?
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "query": query
-        case "notice": notice
-        case "csrf": csrf
-        case "summary": summary
-        case "value": value
-        case "kind": kind
-        case "canEnqueue": canEnqueue
-        case "transactions": transactions
-        case "pageText": pageText
-        case "prevHref": prevHref
-        case "nextHref": nextHref
-        default: nil
-        }
-    }
+    static let byName: TemplateNames<Self> = [
+        "query": \.query, "notice": \.notice, "csrf": \.csrf, "summary": \.summary, "value": \.value, "kind": \.kind,
+        "canEnqueue": \.canEnqueue, "transactions": \.transactions, "pageText": \.pageText, "prevHref": \.prevHref,
+        "nextHref": \.nextHref,
+    ]
 }

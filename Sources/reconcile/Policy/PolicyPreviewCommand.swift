@@ -23,7 +23,6 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
     var json = false
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     struct Decision: Encodable {
         let reviewItemID: Int64
@@ -36,7 +35,7 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await common.run { logger in
+        try await database.run { logger in
             let settings = try await database.settings()
             guard let path = file ?? settings.policyFile else {
                 throw ConfigurationError("no policy file: set RECONCILE_POLICY_FILE or give --file")

@@ -26,10 +26,9 @@ struct ReviewApproveCommand: AsyncParsableCommand {
     var note: String?
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { logger in
+        try await database.run { logger in
             print(try await database.service().approve(id: id, by: ActorName.resolve(by), note: note).message)
             // The decision reaches the app's webhook at once when one is configured.
             _ = try? await database.deliverOutbox(logger: logger)

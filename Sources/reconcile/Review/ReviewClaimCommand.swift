@@ -19,10 +19,9 @@ struct ReviewClaimCommand: AsyncParsableCommand {
     var force = false
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { _ in
+        try await database.run { _ in
             print(try await database.service().claim(id: id, by: ActorName.resolve(by), force: force).message)
         }
     }

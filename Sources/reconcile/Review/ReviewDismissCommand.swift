@@ -21,10 +21,9 @@ struct ReviewDismissCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: ItemSelection
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { logger in
+        try await database.run { logger in
             try await selection.decide(
                 .dismiss, verb: "dismiss", note: note, by: ActorName.resolve(by), database: database, logger: logger)
         }

@@ -12,13 +12,12 @@ struct ReviewExportCommand: AsyncParsableCommand {
 
     @OptionGroup var filter: ReviewFilterOptions
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
     var output: String?
 
     func run() async throws {
-        let logger = common.makeLogger()
+        let logger = database.common.makeLogger()
         do {
             let service = try await database.service()
             let filter = try filter.filter()

@@ -16,7 +16,6 @@ struct ReviewListCommand: AsyncParsableCommand {
 
     @OptionGroup var filter: ReviewFilterOptions
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     @Option(help: "Output: table, json or csv.")
     var format: Format = .table
@@ -37,7 +36,7 @@ struct ReviewListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await common.run { _ in
+        try await database.run { _ in
             let service = try await database.service()
             let result = try service.list(try filter.filter(), page: page, limit: limit)
             switch format {

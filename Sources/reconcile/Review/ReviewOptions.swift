@@ -4,9 +4,15 @@ import Logging
 import Postgres
 import Reconciliation
 
-/// How review commands reach the database: DATABASE_URL, or the `--config` file's.
+/// How review commands reach the database (DATABASE_URL, or the `--config` file's) and log.
 struct ReviewDatabaseOptions: ParsableArguments {
     @OptionGroup var config: ConfigFileOptions
+    @OptionGroup var common: CommonOptions
+
+    /// Runs the command's work as ``CommonOptions/run(label:_:)`` does.
+    func run<Result>(_ work: (Logger) async throws -> Result) async throws -> Result {
+        try await common.run(work)
+    }
 
     /// Connects and hands back the queue's service, with the settings' approval threshold.
     func service() async throws -> ReviewService {
@@ -18,7 +24,6 @@ struct ReviewDatabaseOptions: ParsableArguments {
     func settings() async throws -> Settings {
         try await config.settings(requireBundleIDs: false)
     }
-
 }
 
 /// The filters `list`, `export` and the bulk decisions of `resolve` and `dismiss` share.

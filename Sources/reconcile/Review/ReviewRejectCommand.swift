@@ -24,10 +24,9 @@ struct ReviewRejectCommand: AsyncParsableCommand {
     var note: String
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { _ in
+        try await database.run { _ in
             print(try await database.service().reject(id: id, by: ActorName.resolve(by), note: note).message)
         }
     }

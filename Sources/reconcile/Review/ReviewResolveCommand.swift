@@ -32,10 +32,9 @@ struct ReviewResolveCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: ItemSelection
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { logger in
+        try await database.run { logger in
             try await selection.decide(
                 .resolve(resolution), verb: "resolve as \(resolution.rawValue)", note: note, by: ActorName.resolve(by),
                 database: database, logger: logger)

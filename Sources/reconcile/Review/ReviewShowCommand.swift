@@ -14,10 +14,9 @@ struct ReviewShowCommand: AsyncParsableCommand {
     var json = false
 
     @OptionGroup var database: ReviewDatabaseOptions
-    @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        try await common.run { _ in
+        try await database.run { _ in
             let detail = try await database.service().detail(id: id)
             let evidence = (try? JSONSerialization.jsonObject(with: Data(detail.evidence.utf8))) ?? [String: Any]()
             if json {
