@@ -181,7 +181,11 @@ public struct Differ: Sendable {
     /// findings' kinds, and only the queue and the reports read evidence.
     public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
         var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
-        stages.declared = try stages.run("checks/work_tables.sql")[0].decode(Bool.self, "declared")
+        let tables = try stages.run("checks/work_tables.sql")[0]
+        guard try tables.decode(Bool.self, "empty") else {
+            throw SQLScriptError(problem: "the diff's work tables already hold rows: one diff per transaction")
+        }
+        stages.declared = try tables.decode(Bool.self, "declared")
         var narrow = false
         // The enable_seqscan a run of by-index steps replaced, restored after the last of them.
         var savedSeqScan: String?

@@ -293,6 +293,13 @@ struct DifferTests {
             })
         }
         #expect(few == ["missed_delivery t-m1", "wrong_account t-w1"])
+        // A second diff in the same transaction would read the first one's rows: refused.
+        #expect(throws: SQLScriptError.self) {
+            try connection.transaction {
+                try differ.computeFindings(parameters(run: try newRun()), on: connection)
+                try differ.computeFindings(parameters(run: try newRun()), on: connection)
+            }
+        }
 
         // A fresh connection whose first diff fails after declaring the tables: the rollback takes
         // them, and the next diff declares them again.
