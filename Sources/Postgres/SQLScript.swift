@@ -36,7 +36,15 @@ public struct SQLScript: Sendable {
         /// unique index can refuse a row, or be an `ON CONFLICT` target).
         public var onlyInformsThePlanner: Bool {
             let words = leadingWords(2)
-            return words.first == "ANALYZE" || words == ["CREATE", "INDEX"]
+            return words.first == "ANALYZE" || (words == ["CREATE", "INDEX"] && !declaresIfMissing)
+        }
+
+        /// Whether the statement declares something only if it is missing (`CREATE TEMP TABLE IF NOT
+        /// EXISTS`, `CREATE [UNIQUE] INDEX IF NOT EXISTS`): a runner that knows it exists may skip it.
+        public var declaresIfMissing: Bool {
+            let words = leadingWords(5)
+            return words.starts(with: ["CREATE", "TEMP", "TABLE", "IF"]) || words.starts(with: ["CREATE", "INDEX", "IF"])
+                || words.starts(with: ["CREATE", "UNIQUE", "INDEX", "IF"])
         }
 
         /// The first `count` words of the statement, uppercased, its leading comments skipped.
@@ -57,6 +65,17 @@ public struct SQLScript: Sendable {
                 }
             }
             return words
+        }
+
+        /// The statement as written, its values and relations as `:'name'` and `:name`.
+        public var text: String {
+            pieces.map { piece in
+                switch piece {
+                case .text(let text): text
+                case .value(let name): ":'\(name)'"
+                case .relation(let name): ":\(name)"
+                }
+            }.joined()
         }
 
         /// The relation names the statement takes.

@@ -6,7 +6,7 @@ import Postgres
 /// Each file is one stage: it starts with a comment saying what it reads, writes and which
 /// values it takes, takes values as `:'name'` and relations as `:name` (see ``SQLScript``), and
 /// can be pasted into psql after `\set`ting those variables inside `BEGIN` (the temporary tables
-/// are dropped at commit). docs/architecture.md shows how to EXPLAIN one.
+/// are emptied at commit). docs/architecture.md shows how to EXPLAIN one.
 enum DiffSQL {
     /// The parsed stages by path relative to `sql/diff/` (`30_tx.sql`, `findings/wrong_account.sql`).
     static var stages: [String: SQLScript] {

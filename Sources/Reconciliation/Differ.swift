@@ -5,7 +5,8 @@ import Postgres
 /// inside PostgreSQL and keeps the review queue in step (SPEC sections 5 and 6).
 ///
 /// The SQL lives in `sql/diff/`, one file per stage and one per finding kind; this type runs
-/// them in order. Every stage is set-based over temporary tables dropped at commit; no table is
+/// them in order. Every stage is set-based over temporary tables emptied at commit (they live as long as the
+/// connection: `checks/work_tables.sql`); no table is
 /// pulled into the process. docs/architecture.md draws the stages and their tables.
 public struct Differ: Sendable {
     /// The operator's relations the diff reads (SPEC section 2).
@@ -168,7 +169,7 @@ public struct Differ: Sendable {
     /// usual 4 MB. Server memory, not this process's.
     public static let workMem = "256MB"
 
-    /// Computes the findings into the temporary table `diff_findings` (dropped at commit); call
+    /// Computes the findings into the temporary table `diff_findings` (emptied at commit); call
     /// inside a transaction, then `upsertQueue` or read the findings.
     ///
     /// The findings are computed exactly over `diff_scope`, the transactions the diff can have
@@ -180,6 +181,11 @@ public struct Differ: Sendable {
     /// findings' kinds, and only the queue and the reports read evidence.
     public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
         var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        let tables = try stages.run("checks/work_tables.sql")[0]
+        guard try tables.decode(Bool.self, "empty") else {
+            throw SQLScriptError(problem: "the diff's work tables already hold rows: one diff per transaction")
+        }
+        stages.declared = try tables.decode(Bool.self, "declared")
         var narrow = false
         // The enable_seqscan a run of by-index steps replaced, restored after the last of them.
         var savedSeqScan: String?
@@ -187,7 +193,7 @@ public struct Differ: Sendable {
             if step == DiffPlan.firstJudgingStep {
                 let size = try stages.run("checks/scope_size.sql")[0]
                 narrow = try size.decode(Bool.self, "narrow")
-                stages.analysing = try !size.decode(Bool.self, "small")
+                stages.analysing = try size.decode(Bool.self, "analyse")
             }
             switch step.when {
             case .always: break
@@ -274,19 +280,28 @@ public struct Differ: Sendable {
         /// unique) run; `DiffPlan.firstJudgingStep` says when they do not.
         var analysing = true
 
+        /// Whether the diff's work tables already exist on this connection
+        /// (`checks/work_tables.sql`): then the statements that declare them if missing are skipped.
+        var declared = false
+
         /// Runs every statement of a file; returns the rows of the last.
         @discardableResult
         func run(_ path: String) throws -> [Row] {
             var rows: [Row] = []
-            for statement in try script(path).statements where analysing || !statement.onlyInformsThePlanner {
-                rows = try connection.query(statement, relations: relations, values: values)
+            for statement in try script(path).statements {
+                if statement.declaresIfMissing ? declared : !analysing && statement.onlyInformsThePlanner { continue }
+                rows = try query(statement)
             }
             return rows
         }
 
         /// Runs every statement of a file; returns the rows of each.
         func results(_ path: String) throws -> [[Row]] {
-            try script(path).statements.map { try connection.query($0, relations: relations, values: values) }
+            try script(path).statements.map { try query($0) }
+        }
+
+        private func query(_ statement: SQLScript.Statement) throws -> [Row] {
+            try connection.query(statement, relations: relations, values: values)
         }
 
         /// Runs a file of one statement; returns how many rows it affected.

@@ -10,6 +10,12 @@ public enum HTMLText {
     /// attributes. Parsing the result gives back exactly `text`: CR is written as a character
     /// reference because HTML parsers turn a raw CR (and CR LF) into LF.
     public static func escape(_ text: String) -> String {
+        // Every character escaped is ASCII, so a text without those bytes is its own escape (most
+        // of what a page shows: ids, dates, amounts).
+        guard text.utf8.contains(where: { byte in
+            byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">")
+                || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\r")
+        }) else { return text }
         var escaped = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -33,7 +39,10 @@ public enum HTMLText {
     /// Replaces every bidirectional control (embeddings, overrides, isolates, marks) with a
     /// visible `⟨U+202E⟩`, so a user id cannot reorder what is shown after it (`evil‮txt.exe`).
     public static func neutralisingBidi(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isBidiControl) else { return text }
+        // Every bidirectional control is encoded in UTF-8 starting with 0xD8 (U+061C) or 0xE2
+        // (U+200E–U+2069): a text with neither byte has none to look for scalar by scalar.
+        guard text.utf8.contains(where: { $0 == 0xD8 || $0 == 0xE2 }),
+              text.unicodeScalars.contains(where: isBidiControl) else { return text }
         var shown = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if isBidiControl(scalar) {
@@ -46,9 +55,15 @@ public enum HTMLText {
         return String(shown)
     }
 
-    /// U+061C, U+200E, U+200F, U+202A–U+202E and U+2066–U+2069 (Unicode's `Bidi_Control`).
+    /// U+061C, U+200E, U+200F, U+202A–U+202E and U+2066–U+2069: Unicode's `Bidi_Control`, a
+    /// property whose set Unicode keeps stable (a test holds this list equal to the standard
+    /// library's property over every scalar; looking the property up was a twentieth of the
+    /// customer page's CPU).
     public static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.isBidiControl
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }
 

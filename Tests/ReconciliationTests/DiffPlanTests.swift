@@ -19,7 +19,7 @@ struct DiffPlanTests {
         let runByName: Set<String> = [
             "01_judged_inputs.sql", "80_queue_reopen.sql", "81_queue_upsert.sql", "82_queue_auto_resolve.sql",
             "90_picture.sql", "checks/usernames_unresolved.sql", "checks/scope_size.sql",
-            "checks/by_index_on.sql", "checks/by_index_off.sql",
+            "checks/by_index_on.sql", "checks/by_index_off.sql", "checks/work_tables.sql",
         ]
         let files = Set(DiffSQL.paths.filter { !$0.hasPrefix("findings/") })
         #expect(files.subtracting(planned).subtracting(runByName).sorted() == [], "stage files no plan runs")
@@ -40,6 +40,47 @@ struct DiffPlanTests {
             Array(DiffPlan.steps[scope]!.drop { $0.file != "scope/families.sql" })
         }
         #expect(judging.allSatisfy { $0 == judging[0] && !$0.isEmpty })
+    }
+
+    /// The work tables outlive a diff, and a runner that finds `diff_findings` skips every
+    /// declaration (`checks/work_tables.sql`). That is sound only if every plan declares the same
+    /// tables, all in steps that always run, and none after `diff_findings`'s file: then a
+    /// committed diff of any scope left every table any other scope needs.
+    @Test func everyPlanDeclaresTheSameWorkTablesAlwaysAndNoneAfterTheFindings() throws {
+        func declared(_ file: String) -> [String] {
+            guard let script = DiffSQL.stages[file] else { return [] }
+            return script.statements.filter(\.declaresIfMissing).compactMap { statement in
+                let text = statement.text
+                guard let range = text.range(of: #"CREATE TEMP TABLE IF NOT EXISTS (\w+)"#, options: .regularExpression)
+                else { return nil }
+                return String(text[range].split(separator: " ").last!)
+            }
+        }
+        var sets: [Set<String>] = []
+        for scope in DiffPlan.Scope.allCases {
+            let steps = DiffPlan.steps[scope]!
+            var tables: [String] = []
+            for step in steps where !declared(step.file).isEmpty {
+                #expect(step.when == .always, "\(scope): \(step.file) declares work tables but runs \(step.when.rawValue)")
+                tables += declared(step.file)
+            }
+            #expect(tables.contains("diff_findings"), "\(scope) never declares diff_findings")
+            let findingsFile = try #require(steps.lastIndex { declared($0.file).contains("diff_findings") })
+            #expect(steps[(findingsFile + 1)...].allSatisfy { declared($0.file).isEmpty },
+                    "\(scope) declares work tables after diff_findings")
+            sets.append(Set(tables))
+        }
+        #expect(sets.allSatisfy { $0 == sets[0] }, "the plans declare different work tables")
+        // No stage creates a work table any other way than as a declaration the runner may skip:
+        // one that is dropped at commit stays a plain CREATE.
+        for path in DiffSQL.paths {
+            for statement in DiffSQL.stages[path]?.statements ?? [] {
+                let text = statement.text
+                if statement.command == "CREATE", text.contains("ON COMMIT DELETE ROWS") {
+                    #expect(statement.declaresIfMissing, "\(path): a table emptied at commit must be declared IF NOT EXISTS")
+                }
+            }
+        }
     }
 
     @Test func theArchitectureDocumentShowsThePlan() throws {

@@ -184,8 +184,11 @@ struct DifferTests {
         return run
     }
 
-    func diff(since: Date? = nil, upsert: Bool = true) throws -> (Set<Expected>, Differ.QueueChanges) {
+    func diff(
+        since: Date? = nil, upsert: Bool = true, on other: Connection? = nil
+    ) throws -> (Set<Expected>, Differ.QueueChanges) {
         let run = try newRun()
+        let connection = other ?? self.connection
         return try connection.transaction {
             try differ.computeFindings(parameters(run: run, since: since), on: connection)
             let changes = upsert ? try differ.upsertQueue(runID: run, on: connection) : Differ.QueueChanges()
@@ -252,6 +255,64 @@ struct DifferTests {
         #expect(changes.created == Self.expected.count)
         let events = try connection.query("SELECT count(*) FROM reconcile.review_events WHERE to_status = 'open'")
         #expect(try events[0].decode(Int.self, at: 0) == Self.expected.count)
+    }
+
+    /// The diff's work tables live as long as the connection, emptied at every commit
+    /// (`checks/work_tables.sql`): diffs of every scope one after the other on one connection, and
+    /// on one whose first diff was rolled back (taking the tables it declared with it), each find
+    /// exactly what a diff on a fresh connection finds, and no row of one diff is left for the next.
+    @Test func theWorkTablesOutliveADiffAndCarryNothingFromOneToTheNext() throws {
+        func rows(_ table: String, on connection: Connection) throws -> Int? {
+            guard try connection.query("SELECT to_regclass('pg_temp.' || $1) IS NOT NULL", [table])[0]
+                .decode(Bool.self, at: 0) else { return nil }
+            return try connection.query("SELECT count(*) FROM pg_temp.\(table)")[0].decode(Int.self, at: 0)
+        }
+        let (first, _) = try diff(since: nil, upsert: false)
+        #expect(first == Self.expected)
+        for table in ["diff_scope", "diff_tx", "diff_dl", "diff_findings", "diff_people"] {
+            #expect(try rows(table, on: connection) == 0, "\(table) after the first diff's commit")
+        }
+        // A window over part of the history, then the whole history again, then a diff of a few
+        // transactions (the desk's scope), all on the same connection.
+        try connection.execute("UPDATE reconcile.upload_verifications SET last_run_id = 1")
+        let (everything, _) = try diff(since: .distantPast, upsert: false)
+        #expect(everything == Self.expected)
+        let (again, _) = try diff(since: nil, upsert: false)
+        #expect(again == Self.expected)
+        let few = try connection.transaction {
+            try differ.computeFindings(
+                Differ.Parameters(
+                    runID: try newRun(), bundleIDs: ["com.hncs.szj"], environment: .production,
+                    judgeBefore: Date().addingTimeInterval(-1800), scope: .transactions(["t-m1", "t-w1"]),
+                    serverAPIEnabled: false),
+                on: connection)
+            return Set(try connection.query("SELECT kind || ' ' || transaction_id FROM diff_findings").map {
+                try $0.decode(String.self, at: 0)
+            })
+        }
+        #expect(few == ["missed_delivery t-m1", "wrong_account t-w1"])
+        // A second diff in the same transaction would read the first one's rows: refused.
+        #expect(throws: SQLScriptError.self) {
+            try connection.transaction {
+                try differ.computeFindings(parameters(run: try newRun()), on: connection)
+                try differ.computeFindings(parameters(run: try newRun()), on: connection)
+            }
+        }
+
+        // A fresh connection whose first diff fails after declaring the tables: the rollback takes
+        // them, and the next diff declares them again.
+        let fresh = try database.connect()
+        struct Abandon: Error {}
+        #expect(throws: Abandon.self) {
+            try fresh.transaction {
+                try differ.computeFindings(parameters(run: try newRun()), on: fresh)
+                throw Abandon()
+            }
+        }
+        #expect(try rows("diff_findings", on: fresh) == nil)
+        let (afterRollback, _) = try diff(since: nil, upsert: false, on: fresh)
+        #expect(afterRollback == Self.expected)
+        #expect(try rows("diff_tx", on: fresh) == 0)
     }
 
     /// Without `--since`, the run first keeps only the transactions one pass cannot prove clean:

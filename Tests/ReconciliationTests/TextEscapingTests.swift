@@ -110,6 +110,22 @@ struct TextEscapingTests {
         }
     }
 
+    /// The list of bidirectional controls is Unicode's `Bidi_Control` as the standard library
+    /// knows it, over every scalar; and every one of them is made visible in any text.
+    @Test func theBidiControlsAreExactlyUnicodesBidiControlProperty() {
+        var listed: [UInt32] = []
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            #expect(HTMLText.isBidiControl(scalar) == scalar.properties.isBidiControl, "U+\(String(value, radix: 16))")
+            if scalar.properties.isBidiControl { listed.append(value) }
+        }
+        for value in listed {
+            let text = "a\(Character(Unicode.Scalar(value)!))b"
+            #expect(!HTMLText.display(text).unicodeScalars.contains { $0.value == value }, "U+\(String(value, radix: 16))")
+        }
+        #expect(listed.count == 12)
+    }
+
     @Test func displayedHTMLShowsBidiControlsAsVisibleMarks() {
         #expect(HTMLText.display("evil\u{202E}gnp.exe") == "evil⟨U+202E⟩gnp.exe")
         #expect(HTMLText.display("\u{2066}<b>\u{2069}") == "⟨U+2066⟩&lt;b&gt;⟨U+2069⟩")

@@ -10,7 +10,21 @@
 -- match_key is what a delivery matches: the transaction, or for a non-consumable its original
 -- transaction (a restore is not a new purchase). judged: accepted bundle, old enough, and no
 -- upload still being verified says it reports this transaction.
-CREATE TEMP TABLE diff_tx ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_tx (
+    transaction_id text, original_transaction_id text, product_id text, bundle_id text, environment text,
+    quantity integer, purchase_date timestamptz, revocation_date timestamptz, ownership_type text,
+    app_account_token uuid, product_type text, price_milli bigint, unit_price_milli numeric, currency text,
+    revocation_type text, revocation_percentage integer, apple_price_milli bigint, revocation_reason integer,
+    source text, refunded_quantity integer, match_key text, bundle_ok boolean, counted boolean, judged boolean
+) ON COMMIT DELETE ROWS;
+CREATE INDEX IF NOT EXISTS diff_tx_transaction_id ON diff_tx (transaction_id);
+CREATE INDEX IF NOT EXISTS diff_tx_match_key ON diff_tx (match_key);
+
+INSERT INTO diff_tx (transaction_id, original_transaction_id, product_id, bundle_id, environment, quantity,
+                     purchase_date, revocation_date, ownership_type, app_account_token, product_type,
+                     price_milli, unit_price_milli, currency, revocation_type, revocation_percentage,
+                     apple_price_milli, revocation_reason, source, refunded_quantity, match_key, bundle_ok,
+                     counted, judged)
 SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a.environment,
        a.quantity, a.purchase_date, a.revocation_date, a.ownership_type, a.app_account_token,
        coalesce(a.product_type, p.product_type) AS product_type,
@@ -42,6 +56,4 @@ SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a
   JOIN diff_scope s ON s.transaction_id = a.transaction_id
   LEFT JOIN :products p ON p.product_id = a.product_id;
 
-CREATE INDEX ON diff_tx (transaction_id);
-CREATE INDEX ON diff_tx (match_key);
 ANALYZE diff_tx;

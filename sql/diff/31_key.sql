@@ -5,7 +5,21 @@
 --         key_judged: every transaction of the key is judged; key_revoked: one of them is revoked;
 --         key_refunded_quantity: the most units any of them had refunded)
 -- Values: none.
-CREATE TEMP TABLE diff_key ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_key (
+    transaction_id text, original_transaction_id text, product_id text, bundle_id text, environment text,
+    quantity integer, purchase_date timestamptz, revocation_date timestamptz, ownership_type text,
+    app_account_token uuid, product_type text, price_milli bigint, unit_price_milli numeric, currency text,
+    revocation_type text, revocation_percentage integer, refunded_quantity integer, match_key text,
+    bundle_ok boolean, counted boolean, judged boolean, key_judged boolean, key_revoked boolean,
+    key_refunded_quantity integer
+) ON COMMIT DELETE ROWS;
+CREATE INDEX IF NOT EXISTS diff_key_match_key ON diff_key (match_key);
+
+INSERT INTO diff_key (transaction_id, original_transaction_id, product_id, bundle_id, environment, quantity,
+                      purchase_date, revocation_date, ownership_type, app_account_token, product_type,
+                      price_milli, unit_price_milli, currency, revocation_type, revocation_percentage,
+                      refunded_quantity, match_key, bundle_ok, counted, judged, key_judged, key_revoked,
+                      key_refunded_quantity)
 SELECT DISTINCT ON (t.match_key)
        t.transaction_id, t.original_transaction_id, t.product_id, t.bundle_id, t.environment,
        t.quantity, t.purchase_date, t.revocation_date, t.ownership_type, t.app_account_token,
@@ -17,5 +31,4 @@ SELECT DISTINCT ON (t.match_key)
   FROM diff_tx t
  ORDER BY t.match_key, (t.transaction_id = t.original_transaction_id) DESC, t.purchase_date, t.transaction_id;
 
-CREATE INDEX ON diff_key (match_key);
 ANALYZE diff_key;

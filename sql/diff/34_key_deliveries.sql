@@ -7,7 +7,14 @@
 --         least_quantity: the least quantity delivered, total_quantity: every unrevoked delivery's
 --         quantity added up). Keys with no unrevoked delivery have no row.
 -- Values: none.
-CREATE TEMP TABLE diff_key_dl ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_key_dl (
+    match_key text, deliveries bigint, latest_user_id text, first_user_id text, least_user_id text,
+    least_quantity integer, total_quantity bigint
+) ON COMMIT DELETE ROWS;
+CREATE INDEX IF NOT EXISTS diff_key_dl_match_key ON diff_key_dl (match_key);
+
+INSERT INTO diff_key_dl (match_key, deliveries, latest_user_id, first_user_id, least_user_id, least_quantity,
+                         total_quantity)
 SELECT d.match_key,
        count(*) AS deliveries,
        (array_agg(d.user_id ORDER BY d.delivered_at DESC, d.id DESC))[1] AS latest_user_id,
@@ -19,5 +26,4 @@ SELECT d.match_key,
  WHERE d.revoked_at IS NULL AND d.match_key IS NOT NULL
  GROUP BY d.match_key;
 
-CREATE INDEX ON diff_key_dl (match_key);
 ANALYZE diff_key_dl;

@@ -7,7 +7,11 @@
 --         them);
 --         diff_people (user_id, hash), empty, for the next steps.
 -- Values: none.
-CREATE TEMP TABLE diff_bindings ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_bindings (
+    transaction_id text, token uuid, username text, uploaders bigint, uploader text, listers bigint, lister text
+) ON COMMIT DELETE ROWS;
+
+INSERT INTO diff_bindings (transaction_id, token, username, uploaders, uploader, listers, lister)
 SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token, c.username,
        coalesce(c.uploaders, 0) AS uploaders, c.uploader, coalesce(c.listers, 0) AS listers, c.lister
   FROM diff_tx t
@@ -25,8 +29,8 @@ SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token, c.user
 ANALYZE diff_bindings;
 
 -- Account ids can be of any length: unique on their digest, looked up through hash indexes.
-CREATE TEMP TABLE diff_people (user_id text NOT NULL, hash text NOT NULL) ON COMMIT DROP;
-CREATE UNIQUE INDEX ON diff_people (reconcile.text_digest(user_id));
-CREATE INDEX ON diff_people USING hash (user_id);
-CREATE INDEX ON diff_people (hash);
-CREATE INDEX ON diff_people USING hash (lower(user_id));
+CREATE TEMP TABLE IF NOT EXISTS diff_people (user_id text NOT NULL, hash text NOT NULL) ON COMMIT DELETE ROWS;
+CREATE UNIQUE INDEX IF NOT EXISTS diff_people_digest ON diff_people (reconcile.text_digest(user_id));
+CREATE INDEX IF NOT EXISTS diff_people_user_id ON diff_people USING hash (user_id);
+CREATE INDEX IF NOT EXISTS diff_people_hash ON diff_people (hash);
+CREATE INDEX IF NOT EXISTS diff_people_lower ON diff_people USING hash (lower(user_id));

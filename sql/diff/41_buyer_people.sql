@@ -16,7 +16,8 @@ SELECT user_id, reconcile.account_hash(user_id)
                WHERE k.app_account_token IN (SELECT token FROM diff_bindings)) known
 ON CONFLICT DO NOTHING;
 
-CREATE TEMP TABLE diff_names ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_names (name text) ON COMMIT DELETE ROWS;
+INSERT INTO diff_names (name)
 SELECT username AS name FROM diff_bindings WHERE username IS NOT NULL
 UNION SELECT token::text FROM diff_bindings WHERE token IS NOT NULL
 UNION SELECT upper(token::text) FROM diff_bindings WHERE token IS NOT NULL;
@@ -30,7 +31,8 @@ SELECT user_id, reconcile.account_hash(user_id)
         UNION SELECT k.user_id FROM reconcile.account_tokens k WHERE k.user_id IN (SELECT name FROM diff_names)) named
 ON CONFLICT DO NOTHING;
 
-CREATE TEMP TABLE diff_hashes ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_hashes (hash text) ON COMMIT DELETE ROWS;
+INSERT INTO diff_hashes (hash)
 SELECT DISTINCT lower(b.username) AS hash FROM diff_bindings b
  WHERE b.username ~ '^[0-9a-fA-F]{64}$'
    AND NOT EXISTS (SELECT 1 FROM diff_people p WHERE p.user_id = b.username)

@@ -15,7 +15,11 @@
 -- when each history was fetched.
 ANALYZE diff_people;
 
-CREATE TEMP TABLE diff_buyer ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_buyer (transaction_id text, uploaders bigint, buyer text, basis text)
+    ON COMMIT DELETE ROWS;
+CREATE INDEX IF NOT EXISTS diff_buyer_transaction_id ON diff_buyer (transaction_id);
+
+INSERT INTO diff_buyer (transaction_id, uploaders, buyer, basis)
 SELECT b.transaction_id, b.uploaders,
        coalesce(k.user_id, tp.user_id, up.user_id,
                 CASE WHEN b.uploaders = 1 THEN b.uploader
@@ -38,5 +42,4 @@ SELECT b.transaction_id, b.uploaders,
                       WHERE b.username IS NOT NULL AND (p.user_id = b.username OR p.hash = lower(b.username))
                       ORDER BY (p.user_id = b.username) DESC, p.user_id LIMIT 1) up ON true;
 
-CREATE INDEX ON diff_buyer (transaction_id);
 ANALYZE diff_buyer;

@@ -6,7 +6,7 @@
 --         bound from Swift so that SQL never spells a severity or an action.
 -- Values: :'kinds' (text[]), :'severities' (text[]), :'severity_ranks' (int[]),
 --         :'suggested_actions' (text[]) — parallel arrays, one element per FindingKind.
-CREATE TEMP TABLE diff_findings (
+CREATE TEMP TABLE IF NOT EXISTS diff_findings (
     fingerprint text NOT NULL,
     kind text NOT NULL,
     transaction_id text,
@@ -36,12 +36,14 @@ CREATE TEMP TABLE diff_findings (
     -- which account it waits on; null when only its transaction's verification holds it
     -- (diff_blocked).
     held_by_user_id text
-) ON COMMIT DROP;
+) ON COMMIT DELETE ROWS;
 -- A fingerprint holds a transaction id of any length: unique on its digest, found by a hash index.
-CREATE UNIQUE INDEX ON diff_findings (reconcile.text_digest(fingerprint));
-CREATE INDEX ON diff_findings USING hash (fingerprint);
+CREATE UNIQUE INDEX IF NOT EXISTS diff_findings_digest ON diff_findings (reconcile.text_digest(fingerprint));
+CREATE INDEX IF NOT EXISTS diff_findings_fingerprint ON diff_findings USING hash (fingerprint);
 
-CREATE TEMP TABLE diff_kinds ON COMMIT DROP AS
+CREATE TEMP TABLE IF NOT EXISTS diff_kinds (kind text, severity text, severity_rank integer, suggested_action text)
+    ON COMMIT DELETE ROWS;
+INSERT INTO diff_kinds (kind, severity, severity_rank, suggested_action)
 SELECT kind, severity, severity_rank, suggested_action
   FROM unnest(:'kinds'::text[], :'severities'::text[], :'severity_ranks'::int[], :'suggested_actions'::text[])
        AS k(kind, severity, severity_rank, suggested_action);

@@ -7,7 +7,7 @@
 --
 -- Transaction ids come from the app's ledger and can be of any length: the key is unique on
 -- their digest (migrations/0010_long_identifiers.sql), not on the text a btree cannot hold.
-CREATE TEMP TABLE diff_scope (transaction_id text NOT NULL) ON COMMIT DROP;
-CREATE UNIQUE INDEX ON diff_scope (reconcile.text_digest(transaction_id));
+CREATE TEMP TABLE IF NOT EXISTS diff_scope (transaction_id text NOT NULL) ON COMMIT DELETE ROWS;
+CREATE UNIQUE INDEX IF NOT EXISTS diff_scope_digest ON diff_scope (reconcile.text_digest(transaction_id));
 
-CREATE TEMP TABLE diff_scope_uploads (upload_id bigint NOT NULL) ON COMMIT DROP;
+CREATE TEMP TABLE IF NOT EXISTS diff_scope_uploads (upload_id bigint NOT NULL) ON COMMIT DELETE ROWS;
