@@ -59,6 +59,12 @@ final class ReviewDatabase: Sendable {
 
 /// The threads' shared state; the threads hold it, not the `ReviewDatabase`, so they stop (and
 /// close their connections) when the application that made them goes away.
+///
+/// A job goes to the thread that became free last (a stack of idle threads, each woken alone):
+/// at a page at a time one connection serves them all, with its server process's caches, its
+/// prepared statements and the diff's work tables warm. Woken in turn instead, eight connections
+/// each paid the first lookup's cost (some twenty tables declared and analysed, the catalog
+/// read), and those first lookups were the customer page's p95 (docs/benchmarks.md).
 private final class Workers: @unchecked Sendable {
     /// One request's work, waiting for a thread.
     private struct Job {
@@ -67,12 +73,21 @@ private final class Workers: @unchecked Sendable {
         let refuse: (any Error) -> Void
     }
 
+    /// An idle thread's mailbox: the job handed to it, and what wakes it.
+    private final class Idle: @unchecked Sendable {
+        let wake = DispatchSemaphore(value: 0)
+        /// Set under `Workers.lock` by whoever pops this thread off `idle`; nil when woken to stop.
+        var job: Job?
+    }
+
     private let url: String?
     private let statementTimeout: Duration
     private let waitTimeout: Duration
-    // Guards `pending`, `nextID` and `stopped`; signalled when a job arrives or on stop.
-    private let condition = NSCondition()
+    // Guards `pending`, `idle`, `nextID` and `stopped`.
+    private let lock = NSLock()
     private var pending: [Job] = []
+    /// Threads waiting for work, the one that became free last at the end.
+    private var idle: [Idle] = []
     private var nextID: UInt64 = 0
     private var stopped = false
 
@@ -83,21 +98,33 @@ private final class Workers: @unchecked Sendable {
     }
 
     func stop() {
-        condition.withLock { stopped = true }
-        condition.broadcast()
+        let sleepers = lock.withLock {
+            stopped = true
+            defer { idle.removeAll() }
+            return idle
+        }
+        for sleeper in sleepers { sleeper.wake.signal() }
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) -> Result<T, any Error>) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let id = condition.withLock {
+            let (id, woken): (UInt64, Idle?) = lock.withLock {
                 nextID += 1
-                pending.append(Job(
+                let job = Job(
                     id: nextID,
                     run: { connection in continuation.resume(with: body(connection)) },
-                    refuse: { continuation.resume(throwing: $0) }))
-                return nextID
+                    refuse: { continuation.resume(throwing: $0) })
+                if !stopped, let free = idle.popLast() {
+                    free.job = job
+                    return (nextID, free)
+                }
+                pending.append(job)
+                return (nextID, nil)
             }
-            condition.signal()
+            if let woken {
+                woken.wake.signal()
+                return
+            }
             // Whoever takes the job out of `pending` (a thread, or this timer) resumes it, once.
             let waitTimeout = self.waitTimeout
             Task {
@@ -109,27 +136,44 @@ private final class Workers: @unchecked Sendable {
     }
 
     private func take(id: UInt64) -> Job? {
-        condition.withLock {
+        lock.withLock {
             guard let index = pending.firstIndex(where: { $0.id == id }) else { return nil }
             return pending.remove(at: index)
         }
     }
 
-    /// One thread's loop: take the oldest job, run it on this thread's own connection.
-    func work() {
-        var connection: Connection?
-        while true {
-            condition.lock()
-            while pending.isEmpty && !stopped { condition.wait() }
-            if stopped {
-                let left = pending
-                pending.removeAll()
-                condition.unlock()
-                for job in left { job.refuse(DatabaseBusyError(reason: "the server is stopping")) }
-                return
+    /// The next job for this thread: the oldest waiting, else one handed to it once it is the
+    /// last free thread; nil when the pool stops (the jobs still waiting are refused then).
+    private func next(_ mailbox: Idle) -> Job? {
+        lock.lock()
+        if !stopped, !pending.isEmpty {
+            defer { lock.unlock() }
+            return pending.removeFirst()
+        }
+        if !stopped { idle.append(mailbox) }
+        let stopping = stopped
+        lock.unlock()
+        if !stopping {
+            mailbox.wake.wait()
+            let handed: Job? = lock.withLock {
+                defer { mailbox.job = nil }
+                return mailbox.job
             }
-            let job = pending.removeFirst()
-            condition.unlock()
+            if let handed { return handed }
+        }
+        let left: [Job] = lock.withLock {
+            defer { pending.removeAll() }
+            return pending
+        }
+        for job in left { job.refuse(DatabaseBusyError(reason: "the server is stopping")) }
+        return nil
+    }
+
+    /// One thread's loop: take a job, run it on this thread's own connection.
+    func work() {
+        let mailbox = Idle()
+        var connection: Connection?
+        while let job = next(mailbox) {
             if let current = connection, !current.isHealthy { connection = nil }
             if connection == nil {
                 do {
