@@ -108,6 +108,59 @@ public final class Connection {
         return rows
     }
 
+    /// Runs statements in one round trip (libpq's pipeline mode): all are sent, then the server
+    /// runs them in order and answers them together. Returns the rows of each. The first failure
+    /// is thrown, as `query` throws it; the server skips the statements after it. For many short
+    /// statements whose results the caller does not need between them (the diff's stages): each
+    /// round trip would otherwise cost more than many of the statements themselves.
+    @discardableResult
+    public func pipeline(_ statements: [(sql: String, parameters: [any PostgresEncodable])]) throws -> [[Row]] {
+        guard !statements.isEmpty else { return [] }
+        let values = statements.map { $0.parameters.map(\.postgresText) }
+        for (statement, texts) in zip(statements, values) { try Connection.refuseNUL(texts, sql: statement.sql) }
+        guard PQenterPipelineMode(handle) == 1 else { throw connectionError(sql: statements[0].sql) }
+        defer { PQexitPipelineMode(handle) }
+        var sendFailure: PostgresError?
+        for (statement, texts) in zip(statements, values) {
+            let sent = Connection.withParameters(texts) { count, pointers in
+                PQsendQueryParams(handle, statement.sql, count, nil, pointers, nil, nil, 0)
+            }
+            if sent != 1 {
+                sendFailure = connectionError(sql: statement.sql)
+                break
+            }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw sendFailure ?? connectionError(sql: statements[0].sql) }
+        // Each statement's results end with a null result; the sync's own result ends the pipeline.
+        var rows: [[Row]] = Array(repeating: [], count: statements.count)
+        var index = 0
+        var failure: (any Error)?
+        while true {
+            guard let result = PQgetResult(handle) else {
+                index += 1
+                // More ends than statements and no sync: the connection is gone.
+                if index > statements.count + 1 || PQstatus(handle) != CONNECTION_OK {
+                    throw failure ?? sendFailure ?? connectionError(sql: statements[min(index, statements.count) - 1].sql)
+                }
+                continue
+            }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+            if status == PGRES_PIPELINE_ABORTED || failure != nil { continue }
+            let at = min(index, statements.count - 1)
+            do {
+                try check(result, sql: statements[at].sql, values: values[at].compactMap { $0 })
+                if status == PGRES_TUPLES_OK { rows[at] = Connection.rows(of: result) }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        if let sendFailure { throw sendFailure }
+        return rows
+    }
+
     /// Runs a statement prepared once in this session (`PQprepare`, then `PQexecPrepared`) and
     /// returns all of its rows. For a statement a long-lived session runs for every request (the
     /// notification receiver's): PostgreSQL parses it once instead of every time, and plans it

@@ -191,6 +191,7 @@ public struct Differ: Sendable {
         var savedSeqScan: String?
         for step in DiffPlan.steps[DiffPlan.Scope(parameters.scope)]! {
             if step == DiffPlan.firstJudgingStep {
+                try stages.flush()
                 let size = try stages.run("checks/scope_size.sql")[0]
                 narrow = try size.decode(Bool.self, "narrow")
                 stages.analysing = try size.decode(Bool.self, "analyse")
@@ -198,26 +199,32 @@ public struct Differ: Sendable {
             switch step.when {
             case .always: break
             case .ledgerChangesNoted: guard parameters.ledgerChangesAfter != nil else { continue }
-            case .usernamesUnresolved: guard try stages.run("checks/usernames_unresolved.sql").first != nil else { continue }
+            case .usernamesUnresolved:
+                try stages.flush()
+                guard try stages.run("checks/usernames_unresolved.sql").first != nil else { continue }
             case .evidenceWanted: guard evidence else { continue }
             case .scopeHasEnd: guard parameters.scope.until != nil else { continue }
             case .ruleApplies: break
             }
             if step.byIndexWhenNarrow && narrow {
-                if savedSeqScan == nil { savedSeqScan = try stages.lookUpByIndex() }
+                if savedSeqScan == nil {
+                    try stages.flush()
+                    savedSeqScan = try stages.lookUpByIndex()
+                }
             } else if let saved = savedSeqScan {
-                try stages.restoreSeqScan(saved)
+                try stages.queueRestoringSeqScan(saved)
                 savedSeqScan = nil
             }
             if step.when == .ruleApplies {
                 for kind in FindingKind.allCases where kind.applies(in: parameters.environment) {
-                    try stages.run(DiffSQL.rule(kind))
+                    try stages.queue(DiffSQL.rule(kind))
                 }
             } else {
-                try stages.run(step.file)
+                try stages.queue(step.file)
             }
         }
-        if let saved = savedSeqScan { try stages.restoreSeqScan(saved) }
+        if let saved = savedSeqScan { try stages.queueRestoringSeqScan(saved) }
+        try stages.flush()
     }
 
     /// A digest of what every finding depends on beyond its own rows: the diff's SQL, the
@@ -227,7 +234,7 @@ public struct Differ: Sendable {
     public func judgedInputs(settings: String, on connection: Connection) throws -> String? {
         let rules = DiffSQL.paths.map { "\($0)\n\(DiffSQL.text($0) ?? "")" }.joined(separator: "\n")
         let named = relations.byName.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let stages = Stages(
+        var stages = Stages(
             connection: connection, relations: relations.byName,
             values: ["rules": rules, "settings": ([settings] + named).joined(separator: "\n"),
                      "deliveries_name": relations.deliveries.description])
@@ -256,7 +263,7 @@ public struct Differ: Sendable {
     public func upsertQueue(
         runID: Int64, resolvingGone: Bool = true, actor: String = "reconcile", on connection: Connection
     ) throws -> QueueChanges {
-        let stages = Stages(
+        var stages = Stages(
             connection: connection, relations: relations.byName,
             values: ["run_id": runID, "actor": actor, "upload_kinds": FindingKind.uploadKinds])
         var changes = QueueChanges()
@@ -284,15 +291,37 @@ public struct Differ: Sendable {
         /// (`checks/work_tables.sql`): then the statements that declare them if missing are skipped.
         var declared = false
 
-        /// Runs every statement of a file; returns the rows of the last.
-        @discardableResult
-        func run(_ path: String) throws -> [Row] {
-            var rows: [Row] = []
-            for statement in try script(path).statements {
-                if statement.declaresIfMissing ? declared : !analysing && statement.onlyInformsThePlanner { continue }
-                rows = try query(statement)
+        /// Statements bound and waiting to be sent together (`flush`).
+        var queued: [(sql: String, parameters: [any PostgresEncodable])] = []
+
+        /// The statements of a file this diff runs (`declared` and `analysing` say which are skipped).
+        private func runnable(_ path: String) throws -> [SQLScript.Statement] {
+            try script(path).statements.filter { statement in
+                !(statement.declaresIfMissing ? declared : !analysing && statement.onlyInformsThePlanner)
             }
+        }
+
+        /// Runs every statement of a file now, after those queued; returns the rows of the last.
+        @discardableResult
+        mutating func run(_ path: String) throws -> [Row] {
+            try flush()
+            var rows: [Row] = []
+            for statement in try runnable(path) { rows = try query(statement) }
             return rows
+        }
+
+        /// Queues every statement of a file, to be sent with the others in one round trip when a
+        /// result is next needed (`flush`): the stages return nothing the runner reads, and the
+        /// desk's lookup ran sixty statements, each a round trip (docs/benchmarks.md).
+        mutating func queue(_ path: String) throws {
+            for statement in try runnable(path) { queued.append(try statement.bind(relations: relations, values: values)) }
+        }
+
+        /// Sends what is queued (``Connection/pipeline(_:)``); its first failure is thrown.
+        mutating func flush() throws {
+            guard !queued.isEmpty else { return }
+            defer { queued.removeAll() }
+            try connection.pipeline(queued)
         }
 
         /// Runs every statement of a file; returns the rows of each.
@@ -320,9 +349,9 @@ public struct Differ: Sendable {
             try connection.query(SQLFile("diff/checks/by_index_on.sql"))[0].decode(String.self, "saved")
         }
 
-        /// Restores the setting `lookUpByIndex` replaced.
-        func restoreSeqScan(_ saved: String) throws {
-            try connection.query(SQLFile("diff/checks/by_index_off.sql"), ["saved": saved])
+        /// Queues restoring the setting `lookUpByIndex` replaced.
+        mutating func queueRestoringSeqScan(_ saved: String) throws {
+            queued += try SQLFile("diff/checks/by_index_off.sql").bound(["saved": saved], relations: [:])
         }
 
         private func script(_ path: String) throws -> SQLScript {

@@ -106,6 +106,43 @@ struct ConnectionTests {
         #expect(try connection.query("SELECT id FROM ledger")[0].decode(Int.self, at: 0) == 2)
     }
 
+    /// Statements sent together (`pipeline`) run in order and each gives its own rows; a failure
+    /// among them is thrown as `query` throws it, naming its statement, the ones after it do not
+    /// run, and the connection works as before afterwards.
+    @Test func aPipelineRunsItsStatementsInOrderAndStopsAtTheFirstFailure() throws {
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE piped (id integer PRIMARY KEY, note text)")
+        let rows = try connection.pipeline([
+            ("INSERT INTO piped VALUES ($1, $2)", [1, "one"]),
+            ("INSERT INTO piped SELECT id + 1, note || '+' FROM piped", []),
+            ("SELECT id, note FROM piped ORDER BY id", []),
+            ("SELECT count(*) FROM piped WHERE note = $1", ["one+"]),
+        ])
+        #expect(rows.count == 4 && rows[0].isEmpty && rows[1].isEmpty)
+        #expect(try rows[2].map { try $0.decode(Int.self, at: 0) } == [1, 2])
+        #expect(try rows[2].map { try $0.decode(String.self, "note") } == ["one", "one+"])
+        #expect(try rows[3][0].decode(Int64.self, at: 0) == 1)
+
+        try connection.execute("BEGIN")
+        do {
+            try connection.pipeline([
+                ("INSERT INTO piped VALUES (3, 'three')", []),
+                ("INSERT INTO piped VALUES (1, 'again')", []),
+                ("INSERT INTO piped VALUES (4, 'four')", []),
+            ])
+            Issue.record("a duplicate key went through")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == "23505")
+            #expect(error.sql?.contains("'again'") == true, "the failure names another statement: \(error)")
+        }
+        #expect(connection.isInTransaction)
+        try connection.execute("ROLLBACK")
+        #expect(try connection.query("SELECT array_agg(id ORDER BY id)::text FROM piped")[0].decode(String.self, at: 0) == "{1,2}")
+        #expect(try connection.pipeline([]).isEmpty)
+        #expect(throws: PostgresError.self) { try connection.pipeline([("SELECT $1::text", ["a\u{0}b"])]) }
+        #expect(try connection.query("SELECT 7")[0].decode(Int.self, at: 0) == 7)
+    }
+
     /// A statement prepared once per session runs again by its name: the server holds it once,
     /// it takes new values each time, it outlives the transaction rolled back around its first
     /// use, and its errors carry no bound value.
