@@ -244,7 +244,7 @@ public struct Differ: Sendable {
     /// The support desk's picture of the transactions `computeFindings` just judged (same
     /// transaction), from `sql/diff/90_picture.sql`.
     func picture(_ parameters: Parameters, on connection: Connection) throws -> [CustomerPicture.Transaction] {
-        let stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
         let results = try stages.results("90_picture.sql")
         guard results.count == 4 else { throw SQLScriptError(problem: "sql/diff/90_picture.sql must have 4 statements") }
         return try CustomerPicture.Transaction.assemble(
@@ -324,9 +324,11 @@ public struct Differ: Sendable {
             try connection.pipeline(queued)
         }
 
-        /// Runs every statement of a file; returns the rows of each.
-        func results(_ path: String) throws -> [[Row]] {
-            try script(path).statements.map { try query($0) }
+        /// Runs every statement of a file in one round trip (after those queued); returns the rows
+        /// of each.
+        mutating func results(_ path: String) throws -> [[Row]] {
+            try flush()
+            return try connection.pipeline(script(path).statements.map { try $0.bind(relations: relations, values: values) })
         }
 
         private func query(_ statement: SQLScript.Statement) throws -> [Row] {

@@ -50,7 +50,9 @@ public struct DeskService: Sendable {
         let judgeBefore = now.addingTimeInterval(-settings.grace)
         let run = LookupRun()
         var order: CustomerPicture.Order?
-        var ids: [String]
+        // Nil until read: without the Server API nothing is asked between reading the customer's
+        // transactions and judging them, so both happen in one step on one connection.
+        var ids: [String]?
         if query.kind == .order {
             guard let serverAPI else { throw DeskError.orderNeedsServerAPI }
             let answer: (order: CustomerPicture.Order, transactions: [String])
@@ -63,26 +65,26 @@ public struct DeskService: Sendable {
             }
             order = answer.order
             ids = answer.transactions
-        } else {
-            ids = try await database.run { try self.transactions(of: query, on: $0) }
-            if let serverAPI {
-                do {
-                    try await Self.bounded(appleTimeLimit) { [ids] in
-                        try await askApple(about: query, ids: ids, api: serverAPI, judgeBefore: judgeBefore, run: run,
-                                           database: database)
-                    }
-                } catch let limit as AppleTimeLimitReached {
-                    logger.notice("the desk stopped waiting for Apple", metadata: ["reason": "\(limit)"])
+        } else if let serverAPI {
+            let known = try await database.run { try self.transactions(of: query, on: $0) }
+            do {
+                try await Self.bounded(appleTimeLimit) {
+                    try await askApple(about: query, ids: known, api: serverAPI, judgeBefore: judgeBefore, run: run,
+                                       database: database)
                 }
-                ids = try await database.run { try self.transactions(of: query, on: $0) }
+            } catch let limit as AppleTimeLimitReached {
+                logger.notice("the desk stopped waiting for Apple", metadata: ["reason": "\(limit)"])
             }
+            ids = try await database.run { try self.transactions(of: query, on: $0) }
         }
-        guard !ids.isEmpty else { return CustomerPicture(query: query, order: order, transactions: []) }
+        if let ids, ids.isEmpty { return CustomerPicture(query: query, order: order, transactions: []) }
 
         let differ = Differ(relations: try Differ.Relations(settings))
         let settings = self.settings
         let logger = self.logger
-        let transactions = try await database.run { [ids] connection in
+        let transactions = try await database.run { [ids] connection -> [CustomerPicture.Transaction] in
+            let ids = try ids ?? self.transactions(of: query, on: connection)
+            guard !ids.isEmpty else { return [] }
             // The findings enqueued belong to the lookup's run; a lookup that writes nothing makes none.
             let runID = try enqueue ? run.id(environment: settings.environment, on: connection) : (run.existingID ?? 0)
             let parameters = Differ.Parameters(
