@@ -242,13 +242,24 @@ public struct Differ: Sendable {
     }
 
     /// The support desk's picture of the transactions `computeFindings` just judged (same
-    /// transaction), from `sql/diff/90_picture.sql`.
-    func picture(_ parameters: Parameters, on connection: Connection) throws -> [CustomerPicture.Transaction] {
+    /// transaction): `sql/diff/90_picture.sql`, then `91_picture_details.sql` for the
+    /// transactions `details` picks from them (all when nil): their ledger rows, uploads and items.
+    func picture(
+        _ parameters: Parameters, details: (@Sendable ([CustomerPicture.Transaction]) -> [String])? = nil,
+        on connection: Connection
+    ) throws -> [CustomerPicture.Transaction] {
         var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
-        let results = try stages.results("90_picture.sql")
-        guard results.count == 4 else { throw SQLScriptError(problem: "sql/diff/90_picture.sql must have 4 statements") }
-        return try CustomerPicture.Transaction.assemble(
-            transactions: results[0], deliveries: results[1], uploads: results[2], reviewItems: results[3])
+        let transactions = try stages.run("90_picture.sql")
+        let bare = try CustomerPicture.Transaction.assemble(transactions: transactions)
+        let wanted = details?(bare) ?? bare.map(\.transactionID)
+        guard !wanted.isEmpty else { return bare }
+        var detailed = Stages(connection: connection, relations: relations.byName, values: ["detail_ids": wanted])
+        let results = try detailed.results("91_picture_details.sql")
+        guard results.count == 3 else {
+            throw SQLScriptError(problem: "sql/diff/91_picture_details.sql must have 3 statements")
+        }
+        return try CustomerPicture.Transaction.attaching(
+            deliveries: results[0], uploads: results[1], reviewItems: results[2], to: bare)
     }
 
     /// Upserts the review queue from `diff_findings` (SPEC section 6): one item per fingerprint

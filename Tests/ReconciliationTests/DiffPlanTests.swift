@@ -18,7 +18,7 @@ struct DiffPlanTests {
         }
         let runByName: Set<String> = [
             "01_judged_inputs.sql", "80_queue_reopen.sql", "81_queue_upsert.sql", "82_queue_auto_resolve.sql",
-            "90_picture.sql", "checks/usernames_unresolved.sql", "checks/scope_size.sql",
+            "90_picture.sql", "91_picture_details.sql", "checks/usernames_unresolved.sql", "checks/scope_size.sql",
             "checks/by_index_on.sql", "checks/by_index_off.sql", "checks/work_tables.sql",
         ]
         let files = Set(DiffSQL.paths.filter { !$0.hasPrefix("findings/") })

@@ -204,6 +204,14 @@ struct DeskWebTests {
             #expect(second.components(separatedBy: "<section class=\"card transaction\"").count - 1 == 11)
             #expect(second.contains("id=\"tx-9200000060\""))
             #expect(!second.contains("id=\"tx-9200000999\""))
+            // Each page reads the ledger rows and uploads of its own transactions: every card of
+            // the second page shows its delivery and its upload, as every card of the first does.
+            for page in [first, second] {
+                let cards = page.components(separatedBy: "<section class=\"card transaction\"").dropFirst()
+                    .filter { !$0.contains("id=\"tx-9200000999\"") }
+                #expect(!cards.isEmpty)
+                #expect(cards.allSatisfy { !$0.contains("No delivery in the ledger.") && !$0.contains("No upload carried") })
+            }
 
             let huge = try await ReviewWebTests.get(
                 client, "/desk?q=\(many)&page=9223372036854775807", cookie: cookie)

@@ -4,9 +4,9 @@
 --         diff_blocked, diff_pending_users, reconcile.transaction_lookups,
 --         reconcile.notification_verifications, reconcile.order_transactions,
 --         reconcile.upload_verifications, reconcile.review_items, :uploads, :products
--- Writes: nothing; four results, read in order into CustomerPicture: the transactions (oldest
---         purchase first, ledger-only ones last), then their ledger rows, the uploads that carried
---         them, and their review items (each by transaction id).
+-- Writes: nothing; the transactions (oldest purchase first, ledger-only ones last) with their
+--         verdicts, read into CustomerPicture; 91_picture_details.sql adds the ledger rows,
+--         uploads and review items of those the caller shows.
 -- Values: :'judge_before' (timestamptz: the lookup's start − grace),
 --         :'api_enabled' (boolean: Server API credentials are configured).
 --
@@ -86,25 +86,3 @@ SELECT s.transaction_id, t.original_transaction_id,
   LEFT JOIN pending_ledger pl ON pl.transaction_id = s.transaction_id
  WHERE t.transaction_id IS NOT NULL OR lp.transaction_id IS NOT NULL
  ORDER BY t.purchase_date NULLS LAST, s.transaction_id;
-
--- The ledger rows of each transaction.
-SELECT d.transaction_id, d.id, d.user_id, d.product_id, d.quantity, d.delivered_at, d.revoked_at
-  FROM diff_dl d
- ORDER BY d.transaction_id, d.id;
-
--- The uploads that carried each transaction or said they reported it, with their verification.
-SELECT carried.transaction_id, u.id, u.user_id, u.kind, u.uploaded_at, u.application_username,
-       u.app_account_token::text AS app_account_token, u.claimed_transaction_id,
-       v.state AS verification, v.apple_status, v.last_error AS error
-  FROM (SELECT c.transaction_id, c.upload_id FROM diff_claims c WHERE c.uploaded
-        UNION
-        SELECT u2.claimed_transaction_id, u2.id
-          FROM diff_scope s JOIN :uploads u2 ON u2.claimed_transaction_id = s.transaction_id) AS carried
-  JOIN :uploads u ON u.id = carried.upload_id
-  LEFT JOIN reconcile.upload_verifications v ON v.upload_id = u.id
- ORDER BY carried.transaction_id, u.id;
-
--- The review items about each transaction, open or decided.
-SELECT r.transaction_id, r.id, r.kind, r.status, r.severity, r.suggested_action, r.resolution, r.assignee
-  FROM diff_scope s JOIN reconcile.review_items r ON r.transaction_id = s.transaction_id
- ORDER BY r.transaction_id, r.id;

@@ -294,9 +294,33 @@ extension CustomerPicture.Transaction {
         return value
     }
 
-    /// The transactions of `sql/diff/90_picture.sql`'s four results: the transactions in order,
-    /// then their ledger rows, uploads and review items, each keyed by transaction id.
-    static func assemble(transactions: [Row], deliveries: [Row], uploads: [Row], reviewItems: [Row]) throws -> [Self] {
+    /// The transactions of `sql/diff/90_picture.sql`, in order, without their details.
+    static func assemble(transactions: [Row]) throws -> [Self] {
+        try transactions.map { row in
+            let id = try row.decode(String.self, "transaction_id")
+            let sources = try row.decode(String.self, "sources")
+            return Self(
+                transactionID: id, originalTransactionID: try row["original_transaction_id"],
+                productID: try row["product_id"], productType: try row["product_type"],
+                bundleID: try row["bundle_id"], purchaseDate: try row["purchase_date"],
+                quantity: try row["quantity"], environment: try row["environment"],
+                revocationDate: try row["revocation_date"], revocationReason: try row["revocation_reason"],
+                revocationType: try row["revocation_type"],
+                revocationPercentage: try row["revocation_percentage"],
+                priceMilli: try row["price_milli"], currency: try row["currency"],
+                sources: sources.isEmpty ? [] : sources.split(separator: ",").map(String.init),
+                buyer: CustomerPicture.Buyer(userID: try row["buyer"], basis: try row["basis"]),
+                deliveries: [], uploads: [], reviewItems: [],
+                verdict: try row["verdict"])
+        }
+    }
+
+    /// `transactions` with the ledger rows, uploads and review items of
+    /// `sql/diff/91_picture_details.sql`'s three results (each keyed by transaction id; a
+    /// transaction whose details were not read has none).
+    static func attaching(
+        deliveries: [Row], uploads: [Row], reviewItems: [Row], to transactions: [Self]
+    ) throws -> [Self] {
         var deliveriesByID: [String: [CustomerPicture.Delivery]] = [:]
         for row in deliveries {
             deliveriesByID[try row.decode(String.self, "transaction_id"), default: []].append(
@@ -326,22 +350,13 @@ extension CustomerPicture.Transaction {
                     resolution: try row["resolution", as: String?.self].map { try Self.typed($0, "resolution") },
                     assignee: try row["assignee"]))
         }
-        return try transactions.map { row in
-            let id = try row.decode(String.self, "transaction_id")
-            let sources = try row.decode(String.self, "sources")
-            return Self(
-                transactionID: id, originalTransactionID: try row["original_transaction_id"],
-                productID: try row["product_id"], productType: try row["product_type"],
-                bundleID: try row["bundle_id"], purchaseDate: try row["purchase_date"],
-                quantity: try row["quantity"], environment: try row["environment"],
-                revocationDate: try row["revocation_date"], revocationReason: try row["revocation_reason"],
-                revocationType: try row["revocation_type"],
-                revocationPercentage: try row["revocation_percentage"],
-                priceMilli: try row["price_milli"], currency: try row["currency"],
-                sources: sources.isEmpty ? [] : sources.split(separator: ",").map(String.init),
-                buyer: CustomerPicture.Buyer(userID: try row["buyer"], basis: try row["basis"]),
-                deliveries: deliveriesByID[id] ?? [], uploads: uploadsByID[id] ?? [], reviewItems: itemsByID[id] ?? [],
-                verdict: try row["verdict"])
+        return transactions.map { transaction in
+            var transaction = transaction
+            let id = transaction.transactionID
+            transaction.deliveries = deliveriesByID[id] ?? []
+            transaction.uploads = uploadsByID[id] ?? []
+            transaction.reviewItems = itemsByID[id] ?? []
+            return transaction
         }
     }
 }

@@ -42,9 +42,11 @@ public struct DeskService: Sendable {
     /// alone: none is held while Apple is asked. `appleTimeLimit` bounds all of Apple's answers
     /// together: past it an order lookup fails (`appleUnanswered`), and a lookup by another kind
     /// goes on with what is stored. The review events of items `enqueue` opens name `actor`.
+    /// `details` picks, from the judged transactions in order, those whose ledger rows, uploads and
+    /// review items are read (a page of them); nil reads every transaction's.
     public func lookup(
         _ query: DeskQuery, enqueue: Bool = false, actor: String = "reconcile", database: ConnectionLender,
-        appleTimeLimit: Duration? = nil
+        appleTimeLimit: Duration? = nil, details: (@Sendable ([CustomerPicture.Transaction]) -> [String])? = nil
     ) async throws -> CustomerPicture {
         let now = Date()
         let judgeBefore = now.addingTimeInterval(-settings.grace)
@@ -102,7 +104,7 @@ public struct DeskService: Sendable {
                         "items.refreshed": "\(changes.refreshed)",
                     ])
                 }
-                return try differ.picture(parameters, on: connection)
+                return try differ.picture(parameters, details: details, on: connection)
             }
         }
         return CustomerPicture(query: query, order: order, transactions: transactions)

@@ -73,11 +73,18 @@ struct DeskController: Sendable {
         let answers: [ConsumptionAnswerRecord]
         do {
             // No connection is held while Apple is asked: each database step borrows one.
+            // The ledger rows, uploads and items of the page's transactions only: the order needs
+            // every verdict, the cards only what they show.
             picture = try await desk.lookup(
                 query, enqueue: enqueue, actor: session.name, database: database.lender,
-                appleTimeLimit: .milliseconds(Int64(configuration.deskAppleTimeLimit * 1000)))
-            // What was answered to Apple about refunds of these purchases (SPEC section 14).
-            let ids = picture.transactions.map(\.transactionID)
+                appleTimeLimit: .milliseconds(Int64(configuration.deskAppleTimeLimit * 1000)),
+                details: { transactions in
+                    DeskPageBuilder.shown(transactions, page: page).positions.map { transactions[$0].transactionID }
+                })
+            // What was answered to Apple about refunds of the purchases shown (SPEC section 14).
+            let ids = DeskPageBuilder.shown(picture.transactions, page: page).positions.map {
+                picture.transactions[$0].transactionID
+            }
             answers = try await database.lender.run { try ConsumptionAnswerRecord.find(transactionIDs: ids, on: $0) }
         } catch let error as DeskError {
             switch error {
@@ -141,14 +148,8 @@ enum DeskPageBuilder {
                     "count": reader.number(findings), "total": reader.number(picture.transactions.count),
                 ]))
         }
-        // Findings first (most severe first), then the rest in the picture's order (oldest first).
-        // The positions are sorted, not the transactions: moving a thousand large values about was
-        // an eighth of the page's CPU.
-        let ranks = picture.transactions.map { $0.finding?.severity.rank ?? Int.max }
-        let ordered = ranks.indices.sorted { a, b in ranks[a] != ranks[b] ? ranks[a] < ranks[b] : a < b }
-        let pages = max(1, (ordered.count + pageSize - 1) / pageSize)
-        let current = min(page, pages)
-        let shown = ordered.dropFirst((current - 1) * pageSize).prefix(pageSize).map { picture.transactions[$0] }
+        let (shownPositions, current, pages) = Self.shown(picture.transactions, page: page)
+        let shown = shownPositions.map { picture.transactions[$0] }
         func href(_ page: Int) -> String {
             "/desk?" + Form.encode([("q", picture.query.value), ("kind", picture.query.kind.rawValue), ("page", String(page))])
         }
@@ -163,6 +164,18 @@ enum DeskPageBuilder {
             },
             pageText: pages > 1 ? t.text("queue.page", ["page": String(current), "pages": String(pages)]) : nil,
             prevHref: current > 1 ? href(current - 1) : nil, nextHref: current < pages ? href(current + 1) : nil)
+    }
+
+    /// The positions of the transactions page `page` shows, that page (the last when `page` is
+    /// past it) and how many pages there are. Findings first (most severe first), then the rest in
+    /// the picture's order (oldest first). The positions are sorted, not the transactions: moving a
+    /// thousand large values about was an eighth of the page's CPU.
+    static func shown(_ transactions: [CustomerPicture.Transaction], page: Int) -> (positions: [Int], page: Int, pages: Int) {
+        let ranks = transactions.map { $0.finding?.severity.rank ?? Int.max }
+        let ordered = ranks.indices.sorted { a, b in ranks[a] != ranks[b] ? ranks[a] < ranks[b] : a < b }
+        let pages = max(1, (ordered.count + pageSize - 1) / pageSize)
+        let current = min(max(1, page), pages)
+        return (Array(ordered.dropFirst((current - 1) * pageSize).prefix(pageSize)), current, pages)
     }
 
     static func transaction(
