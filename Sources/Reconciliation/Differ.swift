@@ -5,9 +5,9 @@ import Postgres
 /// inside PostgreSQL and keeps the review queue in step (SPEC sections 5 and 6).
 ///
 /// The SQL lives in `sql/diff/`, one file per stage and one per finding kind; this type runs
-/// them in order. Every stage is set-based over temporary tables emptied at commit (they live as long as the
-/// connection: `checks/work_tables.sql`); no table is
-/// pulled into the process. docs/architecture.md draws the stages and their tables.
+/// them in order. Every stage is set-based over temporary tables emptied at commit (they live as
+/// long as the connection: `checks/work_tables.sql`); no table is pulled into the process.
+/// docs/architecture.md draws the stages and their tables.
 public struct Differ: Sendable {
     /// The operator's relations the diff reads (SPEC section 2).
     public struct Relations: Sendable, Equatable {
@@ -191,7 +191,6 @@ public struct Differ: Sendable {
         var savedSeqScan: String?
         for step in DiffPlan.steps[DiffPlan.Scope(parameters.scope)]! {
             if step == DiffPlan.firstJudgingStep {
-                try stages.flush()
                 let size = try stages.run("checks/scope_size.sql")[0]
                 narrow = try size.decode(Bool.self, "narrow")
                 stages.analysing = try size.decode(Bool.self, "analyse")
@@ -199,18 +198,13 @@ public struct Differ: Sendable {
             switch step.when {
             case .always: break
             case .ledgerChangesNoted: guard parameters.ledgerChangesAfter != nil else { continue }
-            case .usernamesUnresolved:
-                try stages.flush()
-                guard try stages.run("checks/usernames_unresolved.sql").first != nil else { continue }
+            case .usernamesUnresolved: guard try stages.run("checks/usernames_unresolved.sql").first != nil else { continue }
             case .evidenceWanted: guard evidence else { continue }
             case .scopeHasEnd: guard parameters.scope.until != nil else { continue }
             case .ruleApplies: break
             }
             if step.byIndexWhenNarrow && narrow {
-                if savedSeqScan == nil {
-                    try stages.flush()
-                    savedSeqScan = try stages.lookUpByIndex()
-                }
+                if savedSeqScan == nil { savedSeqScan = try stages.lookUpByIndex() }
             } else if let saved = savedSeqScan {
                 try stages.queueRestoringSeqScan(saved)
                 savedSeqScan = nil
@@ -356,10 +350,12 @@ public struct Differ: Sendable {
             return affected
         }
 
-        /// Prices sequential scans out (`DiffPlan.Step.byIndexWhenNarrow` says why) until
-        /// `restoreSeqScan` or the transaction's end; returns the setting it replaced.
-        func lookUpByIndex() throws -> String {
-            try connection.query(SQLFile("diff/checks/by_index_on.sql"))[0].decode(String.self, "saved")
+        /// Prices sequential scans out (`DiffPlan.Step.byIndexWhenNarrow` says why), after what is
+        /// queued, until `queueRestoringSeqScan` or the transaction's end; returns the setting it
+        /// replaced.
+        mutating func lookUpByIndex() throws -> String {
+            try flush()
+            return try connection.query(SQLFile("diff/checks/by_index_on.sql"))[0].decode(String.self, "saved")
         }
 
         /// Queues restoring the setting `lookUpByIndex` replaced.

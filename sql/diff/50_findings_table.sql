@@ -1,4 +1,5 @@
--- Stage: findings table — created empty; one file per kind under findings/ fills it.
+-- Stage: findings table — declared once per connection, empty at every transaction's start; one
+--        file per kind under findings/ fills it.
 -- Reads:  nothing.
 -- Writes: diff_findings (one row per finding; the fingerprint is the kind and the identity of the
 --         discrepancy, the same across runs, and keys the review queue);

@@ -78,13 +78,9 @@ struct DeskController: Sendable {
             picture = try await desk.lookup(
                 query, enqueue: enqueue, actor: session.name, database: database.lender,
                 appleTimeLimit: .milliseconds(Int64(configuration.deskAppleTimeLimit * 1000)),
-                details: { transactions in
-                    DeskPageBuilder.shown(transactions, page: page).positions.map { transactions[$0].transactionID }
-                })
+                details: { DeskPageBuilder.shownIDs($0, page: page) })
             // What was answered to Apple about refunds of the purchases shown (SPEC section 14).
-            let ids = DeskPageBuilder.shown(picture.transactions, page: page).positions.map {
-                picture.transactions[$0].transactionID
-            }
+            let ids = DeskPageBuilder.shownIDs(picture.transactions, page: page)
             answers = try await database.lender.run { try ConsumptionAnswerRecord.find(transactionIDs: ids, on: $0) }
         } catch let error as DeskError {
             switch error {
@@ -176,6 +172,11 @@ enum DeskPageBuilder {
         let pages = max(1, (ordered.count + pageSize - 1) / pageSize)
         let current = min(max(1, page), pages)
         return (Array(ordered.dropFirst((current - 1) * pageSize).prefix(pageSize)), current, pages)
+    }
+
+    /// The ids of the transactions page `page` shows, in the page's order.
+    static func shownIDs(_ transactions: [CustomerPicture.Transaction], page: Int) -> [String] {
+        shown(transactions, page: page).positions.map { transactions[$0].transactionID }
     }
 
     static func transaction(

@@ -1,4 +1,5 @@
--- Stage: scope tables — created empty; one of the scope stages below fills them.
+-- Stage: scope tables — declared once per connection, empty at every transaction's start; one of
+--        the scope stages below fills them.
 -- Reads:  nothing.
 -- Writes: diff_scope (transaction_id) — the transactions this diff judges exactly;
 --         diff_scope_uploads (upload_id) — the uploads the foreign_bundle rule looks at (no key:
