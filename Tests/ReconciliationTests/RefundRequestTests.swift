@@ -21,11 +21,9 @@ struct RefundRequestTests {
             currency: "CNY"))
         try connection.plantSignedTransactionUpload(
             bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
-            VALUES ($1, $2, 'coins3', 3, now() - interval '20 hours', $3)
-            """, [bought.transactionId, user, consumedMilli])
+        try connection.plantDelivery(
+            bought.transactionId, to: user, product: "coins3", quantity: 3, consumedMilli: consumedMilli,
+            age: "20 hours")
         return bought
     }
 
@@ -198,11 +196,8 @@ struct RefundRequestTests {
                 transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "10 hours")
         }
         let pack = try bought("x-apple-id")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
-            VALUES ($1, 'x', 'coins3', 3, now() - interval '20 hours', 100000)
-            """, [pack.transactionId])
+        try connection.plantDelivery(
+            pack.transactionId, to: "x", product: "coins3", quantity: 3, consumedMilli: 100_000, age: "20 hours")
         try upload("y", pack)
         let unbound = try bought("z-apple-id")
         try upload("z", unbound)

@@ -62,12 +62,9 @@ struct NotificationReceiverTests {
                 purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000, currency: "CNY"))
             try connection.plantSignedTransactionUpload(
                 bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at,
-                                                  consumed_milli)
-                VALUES ($1, $2, 'coins3', 3, now() - interval '20 hours', $3)
-                """, [bought.transactionId, user, consumedMilli])
+            try connection.plantDelivery(
+                bought.transactionId, to: user, product: "coins3", quantity: 3, consumedMilli: consumedMilli,
+                age: "20 hours")
             return bought
         }
 
