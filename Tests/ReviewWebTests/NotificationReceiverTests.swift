@@ -56,16 +56,7 @@ struct NotificationReceiverTests {
 
         /// A 3-pack bought a day ago by `customer` for the app account `user`, uploaded and credited.
         func deliveredPack(user: String, customer: String, consumedMilli: Int? = nil) throws -> CreatedTransaction {
-            let bought = try sim.createTransaction(SimulatedTransaction(
-                productId: "coins3", customer: customer, bundleId: NotificationReceiverTests.bundle,
-                environment: .production, type: .consumable, quantity: 3,
-                purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000, currency: "CNY"))
-            try connection.plantSignedTransactionUpload(
-                bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
-            try connection.plantDelivery(
-                bought.transactionId, to: user, product: "coins3", quantity: 3, consumedMilli: consumedMilli,
-                age: "20 hours")
-            return bought
+            try connection.plantDeliveredPack(from: sim, for: user, customer: customer, consumedMilli: consumedMilli)
         }
 
         /// The nightly run, as `reconcile run` builds it.
