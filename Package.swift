@@ -144,8 +144,11 @@ let package = Package(
         ),
 
         // Shared by the test targets: a fresh database per suite on the throwaway cluster, migrated
-        // to the job's schema when asked.
-        .target(name: "TestSupport", dependencies: ["Postgres", "Reconciliation"], path: "Tests/TestSupport"),
+        // to the job's schema when asked, and the rows the tests plant in it (uploads, ledger rows,
+        // purchases made on the simulator).
+        .target(
+            name: "TestSupport", dependencies: ["Postgres", "Reconciliation", "AppStoreSimulator"],
+            path: "Tests/TestSupport"),
         // Shared by the AppStore and Reconciliation tests: a forger's certificate authority.
         .target(
             name: "AppStoreTestSupport",

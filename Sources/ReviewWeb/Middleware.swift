@@ -67,11 +67,11 @@ struct RequestBodyMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let channel = context.channel
+        let channel = context.connection.channel
         let timer = channel.eventLoop.scheduleTask(in: timeLimit) {
             context.logger.notice(
                 "request body not received in time; connection closed",
-                metadata: ["client.address": "\(context.clientAddress)", "http.path": "\(request.uri.path)"])
+                metadata: ["client.address": "\(context.connection.clientAddress)", "http.path": "\(request.uri.path)"])
             channel.close(promise: nil)
         }
         let body: ByteBuffer
@@ -86,7 +86,7 @@ struct RequestBodyMiddleware: RouterMiddleware {
             timer.cancel()
             context.logger.notice(
                 "request body unreadable", metadata: [
-                    "client.address": "\(context.clientAddress)", "http.path": "\(request.uri.path)",
+                    "client.address": "\(context.connection.clientAddress)", "http.path": "\(request.uri.path)",
                     "error": "\(error)",
                 ])
             channel.close(promise: nil)

@@ -45,13 +45,11 @@ public struct NotificationReceiverConfiguration: Sendable {
 /// The request context of the receiver: the connection, to close it at the request's deadline.
 public struct ReceiverRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    let clientAddress: String
-    let channel: any Channel
+    let connection: RequestConnection
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
-        channel = source.channel
+        connection = RequestConnection(source)
     }
 }
 
@@ -78,11 +76,11 @@ public func buildNotificationReceiver(
     let counters = configuration.counters
     router.post(RouterPath(configuration.path)) { request, context -> Response in
         // One deadline for the whole request, body included: past it the connection is closed.
-        let channel = context.channel
+        let channel = context.connection.channel
         let timer = channel.eventLoop.scheduleTask(in: deadline) {
             context.logger.notice(
                 "notification request not completed in time; connection closed",
-                metadata: ["client.address": "\(context.clientAddress)"])
+                metadata: ["client.address": "\(context.connection.clientAddress)"])
             channel.close(promise: nil)
         }
         defer { timer.cancel() }
@@ -90,7 +88,7 @@ public func buildNotificationReceiver(
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             context.logger.notice(
                 "notification refused: payload_too_large",
-                metadata: ["client.address": "\(context.clientAddress)", "http.content_length": "\(length)"])
+                metadata: ["client.address": "\(context.connection.clientAddress)", "http.content_length": "\(length)"])
             counters.count("too_large")
             return Response(status: .contentTooLarge, headers: [.connection: "close"])
         }
@@ -100,13 +98,13 @@ public func buildNotificationReceiver(
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             context.logger.notice(
                 "notification refused: payload_too_large",
-                metadata: ["client.address": "\(context.clientAddress)"])
+                metadata: ["client.address": "\(context.connection.clientAddress)"])
             counters.count("too_large")
             return Response(status: .contentTooLarge, headers: [.connection: "close"])
         } catch {
             context.logger.notice(
                 "notification body unreadable",
-                metadata: ["client.address": "\(context.clientAddress)", "error": "\(error)"])
+                metadata: ["client.address": "\(context.connection.clientAddress)", "error": "\(error)"])
             counters.count("rejected")
             return Response(status: .badRequest, headers: [.connection: "close"])
         }
@@ -116,7 +114,7 @@ public func buildNotificationReceiver(
             context.logger.notice(
                 "notification refused: it does not verify",
                 metadata: [
-                    "client.address": "\(context.clientAddress)", "reason": "\(refusal)",
+                    "client.address": "\(context.connection.clientAddress)", "reason": "\(refusal)",
                     "http.body_bytes": "\(body.readableBytes)",
                 ])
             counters.count("rejected")

@@ -35,16 +35,14 @@ public struct ReviewRequestContext: ReviewContext {
     var method: HTTPRequest.Method = .get
     var path = "/"
     var query: String?
-    /// The peer's IP address, for the login back-off and the refusal log ("unknown" without one).
-    let clientAddress: String
-    /// The connection, closed by `RequestBodyMiddleware` when a body is not sent in time.
-    let channel: any Channel
+    /// The peer, for the login back-off and the refusal log, and the connection, closed by
+    /// `RequestBodyMiddleware` when a body is not sent in time.
+    let connection: RequestConnection
 
     /// Creates the context of a new request.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
-        channel = source.channel
+        connection = RequestConnection(source)
     }
 
     var signedIn: SessionStore.Session? { session }
@@ -69,7 +67,7 @@ struct SignedInContext: ChildRequestContext, ReviewContext {
         reader = context.reader
         path = context.path
         query = context.query
-        clientAddress = context.clientAddress
+        clientAddress = context.connection.clientAddress
     }
 
     var signedIn: SessionStore.Session? { session }

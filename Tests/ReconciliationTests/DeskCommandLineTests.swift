@@ -30,11 +30,7 @@ struct DeskCommandLineTests {
             INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
             VALUES ('u-esc', $1, 'x', '7100000001', now() - interval '2 days')
             """, ["\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m"])
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('7100000001', 'u-esc', 'coin42', now() - interval '2 days')
-            """)
+        try connection.plantDelivery("7100000001", to: "u-esc", product: "coin42", age: "2 days")
         let result = try await Self.reconcile(
             ["lookup", "--user", "u-esc"],
             environment: ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game"], label: "escapes")

@@ -46,11 +46,7 @@ struct DeskTests {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("desk_order")
         let delivered = try Self.buy(sim, customer: "amy", order: "MKDESK0001")
         let missed = try Self.buy(sim, customer: "amy", order: "MKDESK0001")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ($1, 'amy', 'coin42', now() - interval '20 hours')
-            """, [delivered.transactionId])
+        try connection.plantDelivery(delivered.transactionId, to: "amy", product: "coin42", age: "20 hours")
         try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
             let picture = try await Self.lookup(try DeskQuery(.order, "mkdesk0001"), settings: settings, on: connection)
@@ -111,11 +107,7 @@ struct DeskTests {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("desk_young")
         let young = try Self.buy(sim, customer: "bob", at: Date().addingTimeInterval(-300))
         let old = try Self.buy(sim, customer: "bob", at: Date().addingTimeInterval(-3600))
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ($1, 'bob', 'coin42', now() - interval '50 minutes')
-            """, [old.transactionId])
+        try connection.plantDelivery(old.transactionId, to: "bob", product: "coin42", age: "50 minutes")
         try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
             let fresh = try await Self.lookup(
@@ -145,11 +137,7 @@ struct DeskTests {
                 INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
                 VALUES ('cat', 'signed_transaction', $1, $2, now() - interval '20 hours')
                 """, [transaction.signedTransaction, transaction.transactionId])
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, 'cat', 'coin42', now() - interval '20 hours')
-                """, [transaction.transactionId])
+            try connection.plantDelivery(transaction.transactionId, to: "cat", product: "coin42", age: "20 hours")
         }
         try await sim.withRunning { running in
             // The nightly run verified the uploads without the Server API; the desk has it.
@@ -191,11 +179,7 @@ struct DeskTests {
             VALUES ('amy', 'signed_transaction', $1, $2, now() - interval '20 hours')
             """, [bought.signedTransaction, bought.transactionId])
         for hours in [20, 19] {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, 'eve', 'coin42', now() - make_interval(hours => $2::int))
-                """, [bought.transactionId, hours])
+            try connection.plantDelivery(bought.transactionId, to: "eve", product: "coin42", age: "\(hours) hours")
         }
         try await sim.withRunning { running in
             let settings = try Self.settingsWithoutServerAPI(database: database, running: running, state: state)

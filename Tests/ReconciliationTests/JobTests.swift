@@ -247,11 +247,7 @@ struct JobTests {
                 VALUES ($1, 'signed_transaction', $2, $1, $2, $3, now() - interval '1 day')
                 """, [user, transaction, device])
         }
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ($1, $2, $3, now() - interval '1 day')
-            """, [mismatched, user, ledgerProduct])
+        try connection.plantDelivery(mismatched, to: user, product: ledgerProduct, age: "1 day")
         let report = try await job(ScriptedVerifier(productID: appleProduct))
             .run(.init(since: Date().addingTimeInterval(-7 * 86_400)))
         #expect(try connection.query("SELECT count(*) FROM reconcile.runs")[0].decode(Int.self, at: 0) == 1)
@@ -405,11 +401,7 @@ struct JobTests {
 
         // A grant made by hand, backdated three days: far before the next window (the watermark
         // less an hour). Apple never issued the transaction.
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('tx-ghost', 'user-9', 'coin42', now() - interval '3 days')
-            """)
+        try connection.plantDelivery("tx-ghost", to: "user-9", product: "coin42", age: "3 days")
         // A dry run does not finish: it keeps the change for the next run.
         let dry = try await job(verifier).run(.init(dryRun: true))
         #expect(try findings(dry).contains("unverified_delivery tx-ghost"))

@@ -57,11 +57,8 @@ struct LongIdentifierTests {
             ("8003", "plain-long-product", longProduct),
         ]
         for delivery in deliveries {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, $2, $3, now() - interval '20 hours')
-                """, [delivery.transaction, delivery.user, delivery.product])
+            try connection.plantDelivery(
+                delivery.transaction, to: delivery.user, product: delivery.product, age: "20 hours")
         }
 
         let since = Date().addingTimeInterval(-3 * 86_400)

@@ -84,11 +84,7 @@ struct NightlyEqualsHistoryTests {
     }
 
     func credit(_ transaction: String, to user: String, age: String = "1 hour") throws {
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ($1, $2, 'coin42', now() - $3::interval)
-            """, [transaction, user, age])
+        try connection.plantDelivery(transaction, to: user, product: "coin42", age: age)
     }
 
     static func sha256(_ text: String) -> String {
@@ -231,11 +227,7 @@ struct NightlyEqualsHistoryServerAPITests {
         try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
             #expect(try await Self.run(settings, since: Date().addingTimeInterval(-86_400), serverAPI: true).isEmpty)
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ('999000333', 'mallory', 'coin4886', now() - interval '10 days')
-                """)
+            try connection.plantDelivery("999000333", to: "mallory", product: "coin4886", age: "10 days")
             #expect(try await Self.run(settings, since: nil, serverAPI: true) == ["unverified_delivery 999000333 mallory"])
             let lookup = try connection.query(
                 "SELECT result FROM reconcile.transaction_lookups WHERE transaction_id = '999000333'")
@@ -262,11 +254,7 @@ struct NightlyEqualsHistoryServerAPITests {
             try connection.plantSignedTransactionUpload(
                 transaction.signedTransaction, claiming: transaction.transactionId, by: user, username: username,
                 age: "20 hours")
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, $2, 'coin42', now() - interval '20 hours')
-                """, [transaction.transactionId, user])
+            try connection.plantDelivery(transaction.transactionId, to: user, product: "coin42", age: "20 hours")
         }
         try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)
@@ -298,11 +286,7 @@ struct NightlyEqualsHistoryServerAPITests {
                 transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "10 minutes")
         }
         func credit(_ transaction: CreatedTransaction, to user: String) throws {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, $2, 'coin42', now() - interval '10 minutes')
-                """, [transaction.transactionId, user])
+            try connection.plantDelivery(transaction.transactionId, to: user, product: "coin42", age: "10 minutes")
         }
         let s = try buy()
         try upload("alice", s)

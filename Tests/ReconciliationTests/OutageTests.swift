@@ -15,11 +15,7 @@ struct OutageTests {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("api_outage")
         let deliveries = 30
         for index in 0..<deliveries {
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, 'bob', 'coin4886', now() - interval '19 hours')
-                """, [String(990_000_000 + index)])
+            try connection.plantDelivery(String(990_000_000 + index), to: "bob", product: "coin4886", age: "19 hours")
         }
         try await sim.withRunning { running in
             var settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)

@@ -22,11 +22,8 @@ struct PartialRefundTests {
             currency: "CNY"))
         try connection.plantSignedTransactionUpload(
             bought.signedTransaction, claiming: bought.transactionId, by: "amy", age: "20 hours")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
-            VALUES ($1, 'amy', 'coins3', $2, now() - interval '20 hours')
-            """, [bought.transactionId, delivered])
+        try connection.plantDelivery(
+            bought.transactionId, to: "amy", product: "coins3", quantity: delivered, age: "20 hours")
         _ = try sim.refundTransaction(bought.transactionId, type: refund.0, percentage: refund.1)
         let report = try await sim.withRunning { running in
             let settings = try ServerAPIScenarioTests.settings(database: database, sim: sim, running: running, state: state)

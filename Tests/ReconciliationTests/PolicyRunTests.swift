@@ -24,11 +24,7 @@ struct PolicyRunTests {
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
         try ScriptedVerifier.upload(["tx-1", "tx-2", "tx-3", "tx-4"], on: connection)
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('tx-1', 'user-0', 'coin42', now() - interval '1 day')
-            """)
+        try connection.plantDelivery("tx-1", to: "user-0", product: "coin42", age: "1 day")
     }
 
     /// Grants what a JWS upload confirmed, two a run.

@@ -334,11 +334,7 @@ struct QuietNightTests {
 
         // user-z uploads another purchase, credited to them: nothing new about tx-9 but its buyer.
         try upload("user-z", "tx-10", username: nil)
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('tx-10', 'user-z', 'coin42', now() - interval '5 minutes')
-            """)
+        try connection.plantDelivery("tx-10", to: "user-z", product: "coin42", age: "5 minutes")
         let named = try await job(verifier).run(.init())
         #expect(try owedTo() == "user-z")
         #expect(try findings(named).contains("missed_delivery tx-9") && newFindings(named).isEmpty)

@@ -11,24 +11,6 @@ import Testing
 /// (SPEC section 14), against the simulator and a real PostgreSQL.
 @Suite("Scenario: Notification History and refund requests")
 struct RefundRequestTests {
-    /// A 3-pack bought by `customer` (an Apple ID) for the app account `user`, uploaded and delivered.
-    static func deliveredPack(
-        _ sim: AppStoreSimulator, _ connection: Connection, user: String, customer: String, consumedMilli: Int? = nil
-    ) throws -> CreatedTransaction {
-        let bought = try sim.createTransaction(SimulatedTransaction(
-            productId: "coins3", customer: customer, bundleId: "com.hncs.szj", environment: .production,
-            type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000,
-            currency: "CNY"))
-        try connection.plantSignedTransactionUpload(
-            bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
-            VALUES ($1, $2, 'coins3', 3, now() - interval '20 hours', $3)
-            """, [bought.transactionId, user, consumedMilli])
-        return bought
-    }
-
     static let quiet = Logger(label: "job", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// `reconcile notifications sync` as the command runs it.
@@ -58,7 +40,7 @@ struct RefundRequestTests {
 
     @Test func aRefundOnlyInNotificationHistoryIsFoundAndAppliedOnce() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("history_refund")
-        let pack = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-apple-id")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-apple-id")
         try await sim.withRunning { running in
             let settings = try Self.settings(database, sim, running, state)
             let first = try await Self.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
@@ -100,7 +82,7 @@ struct RefundRequestTests {
     /// Apple's pages hold 20 records; every page is read and a record read twice is stored once.
     @Test func everyPageIsReadAndARecordReadAgainIsStoredOnce() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("history_pages")
-        let pack = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-id")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id")
         for index in 0..<45 {
             _ = try sim.signNotification(type: .oneTimeCharge, transactionId: pack.transactionId, delivered: index % 9 != 0)
         }
@@ -119,9 +101,9 @@ struct RefundRequestTests {
 
     @Test func aRefundRequestForAFullyUsedPackOfAConsentingAccountIsAnsweredOnce() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_answer")
-        let amys = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-id", consumedMilli: 100_000)
-        let bobs = try Self.deliveredPack(sim, connection, user: "bob", customer: "bob-id", consumedMilli: 100_000)
-        let cats = try Self.deliveredPack(sim, connection, user: "cat", customer: "cat-id", consumedMilli: 0)
+        let amys = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        let bobs = try connection.plantDeliveredPack(from: sim, for: "bob", customer: "bob-id", consumedMilli: 100_000)
+        let cats = try connection.plantDeliveredPack(from: sim, for: "cat", customer: "cat-id", consumedMilli: 0)
         try connection.execute(
             """
             INSERT INTO reconcile.refund_consent (user_id, consented_at, withdrawn_at)
@@ -198,11 +180,8 @@ struct RefundRequestTests {
                 transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "10 hours")
         }
         let pack = try bought("x-apple-id")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
-            VALUES ($1, 'x', 'coins3', 3, now() - interval '20 hours', 100000)
-            """, [pack.transactionId])
+        try connection.plantDelivery(
+            pack.transactionId, to: "x", product: "coins3", quantity: 3, consumedMilli: 100_000, age: "20 hours")
         try upload("y", pack)
         let unbound = try bought("z-apple-id")
         try upload("z", unbound)
@@ -244,8 +223,8 @@ struct RefundRequestTests {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("two_apple_ids")
         // amy uploads one purchase from each of her two Apple IDs; the second ID also bought a pack
         // she never uploaded nor received.
-        _ = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-phone")
-        _ = try Self.deliveredPack(sim, connection, user: "amy", customer: "amy-ipad")
+        _ = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-phone")
+        _ = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-ipad")
         let lost = try sim.createTransaction(SimulatedTransaction(
             productId: "coins3", customer: "amy-ipad", bundleId: "com.hncs.szj", environment: .production,
             type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-90_000), price: 90_000,

@@ -27,17 +27,9 @@ struct ServerAPIScenarioTests {
         for (user, transaction) in [("amy", uploaded), ("amy", refunded), ("bob", bobs)] {
             try connection.plantSignedTransactionUpload(
                 transaction.signedTransaction, claiming: transaction.transactionId, by: user, age: "20 hours")
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, $2, 'coin42', now() - interval '20 hours')
-                """, [transaction.transactionId, user])
+            try connection.plantDelivery(transaction.transactionId, to: user, product: "coin42", age: "20 hours")
         }
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('999000111', 'bob', 'coin4886', now() - interval '19 hours')
-            """)
+        try connection.plantDelivery("999000111", to: "bob", product: "coin4886", age: "19 hours")
         _ = try sim.refundTransaction(refunded.transactionId)
 
         try await sim.withRunning { running in
@@ -60,11 +52,7 @@ struct ServerAPIScenarioTests {
     /// longer covers the delivery, and its answer is judged then.
     @Test func aLookupApplePutOffIsAskedAgainAndJudgedByALaterRun() async throws {
         let (database, connection, sim, state) = try Self.world("sk2_api_later")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('999000222', 'bob', 'coin4886', now() - interval '19 hours')
-            """)
+        try connection.plantDelivery("999000222", to: "bob", product: "coin4886", age: "19 hours")
         try await sim.withRunning { running in
             let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
             let second = try await Self.unresolvedThenSettled(
@@ -86,11 +74,7 @@ struct ServerAPIScenarioTests {
             productId: "coin42", customer: "cat", bundleId: "com.hncs.szj", environment: .production,
             type: .consumable, quantity: 1, purchaseDate: Date().addingTimeInterval(-86_400), price: 6000, currency: "CNY"))
         // Delivered, never uploaded: only Get Transaction Info can confirm it.
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ($1, 'cat', 'coin42', now() - interval '20 hours')
-            """, [bought.transactionId])
+        try connection.plantDelivery(bought.transactionId, to: "cat", product: "coin42", age: "20 hours")
         try await sim.withRunning { running in
             let settings = try Self.settings(database: database, sim: sim, running: running, state: state)
             let second = try await Self.unresolvedThenSettled(

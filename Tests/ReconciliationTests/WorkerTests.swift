@@ -33,22 +33,16 @@ struct WorkerTests {
                 VALUES ($1, 'app_receipt', $2, $3, now() - interval '20 hours')
                 """, ["player-\(index % 40)", receipt, "W-\(index)"])
             guard index % 3 != 0 else { continue }
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-                VALUES ($1, $2, $3, now() - interval '20 hours')
-                """, ["W-\(index)", "player-\(index % 40)", index % 3 == 1 ? "coin42" : "coin4886"])
+            try connection.plantDelivery(
+                "W-\(index)", to: "player-\(index % 40)", product: index % 3 == 1 ? "coin42" : "coin4886",
+                age: "20 hours")
         }
         try connection.execute(
             """
             INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
             VALUES ('mallory', 'app_receipt', $1, 'W-FORGED', now() - interval '20 hours')
             """, [forged])
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('W-FORGED', 'mallory', 'coin4886', now() - interval '20 hours')
-            """)
+        try connection.plantDelivery("W-FORGED", to: "mallory", product: "coin4886", age: "20 hours")
         return database
     }
 

@@ -23,11 +23,7 @@ struct DeskWebTests {
     init() throws {
         (database, connection) = try TestDatabase.migrated("deskweb")
         try ReviewFixtures.seed(on: connection)
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ($1, $2, 'coin42', now() - interval '2 days')
-            """, [Self.transaction, Self.user])
+        try connection.plantDelivery(Self.transaction, to: Self.user, product: "coin42", age: "2 days")
     }
 
     func withApp(desk: Bool = true, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
@@ -123,11 +119,7 @@ struct DeskWebTests {
     /// item page's link to its customer names the kind, and the page it opens is the account's.
     @Test func aNumericAccountIdOpensTheAccountsPage() async throws {
         let account = "9100000001"  // the same digits as another customer's transaction
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('9100000077', $1, 'coin42', now() - interval '2 days')
-            """, [account])
+        try connection.plantDelivery("9100000077", to: account, product: "coin42", age: "2 days")
         let run = try connection.query(
             "INSERT INTO reconcile.runs (window_until, environment, status) VALUES (now(), 'production', 'completed') RETURNING id"
         )[0].decode(Int64.self, at: 0)
@@ -182,11 +174,7 @@ struct DeskWebTests {
               FROM ids
             """, [many])
         // The newest: a ledger row whose transaction no verified source knows.
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, delivered_at)
-            VALUES ('9200000999', $1, 'coin42', now() - interval '2 days')
-            """, [many])
+        try connection.plantDelivery("9200000999", to: many, product: "coin42", age: "2 days")
         try await withApp { client in
             let cookie = try await ReviewWebTests.login(client)
             let first = try await ReviewWebTests.page(client, "/desk?q=\(many)", cookie: cookie)

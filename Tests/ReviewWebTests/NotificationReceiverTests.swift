@@ -56,19 +56,7 @@ struct NotificationReceiverTests {
 
         /// A 3-pack bought a day ago by `customer` for the app account `user`, uploaded and credited.
         func deliveredPack(user: String, customer: String, consumedMilli: Int? = nil) throws -> CreatedTransaction {
-            let bought = try sim.createTransaction(SimulatedTransaction(
-                productId: "coins3", customer: customer, bundleId: NotificationReceiverTests.bundle,
-                environment: .production, type: .consumable, quantity: 3,
-                purchaseDate: Date().addingTimeInterval(-86_400), price: 90_000, currency: "CNY"))
-            try connection.plantSignedTransactionUpload(
-                bought.signedTransaction, claiming: bought.transactionId, by: user, age: "20 hours")
-            try connection.execute(
-                """
-                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at,
-                                                  consumed_milli)
-                VALUES ($1, $2, 'coins3', 3, now() - interval '20 hours', $3)
-                """, [bought.transactionId, user, consumedMilli])
-            return bought
+            try connection.plantDeliveredPack(from: sim, for: user, customer: customer, consumedMilli: consumedMilli)
         }
 
         /// The nightly run, as `reconcile run` builds it.

@@ -33,11 +33,8 @@ struct RefundRequestPageTests {
         let transaction = pack.transactionId
         try connection.plantSignedTransactionUpload(
             pack.signedTransaction, claiming: transaction, by: "amy", age: "20 hours")
-        try connection.execute(
-            """
-            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, consumed_milli)
-            VALUES ($1, 'amy', 'coins3', 3, now() - interval '20 hours', 100000)
-            """, [transaction])
+        try connection.plantDelivery(
+            transaction, to: "amy", product: "coins3", quantity: 3, consumedMilli: 100_000, age: "20 hours")
         try connection.execute(
             "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
         // An earlier answer Apple refused (a 400), with its words: shown as data, escaped.

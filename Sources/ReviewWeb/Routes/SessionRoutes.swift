@@ -58,7 +58,7 @@ struct SessionController: Sendable {
         let t = context.catalog
         let next = safeNext(form["next"])
         let name = form["name"] ?? ""
-        let client = context.clientAddress
+        let client = context.connection.clientAddress
         if let wait = await throttle.admit(client: client) {
             context.logger.notice(
                 "login refused", metadata: ["login.reason": "backing off after wrong tokens", "client.address": "\(client)"])
