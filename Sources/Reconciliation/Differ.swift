@@ -120,7 +120,8 @@ public struct Differ: Sendable {
         /// The values the SQL files take as `:'name'`, by name.
         var values: [String: any PostgresEncodable & Sendable] {
             var values: [String: any PostgresEncodable & Sendable] = [
-                "work_mem": Differ.workMem, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
+                "work_mem": Differ.workMem, "pass_work_mem": Differ.passWorkMem,
+                "random_page_cost": Differ.randomPageCost, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
                 "counted": environment.apple.rawValue,
                 "judge_before": judgeBefore, "api_enabled": serverAPIEnabled,
                 "kinds": FindingKind.allCases.map(\.rawValue), "judge_open_items": judgesEveryOpenItem,
@@ -168,6 +169,15 @@ public struct Differ: Sendable {
     /// whole-history pass hashes millions of rows, which spill to disk in batches at the server's
     /// usual 4 MB. Server memory, not this process's.
     public static let workMem = "256MB"
+
+    /// Memory for each hash of the two passes over the whole tables that start a run over the
+    /// whole history (`scope/whole_history.sql`): hashes of millions of keys split into batches of
+    /// a few MB ran twice as fast as one of 256 MB, whose probes miss the CPU's caches
+    /// (docs/benchmarks.md, twelfth session).
+    public static let passWorkMem = "4MB"
+
+    /// How the diff's statements price a page read out of order (`00_session.sql` says why).
+    public static let randomPageCost = "1.1"
 
     /// Computes the findings into the temporary table `diff_findings` (emptied at commit); call
     /// inside a transaction, then `upsertQueue` or read the findings.

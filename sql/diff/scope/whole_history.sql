@@ -3,7 +3,8 @@
 --         :products, :deliveries
 -- Writes: diff_scope, diff_scope_uploads
 -- Values: :'until' (timestamptz), :'bundle_ids' (text[]), :'counted' (text: 'Production' or
---         'Sandbox'), :'judge_before' (timestamptz).
+--         'Sandbox'), :'judge_before' (timestamptz), :'work_mem' (text: Differ.workMem, restored
+--         after the two passes over the whole tables), :'pass_work_mem' (text: Differ.passWorkMem).
 --
 -- Every transaction bought and every delivery made before the window's end is in scope, but
 -- only those that can hold a finding are kept. One FULL JOIN of the white table and the ledger
@@ -22,6 +23,14 @@
 --
 -- Bound values, so that the planner sees that the window is everything and scans instead of
 -- walking the purchase-date index.
+--
+-- The two passes over the whole tables run with a few MB for each hash: the ledger's grouping
+-- below took 4.0–4.7 s with the diff's 256 MB (a hash table of millions of keys in five batches,
+-- its probes missing the CPU's caches) and 2.1–2.5 s split into 129 batches of 4 MB; the FULL
+-- JOIN the same or a little less (docs/benchmarks.md, twelfth session). The later stages, whose
+-- hashes are of the scope, keep the diff's memory.
+SELECT set_config('work_mem', :'pass_work_mem'::text, true) AS work_mem;
+
 INSERT INTO diff_scope (transaction_id)
 SELECT coalesce(a.transaction_id, d.transaction_id)
   FROM (SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.quantity, a.bundle_id,
@@ -56,6 +65,8 @@ SELECT transaction_id FROM :deliveries
  GROUP BY transaction_id
 HAVING count(*) > 1 AND bool_or(delivered_at < :'until'::timestamptz OR revoked_at IS NOT NULL)
 ON CONFLICT DO NOTHING;
+
+SELECT set_config('work_mem', :'work_mem'::text, true) AS work_mem;
 
 -- An upload is plainly clean when it was verified for a bundle the job accepts: every other
 -- verified upload is kept, not only those this run verified (scope/touched_by_run.sql), so that a
