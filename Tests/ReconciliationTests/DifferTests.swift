@@ -432,6 +432,29 @@ struct DifferTests {
         #expect(status == "dismissed")
     }
 
+    /// An open item names what its finding names now; a decided one keeps what it was decided on.
+    /// (The queue kept an open unverified_delivery's first product after the ledger row's product
+    /// was corrected, while a run over the whole history named the new one.)
+    @Test func anOpenItemFollowsItsLedgerRowsCorrectedProduct() throws {
+        _ = try diff()
+        #expect(try connection.execute(
+            "UPDATE reconcile.review_items SET status = 'dismissed', resolved_by = 'ana' WHERE fingerprint LIKE 'unverified_delivery:t-u2%'") == 1)
+        let before = try products(of: ["t-u1", "t-u2"])
+        try connection.execute("UPDATE reconcile.deliveries SET product_id = 'coins3' WHERE transaction_id IN ('t-u1', 't-u2')")
+        _ = try diff()
+        let after = try products(of: ["t-u1", "t-u2"])
+        #expect(before["t-u1"] != "coins3" && after["t-u1"] == "coins3")
+        #expect(after["t-u2"] == before["t-u2"] && after["t-u2"] != "coins3")
+    }
+
+    /// The product each unverified_delivery item of `transactions` names, by transaction.
+    func products(of transactions: [String]) throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try connection.query(
+            "SELECT transaction_id, product_id FROM reconcile.review_items WHERE kind = 'unverified_delivery' AND transaction_id = ANY($1)",
+            [transactions]
+        ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) })
+    }
+
     @Test func aRetryingUploadKeepsItsTransactionOutOfJudgementUntilVerified() throws {
         _ = try diff()
         // The retrying upload (u14, t-n3) resolves as invalid: now the delivery is unknown to Apple.

@@ -309,7 +309,27 @@ extension MultiNightWorld {
             lines.append(try describe(
                 key, missing: false, chain: "open", evidence: evidence(connection, key), twin: twin, night: night))
         }
+        // An item open in both names the product, original transaction and upload its finding
+        // names now (sql/diff/81_queue_upsert.sql: an open item follows its finding).
+        let wholeNames = try itemNames(whole)
+        for (fingerprint, names) in try itemNames(connection).sorted(by: { $0.key < $1.key }) {
+            if let other = wholeNames[fingerprint], other != names {
+                lines.append("[an open item names what its finding no longer does] \(fingerprint): the chain's item "
+                    + "names \(names), the whole-history run's \(other)")
+            }
+        }
         return lines
+    }
+
+    /// Each open item's product, original transaction and upload, by fingerprint.
+    func itemNames(_ connection: Connection) throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try connection.query(
+            """
+            SELECT fingerprint, concat_ws(' ', coalesce(product_id, '-'), coalesce(original_transaction_id, '-'),
+                                          coalesce(upload_id::text, '-'))
+              FROM reconcile.review_items WHERE status IN ('open', 'in_review')
+            """
+        ).map { (try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)) })
     }
 
     /// SPEC section 13: the desk's verdicts are the nightly rules' over the same data. Every

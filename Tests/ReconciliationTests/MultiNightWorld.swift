@@ -536,6 +536,13 @@ final class MultiNightWorld {
                 known(purchase.buyer)
                 count("ledger row corrected")
                 note(transaction, "ledger row \(id) corrected to \(purchase.product) for \(purchase.buyer)")
+            } else if chance(0.5) {
+                // A transaction Apple never issued: its unverified_delivery names the ledger's
+                // product, which the open item must follow.
+                let product = pick(["coin42", "coins3", "coin4886"])
+                try connection.execute("UPDATE reconcile.deliveries SET product_id = $2 WHERE id = $1", [id, product])
+                count("ledger row's product corrected")
+                note(transaction, "ledger row \(id) corrected to \(product)")
             } else {
                 try connection.execute(
                     "UPDATE reconcile.deliveries SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
