@@ -166,8 +166,9 @@ public struct Differ: Sendable {
     }
 
     /// Memory PostgreSQL may use for each hash or sort of the diff (its transaction only): the
-    /// whole-history pass hashes millions of rows, which spill to disk in batches at the server's
-    /// usual 4 MB. Server memory, not this process's.
+    /// stages after the scope hash up to a few hundred thousand rows in memory (the whole
+    /// history's two passes over the whole tables take ``passWorkMem``). Server memory, not this
+    /// process's.
     public static let workMem = "256MB"
 
     /// Memory for each hash of the two passes over the whole tables that start a run over the

@@ -4,8 +4,9 @@
 -- Values: :'work_mem' (text: memory for each hash or sort, Differ.workMem),
 --         :'random_page_cost' (text: Differ.randomPageCost).
 --
--- The whole-history pass hashes millions of rows, which spill to disk in batches at the server's
--- usual 4 MB. JIT compiling takes half a second per statement whose estimate looks big, which
+-- The stages after the scope hash the scope's rows, up to a few hundred thousand, in memory;
+-- the whole history's two passes over the whole tables set their own (scope/whole_history.sql).
+-- JIT compiling takes half a second per statement whose estimate looks big, which
 -- temporary tables of a few thousand rows do before they are analysed; no statement here gains
 -- it back.
 --

@@ -5,8 +5,9 @@
 -- detected (detected_user_id, amount_milli, currency, purchase_date) are kept with the evidence:
 -- the report lists an item carried over unchanged from them (75_unchanged.sql). An open item's
 -- account, product, original transaction and upload follow its finding's (a buyer bound later, a
--- delivery moved, a hand-made grant's product corrected): the queue shows what the finding is about now, as the report and a run over the whole history do; a decided item keeps
--- the account it was decided for.
+-- delivery moved, a hand-made grant's product corrected): the queue shows what the finding is
+-- about now, as the report and a run over the whole history do; a decided item keeps what it was
+-- decided for.
 -- Reads:  diff_findings, diff_kinds
 -- Writes: reconcile.review_items, reconcile.review_events
 -- Values: :'run_id' (bigint), :'actor' (text: who opened the items, the job's name 'reconcile'
