@@ -232,18 +232,27 @@ public struct Differ: Sendable {
         try stages.flush()
     }
 
-    /// A digest of what every finding depends on beyond its own rows: the diff's SQL, the
+    /// A digest of what every finding depends on beyond its own rows: the rules (``rules``), the
     /// settings that decide findings (`settings`: their text) and the product catalogue
     /// (`01_judged_inputs.sql`). Two runs with the same digest judge alike whatever of those.
     /// Nil when the deliveries relation's changes are not noted: then no item may be carried over.
     public func judgedInputs(settings: String, on connection: Connection) throws -> String? {
-        let rules = DiffSQL.paths.map { "\($0)\n\(DiffSQL.text($0) ?? "")" }.joined(separator: "\n")
+        let rules = Self.rules
         let named = relations.byName.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         var stages = Stages(
             connection: connection, relations: relations.byName,
             values: ["rules": rules, "settings": ([settings] + named).joined(separator: "\n"),
                      "deliveries_name": relations.deliveries.description])
         return try stages.run("01_judged_inputs.sql")[0].decode(String?.self, "digest")
+    }
+
+    /// The rules as the judged inputs' digest reads them: every file of the diff's SQL, and each
+    /// finding kind's severity and suggested action, which the queue's items take from their kind
+    /// (a release that changes one judges every open item again, so that they take it).
+    static var rules: String {
+        let files = DiffSQL.paths.map { "\($0)\n\(DiffSQL.text($0) ?? "")" }
+        let kinds = FindingKind.allCases.map { "\($0.rawValue) \($0.severity.rawValue) \($0.suggestedAction.rawValue)" }
+        return (files + kinds).joined(separator: "\n")
     }
 
     /// The support desk's picture of the transactions `computeFindings` just judged (same

@@ -89,4 +89,13 @@ struct SQLScriptTests {
             try statement.bind(relations: ["t": Differ.Relations.standard.uploads], values: [:])
         }
     }
+
+    /// The judged inputs' digest reads each kind's severity and suggested action: a release that
+    /// changes one judges every open item again instead of carrying them over (75_unchanged.sql).
+    @Test func theJudgedInputsReadEachKindsSeverityAndAction() {
+        for kind in FindingKind.allCases {
+            #expect(Differ.rules.contains("\n\(kind.rawValue) \(kind.severity.rawValue) \(kind.suggestedAction.rawValue)"))
+        }
+        #expect(DiffSQL.paths.allSatisfy { Differ.rules.contains($0) })
+    }
 }

@@ -447,6 +447,22 @@ struct DifferTests {
         #expect(after["t-u2"] == before["t-u2"] && after["t-u2"] != "coins3")
     }
 
+    /// An open item made by an earlier release, whose kind's severity and suggested action have
+    /// changed since, takes the kind's current ones; a decided item keeps what it was decided on.
+    @Test func anOpenItemTakesItsKindsCurrentSeverityAndAction() throws {
+        _ = try diff()
+        #expect(try connection.execute(
+            "UPDATE reconcile.review_items SET severity = 'low', suggested_action = 'investigate' WHERE transaction_id IN ('t-m1', 't-m2')") == 2)
+        #expect(try connection.execute(
+            "UPDATE reconcile.review_items SET status = 'dismissed', resolved_by = 'ana' WHERE fingerprint = 'missed_delivery:t-m2'") == 1)
+        _ = try diff()
+        let rows = try connection.query(
+            "SELECT transaction_id, severity, suggested_action FROM reconcile.review_items WHERE transaction_id IN ('t-m1', 't-m2') ORDER BY transaction_id")
+        let seen = try rows.map { "\(try $0.decode(String.self, at: 0)) \(try $0.decode(String.self, at: 1)) \(try $0.decode(String.self, at: 2))" }
+        let kind = FindingKind.missedDelivery
+        #expect(seen == ["t-m1 \(kind.severity.rawValue) \(kind.suggestedAction.rawValue)", "t-m2 low investigate"])
+    }
+
     /// The product each unverified_delivery item of `transactions` names, by transaction.
     func products(of transactions: [String]) throws -> [String: String] {
         Dictionary(uniqueKeysWithValues: try connection.query(

@@ -5,9 +5,9 @@
 -- detected (detected_user_id, amount_milli, currency, purchase_date) are kept with the evidence:
 -- the report lists an item carried over unchanged from them (75_unchanged.sql). An open item's
 -- account, product, original transaction and upload follow its finding's (a buyer bound later, a
--- delivery moved, a hand-made grant's product corrected): the queue shows what the finding is
--- about now, as the report and a run over the whole history do; a decided item keeps what it was
--- decided for.
+-- delivery moved, a hand-made grant's product corrected), and its severity and suggested action
+-- its kind's (a release that changes them): the queue shows what the finding is about now, as the
+-- report and a run over the whole history do; a decided item keeps what it was decided for.
 -- Reads:  diff_findings, diff_kinds
 -- Writes: reconcile.review_items, reconcile.review_events
 -- Values: :'run_id' (bigint), :'actor' (text: who opened the items, the job's name 'reconcile'
@@ -28,18 +28,20 @@ WITH upserted AS (
     ON CONFLICT ((reconcile.text_digest(fingerprint))) DO UPDATE
        SET last_seen_run = EXCLUDED.last_seen_run,
            -- An open item follows its finding; a decided one keeps what it was decided on.
-           (user_id, product_id, original_transaction_id, upload_id, evidence, detected_user_id, amount_milli,
-            currency, purchase_date, held_by_user_id, grant_to_user_id, grant_product_id, grant_quantity,
-            revoke_from_user_id, revoke_product_id, revoke_quantity, updated_at) = (
-               SELECT EXCLUDED.user_id, EXCLUDED.product_id, EXCLUDED.original_transaction_id, EXCLUDED.upload_id,
-                      EXCLUDED.evidence, EXCLUDED.detected_user_id, EXCLUDED.amount_milli,
+           (severity, suggested_action, user_id, product_id, original_transaction_id, upload_id, evidence,
+            detected_user_id, amount_milli, currency, purchase_date, held_by_user_id, grant_to_user_id,
+            grant_product_id, grant_quantity, revoke_from_user_id, revoke_product_id, revoke_quantity,
+            updated_at) = (
+               SELECT EXCLUDED.severity, EXCLUDED.suggested_action, EXCLUDED.user_id, EXCLUDED.product_id,
+                      EXCLUDED.original_transaction_id, EXCLUDED.upload_id, EXCLUDED.evidence, EXCLUDED.detected_user_id, EXCLUDED.amount_milli,
                       EXCLUDED.currency, EXCLUDED.purchase_date, EXCLUDED.held_by_user_id,
                       EXCLUDED.grant_to_user_id, EXCLUDED.grant_product_id, EXCLUDED.grant_quantity,
                       EXCLUDED.revoke_from_user_id, EXCLUDED.revoke_product_id, EXCLUDED.revoke_quantity,
                       now()
                 WHERE r.status IN ('open', 'in_review', 'awaiting_approval')
                UNION ALL
-               SELECT r.user_id, r.product_id, r.original_transaction_id, r.upload_id, r.evidence,
+               SELECT r.severity, r.suggested_action, r.user_id, r.product_id, r.original_transaction_id,
+                      r.upload_id, r.evidence,
                       r.detected_user_id, r.amount_milli, r.currency, r.purchase_date,
                       r.held_by_user_id, r.grant_to_user_id, r.grant_product_id, r.grant_quantity,
                       r.revoke_from_user_id, r.revoke_product_id, r.revoke_quantity, r.updated_at
