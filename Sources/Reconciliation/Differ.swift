@@ -123,13 +123,9 @@ public struct Differ: Sendable {
                 "work_mem": Differ.workMem, "pass_work_mem": Differ.passWorkMem,
                 "random_page_cost": Differ.randomPageCost, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
                 "counted": environment.apple.rawValue,
-                "judge_before": judgeBefore, "api_enabled": serverAPIEnabled,
-                "kinds": FindingKind.allCases.map(\.rawValue), "judge_open_items": judgesEveryOpenItem,
-                "severities": FindingKind.allCases.map(\.severity.rawValue),
-                "severity_ranks": FindingKind.allCases.map(\.severity.rank),
-                "suggested_actions": FindingKind.allCases.map(\.suggestedAction.rawValue),
-                "upload_kinds": FindingKind.uploadKinds,
+                "judge_before": judgeBefore, "api_enabled": serverAPIEnabled, "judge_open_items": judgesEveryOpenItem,
             ]
+            values.merge(Differ.kindValues) { current, _ in current }
             switch scope {
             case .window(let since, let until):
                 values["since"] = since
@@ -237,21 +233,30 @@ public struct Differ: Sendable {
     /// (`01_judged_inputs.sql`). Two runs with the same digest judge alike whatever of those.
     /// Nil when the deliveries relation's changes are not noted: then no item may be carried over.
     public func judgedInputs(settings: String, on connection: Connection) throws -> String? {
-        let rules = Self.rules
         let named = relations.byName.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         var stages = Stages(
             connection: connection, relations: relations.byName,
-            values: ["rules": rules, "settings": ([settings] + named).joined(separator: "\n"),
+            values: ["rules": Self.judgedRules, "settings": ([settings] + named).joined(separator: "\n"),
                      "deliveries_name": relations.deliveries.description])
         return try stages.run("01_judged_inputs.sql")[0].decode(String?.self, "digest")
     }
 
-    /// The rules as the judged inputs' digest reads them: every file of the diff's SQL, and each
-    /// finding kind's severity and suggested action, which the queue's items take from their kind
-    /// (a release that changes one judges every open item again, so that they take it).
-    static var rules: String {
+    /// What the finding kinds give the diff's SQL: their names, severities and suggested actions
+    /// (parallel arrays, `50_findings_table.sql`), and which are about uploads.
+    static let kindValues: [String: any PostgresEncodable & Sendable] = [
+        "kinds": FindingKind.allCases.map(\.rawValue),
+        "severities": FindingKind.allCases.map(\.severity.rawValue),
+        "severity_ranks": FindingKind.allCases.map(\.severity.rank),
+        "suggested_actions": FindingKind.allCases.map(\.suggestedAction.rawValue),
+        "upload_kinds": FindingKind.uploadKinds,
+    ]
+
+    /// The rules as the judged inputs' digest reads them: every file of the diff's SQL, and the
+    /// values the kinds give it (``kindValues``), which the queue's items take (a release that
+    /// changes a kind's severity judges every open item again, so that they take it).
+    static var judgedRules: String {
         let files = DiffSQL.paths.map { "\($0)\n\(DiffSQL.text($0) ?? "")" }
-        let kinds = FindingKind.allCases.map { "\($0.rawValue) \($0.severity.rawValue) \($0.suggestedAction.rawValue)" }
+        let kinds = kindValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.postgresText ?? "")" }
         return (files + kinds).joined(separator: "\n")
     }
 

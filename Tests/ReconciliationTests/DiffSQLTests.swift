@@ -93,9 +93,10 @@ struct SQLScriptTests {
     /// The judged inputs' digest reads each kind's severity and suggested action: a release that
     /// changes one judges every open item again instead of carrying them over (75_unchanged.sql).
     @Test func theJudgedInputsReadEachKindsSeverityAndAction() {
-        for kind in FindingKind.allCases {
-            #expect(Differ.rules.contains("\n\(kind.rawValue) \(kind.severity.rawValue) \(kind.suggestedAction.rawValue)"))
-        }
-        #expect(DiffSQL.paths.allSatisfy { Differ.rules.contains($0) })
+        let severities = FindingKind.allCases.map { "\"\($0.severity.rawValue)\"" }.joined(separator: ",")
+        let actions = FindingKind.allCases.map { "\"\($0.suggestedAction.rawValue)\"" }.joined(separator: ",")
+        #expect(Differ.judgedRules.contains("\nseverities={\(severities)}"))
+        #expect(Differ.judgedRules.contains("\nsuggested_actions={\(actions)}"))
+        #expect(DiffSQL.paths.allSatisfy { Differ.judgedRules.contains($0) })
     }
 }
