@@ -70,8 +70,13 @@ public struct NotificationApplier: Sendable {
     /// table holds.
     public static let maximumBatchBytes = 8 << 20
 
-    /// Notifications the app's endpoint stored in `reconcile.notifications`.
-    func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int) async throws -> Int {
+    /// Notifications the app's endpoint stored in `reconcile.notifications`. `untilShortBatch`: stop
+    /// after a batch smaller than `batchSize` (the receiver's worker, which comes back within its
+    /// gathering time: while notifications keep arriving, chasing them one small batch after
+    /// another paid each batch's statements for a handful of rows); otherwise until none is left.
+    func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int, untilShortBatch: Bool = false)
+        async throws -> Int
+    {
         try connection.execute(SQL.rejectOversized, ["run_id": runID, "maximum_body_bytes": Self.maximumBodyBytes])
         var applied = 0
         var after: Int64 = 0
@@ -94,6 +99,12 @@ public struct NotificationApplier: Sendable {
                 }
             }
             applied += try connection.transaction { try record(verdicts, runID: runID, on: connection) }
+            // Cut short by neither limit: the table was drained when the batch was read.
+            if untilShortBatch, batch.count < batchSize,
+                batch.reduce(0, { $0 + $1.1.utf8.count }) <= Self.maximumBatchBytes - Self.maximumBodyBytes
+            {
+                return applied
+            }
         }
     }
 

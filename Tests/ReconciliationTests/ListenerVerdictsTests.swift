@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Logging
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -63,5 +64,31 @@ struct ListenerVerdictsTests {
         ).map { try $0.decode(String.self, at: 0) }
         #expect(states == ["applied REUSED", "invalid -", "invalid -"])
         #expect(verdicts.count == 0)
+    }
+
+    /// The receiver's worker ends its pass at a batch that drained the table (`untilShortBatch`):
+    /// a row stored while that batch is applied waits for the next pass, which applies it, instead
+    /// of being chased one small batch at a time. Without it the applier drains the table. Here the
+    /// verification of the first row stores a second, once.
+    @Test(arguments: [true, false])
+    func theReceiversPassEndsAtABatchThatDrainedTheTable(untilShortBatch: Bool) async throws {
+        let (database, connection) = try TestDatabase.migrated("short_batch")
+        let run = try connection.query(
+            "INSERT INTO reconcile.runs (window_until, environment) VALUES (now(), 'sandbox') RETURNING id"
+        )[0].decode(Int64.self, at: 0)
+        let store = "INSERT INTO reconcile.notifications (signed_payload) VALUES ($1)"
+        try connection.execute(store, ["first"])
+        let storedOne = Mutex(false)
+        let applier = NotificationApplier(verify: { _ in
+            if storedOne.withLock({ stored in defer { stored = true }; return !stored }) {
+                _ = try? database.connect().execute(store, ["second"])
+            }
+            return .invalid(reason: "not a notification")
+        })
+        let verified = "SELECT count(*) FROM reconcile.notification_verifications"
+        _ = try await applier.applyEndpoint(runID: run, on: connection, batchSize: 2, untilShortBatch: untilShortBatch)
+        #expect(try connection.query(verified)[0].decode(Int.self, at: 0) == (untilShortBatch ? 1 : 2))
+        _ = try await applier.applyEndpoint(runID: run, on: connection, batchSize: 2, untilShortBatch: untilShortBatch)
+        #expect(try connection.query(verified)[0].decode(Int.self, at: 0) == 2)
     }
 }

@@ -166,7 +166,7 @@ public struct ReceiverWorker: Sendable {
 
         if try pendingNotifications(on: connection) {
             let id = try runID()
-            pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100)
+            pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100, untilShortBatch: true)
             try connection.execute(ReceiverSQL.noteJudgements, ["run_id": id, "grace_seconds": settings.grace])
             Failpoint.pass("receiver.applied")
         }
