@@ -24,6 +24,12 @@
 -- Bound values, so that the planner sees that the window is everything and scans instead of
 -- walking the purchase-date index.
 --
+-- Each side judges what it alone decides before the join (`clean`: every condition true; a NULL
+-- one counts as false, as a missing row does), behind OFFSET 0 so that the planner computes it
+-- there: the join's hash batches then carry a flag instead of the columns it was computed from,
+-- and the token map is read for the rows still clean after the join only. At 5M the pass took
+-- 6.5 s instead of 9.0 s (docs/benchmarks.md, thirteenth session).
+--
 -- The two passes over the whole tables run with a few MB for each hash: the ledger's grouping
 -- below took 4.0–4.7 s with the diff's 256 MB (a hash table of millions of keys in five batches,
 -- its probes missing the CPU's caches) and 2.1–2.5 s split into 129 batches of 4 MB; the FULL
@@ -32,30 +38,33 @@
 SELECT set_config('work_mem', :'pass_work_mem'::text, true) AS work_mem;
 
 INSERT INTO diff_scope (transaction_id)
-SELECT coalesce(a.transaction_id, d.transaction_id)
-  FROM (SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.quantity, a.bundle_id,
-               a.environment, a.purchase_date, a.revocation_date,
-               coalesce(a.product_type, p.product_type) AS product_type, a.claimed_by,
-               a.app_account_token IS NOT NULL OR a.claim_usernames_name_uploader AS usernames_ok,
-               coalesce(a.app_account_token, a.claim_token) AS token
-          FROM reconcile.apple_transactions a
-          LEFT JOIN :products p ON p.product_id = a.product_id
-         WHERE a.purchase_date < :'until'::timestamptz) a
-  FULL JOIN (SELECT transaction_id, user_id, product_id, quantity, revoked_at FROM :deliveries
-              WHERE delivered_at < :'until'::timestamptz OR revoked_at IS NOT NULL) d
-    ON d.transaction_id = a.transaction_id
-  LEFT JOIN reconcile.account_tokens k ON k.app_account_token = a.token
- WHERE NOT coalesce(
-       a.bundle_id = ANY(:'bundle_ids'::text[]) AND a.environment = :'counted'::text
-       AND a.purchase_date <= :'judge_before'::timestamptz
-       AND a.revocation_date IS NULL AND d.revoked_at IS NULL
-       AND d.product_id = a.product_id AND d.quantity = a.quantity
-       AND (a.transaction_id = a.original_transaction_id
-            OR a.product_type IS DISTINCT FROM 'non_consumable')
-       AND a.claimed_by = d.user_id
-       AND (a.token IS NULL OR k.user_id = d.user_id)
-       AND a.usernames_ok,
-       false)
+SELECT coalesce(x.transaction_id, x.delivered_transaction_id)
+  FROM (SELECT a.transaction_id, d.transaction_id AS delivered_transaction_id, a.token, d.user_id,
+               coalesce(a.clean AND d.clean AND d.product_id = a.product_id AND d.quantity = a.quantity
+                        AND a.claimed_by = d.user_id, false) AS clean
+          FROM (SELECT a.transaction_id, a.product_id, a.quantity, a.claimed_by,
+                       coalesce(a.app_account_token, a.claim_token) AS token,
+                       coalesce(a.bundle_id = ANY(:'bundle_ids'::text[]) AND a.environment = :'counted'::text
+                                AND a.purchase_date <= :'judge_before'::timestamptz
+                                AND a.revocation_date IS NULL
+                                AND (a.transaction_id = a.original_transaction_id
+                                     OR coalesce(a.product_type, p.product_type) IS DISTINCT FROM 'non_consumable')
+                                AND (a.app_account_token IS NOT NULL OR a.claim_usernames_name_uploader),
+                                false) AS clean
+                  FROM reconcile.apple_transactions a
+                  LEFT JOIN :products p ON p.product_id = a.product_id
+                 WHERE a.purchase_date < :'until'::timestamptz
+                OFFSET 0) a
+          FULL JOIN (SELECT transaction_id, user_id, product_id, quantity, revoked_at IS NULL AS clean
+                       FROM :deliveries
+                      WHERE delivered_at < :'until'::timestamptz OR revoked_at IS NOT NULL
+                     OFFSET 0) d
+            ON d.transaction_id = a.transaction_id
+        OFFSET 0) x
+  -- Only a row clean so far has its token looked up: the others' key is NULL, which a hash join
+  -- keeps in its first batch instead of writing it out.
+  LEFT JOIN reconcile.account_tokens k ON k.app_account_token = CASE WHEN x.clean THEN x.token END
+ WHERE NOT coalesce(x.clean AND (x.token IS NULL OR k.user_id = x.user_id), false)
 ON CONFLICT DO NOTHING;
 
 -- A transaction credited twice looks clean row by row: one grouping of the ledger adds the
