@@ -71,7 +71,8 @@ public struct NotificationApplier: Sendable {
     public static let maximumBatchBytes = 8 << 20
 
     /// Notifications the app's endpoint stored in `reconcile.notifications`. `untilShortBatch`: stop
-    /// after a batch smaller than `batchSize` (the receiver's worker, which comes back within its
+    /// after a batch that drained the table, one cut short by neither `batchSize` nor
+    /// ``maximumBatchBytes`` (the receiver's worker, which comes back within its
     /// gathering time: while notifications keep arriving, chasing them one small batch after
     /// another paid each batch's statements for a handful of rows); otherwise until none is left.
     func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int, untilShortBatch: Bool = false)
