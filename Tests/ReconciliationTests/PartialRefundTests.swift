@@ -65,6 +65,23 @@ struct PartialRefundTests {
             == ["revoke 1"])
     }
 
+    /// Delivered 1 coin of the 3-pack, then one coin refunded: the customer is owed 2 and holds 1,
+    /// so "granted" gives the 1 coin still owed, not Apple's 3 (a grant never moves more than the
+    /// item's value, which the approval threshold weighs).
+    @Test func aShortDeliveryOfARefundedPackGrantsOnlyTheCoinStillOwed() async throws {
+        let (report, connection, _) = try await Self.threePack(
+            "refund_prorated_short", delivered: 1, refund: (.refundProrated, 33_333))
+        let findings = try report.findings
+        #expect(findings.map(\.kind) == [.quantityMismatch])
+        let item = try #require(findings.first?.reviewItemID)
+        _ = try ReviewService(connection: connection, approval: .none)
+            .resolve(id: item, resolution: .granted, by: "ann", note: nil)
+        let outbox = try connection.query(
+            "SELECT action, quantity, to_user_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])
+        #expect(try outbox.map { "\(try $0.decode(String.self, at: 0)) \(try $0.decode(Int.self, at: 1))" }
+            == ["grant 1"])
+    }
+
     @Test func aDeliveryAlreadyReducedByTheRefundedCoinIsNotFlagged() async throws {
         let (report, _, _) = try await Self.threePack(
             "refund_prorated_reduced", delivered: 2, refund: (.refundProrated, 33_333))

@@ -25,7 +25,8 @@ CREATE TEMP TABLE IF NOT EXISTS diff_findings (
     -- What a decision of the item gives and takes back (SPEC section 6's actions), completed by
     -- 71_actions.sql from the evidence. A rule that knows more says it here: whose delivery is
     -- taken back (wrong_account: the account the wrong delivery credited, the md5 in its
-    -- fingerprint) and how many units (refunded_delivery: the refunded ones).
+    -- fingerprint) and how many units (refunded_delivery: the refunded ones; quantity_mismatch:
+    -- the units over Apple's quantity, and for a grant the units missing).
     grant_to_user_id text,
     grant_product_id text,
     grant_quantity integer,

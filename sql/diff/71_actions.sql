@@ -1,7 +1,9 @@
 -- Stage: actions — what a decision of each finding gives and takes back (SPEC section 6), stored
 -- with its item so that a person's decision reads it instead of the evidence: a grant gives
 -- Apple's product × quantity to the buyer; a revoke takes back the delivery the finding is about;
--- a move does both. Generic: a rule that knows more set it in its row (50_findings_table.sql).
+-- a move does both. Generic: a rule that knows more set it in its row (50_findings_table.sql):
+-- how many units a grant gives (quantity_mismatch: the missing ones), whose delivery and how many
+-- of its units a revoke takes back.
 -- - The buyer: the one the diff resolved (the evidence's `buyer`); none when it is unknown.
 -- - The delivery: among the evidence's unrevoked deliveries, the rule's account's when it named
 --   one (nothing when that account holds none), else the finding's account's when it holds one,
@@ -14,7 +16,7 @@
 UPDATE diff_findings f
    SET grant_to_user_id = f.evidence->'buyer'->>'user_id',
        grant_product_id = f.evidence->'apple_transaction'->>'product_id',
-       grant_quantity = (f.evidence->'apple_transaction'->>'quantity')::integer,
+       grant_quantity = coalesce(f.grant_quantity, (f.evidence->'apple_transaction'->>'quantity')::integer),
        (revoke_from_user_id, revoke_product_id, revoke_quantity) = (
            SELECT e->>'user_id', e->>'product_id', coalesce(f.revoke_quantity, (e->>'quantity')::integer)
              FROM jsonb_array_elements(f.evidence->'deliveries') WITH ORDINALITY AS x(e, n)

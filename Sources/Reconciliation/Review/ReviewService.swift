@@ -404,19 +404,30 @@ public struct ReviewService {
                     reason: "the buyer is unknown (several accounts uploaded the transaction and nothing binds it); "
                         + "grant by hand and resolve as no_action with a note")
             }
+            // A quantity_mismatch grants only the missing units: none when the app delivered enough.
+            let quantity: Int = try row["apple_quantity"] ?? 1
+            guard quantity > 0 else {
+                throw ReviewError.actionNotApplicable(
+                    id: item.id, resolution: resolution,
+                    reason: "nothing is missing: the delivery holds what Apple sold, or more; "
+                        + "revoke the units over it, or resolve as no_action")
+            }
             return ActionDraft(
-                action: .grant, productID: appleProduct ?? item.productID,
-                quantity: try row["apple_quantity"] ?? 1, fromUserID: nil, toUserID: buyer)
+                action: .grant, productID: appleProduct ?? item.productID, quantity: quantity, fromUserID: nil,
+                toUserID: buyer)
         case .revoke:
             guard let deliveryUser else {
                 throw ReviewError.actionNotApplicable(
                     id: item.id, resolution: resolution, reason: "the evidence holds no unrevoked delivery to take back")
             }
-            // After a partial refund revoke_quantity holds only the refunded units (SPEC section 14;
-            // the trigger of migration 0007).
+            // After a partial refund revoke_quantity holds only the refunded units (SPEC section 14),
+            // after a quantity_mismatch only the units over Apple's quantity
+            // (sql/diff/findings/*.sql).
+            let quantity: Int? = try row["delivery_quantity"]
+            try Self.requireUnits(quantity, item: item, resolution: resolution)
             return ActionDraft(
                 action: .revoke, productID: try row["delivery_product"] ?? item.productID,
-                quantity: try row["delivery_quantity"], fromUserID: deliveryUser, toUserID: nil)
+                quantity: quantity, fromUserID: deliveryUser, toUserID: nil)
         case .move:
             guard let deliveryUser, let buyer else {
                 throw ReviewError.actionNotApplicable(
@@ -429,10 +440,21 @@ public struct ReviewService {
                 throw ReviewError.actionNotApplicable(
                     id: item.id, resolution: resolution, reason: "the goods are already with the buyer \(buyer)")
             }
+            let quantity: Int? = try row["delivery_quantity"]
+            try Self.requireUnits(quantity, item: item, resolution: resolution)
             return ActionDraft(
                 action: .move, productID: try row["delivery_product"] ?? item.productID,
-                quantity: try row["delivery_quantity"], fromUserID: deliveryUser, toUserID: buyer)
+                quantity: quantity, fromUserID: deliveryUser, toUserID: buyer)
         }
+    }
+
+    /// A revoke or move of no units is refused: a quantity_mismatch whose app delivered less than
+    /// Apple sold has nothing over Apple's quantity to take back.
+    private static func requireUnits(_ quantity: Int?, item: ReviewItem, resolution: Resolution) throws {
+        guard quantity == 0 else { return }
+        throw ReviewError.actionNotApplicable(
+            id: item.id, resolution: resolution,
+            reason: "nothing was delivered beyond Apple's quantity; grant the missing units, or resolve as no_action")
     }
 
     /// The guard of every decision: nil when the item is open or in review (decide it); the

@@ -3,14 +3,20 @@
 -- is right too.
 -- Reads:  diff_key, diff_key_dl
 -- Writes: diff_findings (fingerprint quantity_mismatch:<transaction>; user_id: the delivery's
---         account; amount: the unit price times the difference)
+--         account; amount: the unit price times the difference; grant_quantity: the units missing
+--         from what the customer keeps after refunds, revoke_quantity: the units delivered beyond
+--         Apple's quantity: a decision moves the difference, never the whole quantity, and never
+--         more than the item's value, which the approval threshold weighs. 0: that decision has
+--         nothing to move: a grant of an over-delivery, a revoke of a short one)
 -- Values: none.
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, original_transaction_id, user_id, product_id,
-                           match_key, amount_milli, currency, purchase_date)
+                           match_key, amount_milli, currency, purchase_date, grant_quantity, revoke_quantity)
 SELECT 'quantity_mismatch:' || k.transaction_id AS fingerprint, 'quantity_mismatch' AS kind, k.transaction_id,
        k.original_transaction_id, d.least_user_id AS user_id, k.product_id, k.match_key,
        round(k.unit_price_milli * abs(k.quantity - d.least_quantity)) AS amount_milli, k.currency,
-       k.purchase_date
+       k.purchase_date,
+       greatest(k.quantity - k.key_refunded_quantity - d.least_quantity, 0) AS grant_quantity,
+       greatest(d.least_quantity - k.quantity, 0) AS revoke_quantity
   FROM diff_key k JOIN diff_key_dl d ON d.match_key = k.match_key
  WHERE k.key_judged AND k.counted AND d.deliveries = 1 AND d.least_quantity <> k.quantity
    AND (k.key_refunded_quantity = 0 OR d.least_quantity <> k.quantity - k.key_refunded_quantity);
