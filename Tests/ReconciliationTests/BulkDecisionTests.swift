@@ -135,6 +135,67 @@ struct BulkDecisionTests {
         #expect(try bulk.preview(on: connection).items == 0)
     }
 
+    static var outageFilter: ReviewFilter {
+        var filter = ReviewFilter()
+        filter.kinds = [.missedDelivery]
+        filter.runID = 1
+        filter.maxAmountMilli = 6_000
+        filter.currency = "CNY"
+        return filter
+    }
+
+    /// What a person confirmed is what is decided (found by a hostile review: the command line
+    /// listed the items again after the count was typed, and decided one a run opened meanwhile,
+    /// worth 648 CNY, that nobody had seen). An item opened after the preview waits; one of the
+    /// confirmed that was decided meanwhile is skipped.
+    @Test func onlyTheConfirmedItemsAreDecided() throws {
+        let (_, connection) = try Self.outageDay("bulk_confirmed", count: 5)
+        let bulk = BulkDecision(filter: Self.outageFilter, person: "mei", approval: .none)
+        let shown = try bulk.confirmable(on: connection)
+        #expect(shown.count == 5)
+        #expect(try bulk.narrowed(to: shown)?.preview(on: connection).items == 5)
+        // Meanwhile a run opens a matching item, and someone dismisses one of the five.
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, user_id, product_id, suggested_action, evidence,
+                 first_seen_run, last_seen_run, amount_milli, currency, grant_to_user_id, grant_product_id, grant_quantity)
+            VALUES ('missed_delivery:NEW', 'missed_delivery', 'high', 'open', 'NEW', 'player-9', 'coins_600', 'grant',
+                    '{}', 1, 1, 6000, 'CNY', 'player-9', 'coins_600', 1)
+            """)
+        _ = try ReviewService(connection: connection, approval: .none).dismiss(id: shown[0], by: "li", note: "test")
+        let outcome = try bulk.run(.resolve(.granted), note: nil, only: shown, on: connection)
+        #expect(outcome.decided == 4)
+        #expect(outcome.skipped.map(\.id) == [shown[0]])
+        let new = try connection.query("SELECT status FROM reconcile.review_items WHERE transaction_id = 'NEW'")
+        #expect(try new[0].decode(String.self, at: 0) == "open", "nobody confirmed it")
+        // Nothing confirmed still matches: nothing is decided (an empty narrowing is not "no filter").
+        #expect(try bulk.run(.resolve(.granted), note: nil, only: [shown[0]], on: connection).decided == 0)
+        #expect(try new[0].decode(String.self, at: 0) == "open")
+    }
+
+    /// An item another person claims while a bulk decision runs is left to them, never taken
+    /// (found by a hostile review: the batch resolved Tom's item and wrote its grant).
+    @Test func anItemClaimedByAnotherDuringTheBatchIsNotTaken() throws {
+        let (database, connection) = try Self.outageDay("bulk_claimed_meanwhile", count: 3)
+        let bulk = BulkDecision(filter: Self.outageFilter, person: "mei", approval: .none)
+        let ids = try bulk.confirmable(on: connection)
+        let other = try Connection(url: database.url)
+        let outcome = try bulk.run(.resolve(.granted), note: nil, on: connection) { done, _ in
+            if done == 1 { _ = try? ReviewService(connection: other, approval: .none).claim(id: ids[2], by: "tom") }
+        }
+        #expect(outcome.decided == 2)
+        #expect(outcome.skipped.map(\.id) == [ids[2]])
+        let row = try connection.query(
+            """
+            SELECT status, assignee, (SELECT count(*) FROM reconcile.action_outbox WHERE review_item_id = $1)::int
+              FROM reconcile.review_items WHERE id = $1
+            """, [ids[2]])[0]
+        #expect(try row.decode(String.self, at: 0) == "in_review")
+        #expect(try row.decode(String.self, at: 1) == "tom")
+        #expect(try row.decode(Int.self, at: 2) == 0)
+    }
+
     /// Over the limit, nothing is decided; an id and a filter together, or neither, are usage
     /// errors; a bad amount names itself. Dismissing by filter needs its note like one dismissal.
     @Test func theLimitAndTheUsageAreChecked() async throws {

@@ -110,24 +110,66 @@ public struct BulkDecision: Sendable {
         return preview
     }
 
+    /// The ids of every item the filter takes now (at most the limit, and one more to tell that it
+    /// is over), oldest first: what a person confirms, to be passed back to ``run(_:note:only:on:progress:)``.
+    public func confirmable(on connection: Connection) throws -> [Int64] {
+        try candidates(limit: limit + 1, actor: try ReviewService.validatedName(person), on: connection).map(\.id)
+    }
+
+    /// The same decision over only those of `ids` the filter takes (ReviewFilter.ids narrows it);
+    /// nil when none can be: an empty `ids` would otherwise mean no narrowing at all.
+    public func narrowed(to ids: [Int64]) -> BulkDecision? {
+        let kept = filter.ids.isEmpty ? ids : filter.ids.filter(Set(ids).contains)
+        guard !kept.isEmpty else { return nil }
+        var narrowed = self
+        narrowed.filter.ids = kept
+        return narrowed
+    }
+
     /// Decides every item the filter takes, one transaction each, oldest first; `progress` hears
     /// after each item how many of how many are done. Refused (`TooMany`) before anything is
     /// decided when the filter takes more than the limit. Cancellation stops between items.
+    ///
+    /// `only`: the items the person confirmed (``confirmable(on:)``): nothing else is decided, so
+    /// an item a run or the receiver opened after the preview waits for its own decision; those of
+    /// them that no longer match (decided or claimed meanwhile) are skipped. An item claimed by
+    /// another person between this command's selection and its turn is skipped too, never taken.
     public func run(
-        _ decision: Decision, note: String?, on connection: Connection,
+        _ decision: Decision, note: String?, only confirmed: [Int64]? = nil, on connection: Connection,
         progress: (_ done: Int, _ of: Int) -> Void = { _, _ in }
     ) throws -> Outcome {
         let person = try ReviewService.validatedName(person)
-        let candidates = try candidates(limit: limit + 1, actor: person, on: connection)
+        var outcome = Outcome()
+        var selection = self
+        if let confirmed {
+            guard let narrowed = narrowed(to: confirmed) else {
+                outcome.skipped = confirmed.map { ($0, "item \($0) no longer matches the filter") }
+                return outcome
+            }
+            selection = narrowed
+        }
+        let candidates = try selection.candidates(limit: limit + 1, actor: person, on: connection)
+        if let confirmed {
+            let matching = Set(candidates.map(\.id))
+            for id in confirmed where !matching.contains(id) {
+                outcome.skipped.append((id, "item \(id) no longer matches: decided, claimed or changed since the preview"))
+            }
+        }
         guard candidates.count <= limit else {
             throw TooMany(matching: try preview(on: connection, first: 0).items, limit: limit)
         }
         let service = ReviewService(connection: connection, approval: approval)
-        var outcome = Outcome()
+        // Checked on the locked item, in its decision's transaction: an item is taken only while it is
+        // open or claimed by this person (bulk_candidates.sql's rule, which held when it was listed).
+        let decider = ReviewService.Decider(name: person, admit: { item in
+            if item.status == .inReview, let assignee = item.assignee, assignee != person {
+                throw ReviewError.claimedBySomeoneElse(id: item.id, assignee: assignee)
+            }
+        })
         for (index, candidate) in candidates.enumerated() {
             if Task.isCancelled { break }
             do {
-                let result = try service.decide(decision, id: candidate.id, by: person, note: note)
+                let result = try service.decide(decision, id: candidate.id, as: decider, note: note)
                 if result.changed { outcome.decided += 1 }
                 if result.changed, result.item.status == .awaitingApproval { outcome.awaitingApproval += 1 }
             } catch let error as ReviewError {
@@ -166,9 +208,14 @@ extension ReviewService {
     public func decide(
         _ decision: BulkDecision.Decision, id: Int64, by person: String, note: String?
     ) throws -> TransitionOutcome {
+        try decide(decision, id: id, as: .person(person), note: note)
+    }
+
+    /// Resolves or dismisses one item as `decider`.
+    func decide(_ decision: BulkDecision.Decision, id: Int64, as decider: Decider, note: String?) throws -> TransitionOutcome {
         switch decision {
-        case .resolve(let resolution): try resolve(id: id, resolution: resolution, by: person, note: note)
-        case .dismiss: try dismiss(id: id, by: person, note: note)
+        case .resolve(let resolution): try resolve(id: id, resolution: resolution, as: decider, note: note)
+        case .dismiss: try dismiss(id: id, as: decider, note: note)
         }
     }
 }

@@ -73,7 +73,12 @@ struct ItemSelection: ParsableArguments {
         let bulkDecision = BulkDecision(
             filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit(settings),
             approval: settings.approvalAbove)
-        let preview = try bulkDecision.preview(on: connection)
+        // What the person confirms by typing the count is exactly these items, not what a run or
+        // the receiver opens while they read (with --yes, the filter is what is confirmed).
+        let shown = try bulkDecision.confirmable(on: connection)
+        // Over the limit, the whole filter's count is shown, and refused below.
+        let previewed = shown.count <= bulkDecision.limit ? bulkDecision.narrowed(to: shown) : nil
+        let preview = try (previewed ?? bulkDecision).preview(on: connection)
         print(Self.describe(preview, verb: verb))
         guard preview.items > 0, !bulk.dryRun else { return }
         guard preview.items <= bulkDecision.limit else {
@@ -89,7 +94,8 @@ struct ItemSelection: ParsableArguments {
                 throw ExitCode(1)
             }
         }
-        let outcome = try bulkDecision.run(decision, note: note, on: connection) { done, total in
+        let outcome = try bulkDecision.run(decision, note: note, only: bulk.yes ? nil : shown, on: connection) {
+            done, total in
             if done % 100 == 0 || done == total {
                 FileHandle.standardError.write(Data("\(verb): \(done)/\(total)\n".utf8))
             }
