@@ -145,8 +145,10 @@ public struct NotificationHistorySync: Sendable {
                     try connection.execute(SQL.historyInvalid, ["id": id, "error": reason.escapingNUL])
                 case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
                     let first = try NotificationLedger.claim(
-                        uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
-                        source: "history", sourceID: id, on: connection)
+                        [.init(
+                            sourceID: id, uuid: uuid, type: type, subtype: subtype, signedDate: signedDate,
+                            transaction: transaction)],
+                        source: "history", on: connection)[0]
                     try connection.execute(SQL.historyVerified, [
                         "id": id, "state": first ? (transaction == nil ? "applied" : "accepted") : "duplicate",
                         "uuid": uuid, "type": type, "subtype": subtype, "transaction_id": transaction?.transactionID,

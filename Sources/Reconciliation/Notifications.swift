@@ -110,30 +110,29 @@ public struct NotificationApplier: Sendable {
     }
 
     private func record(_ verdicts: [(Int64, NotificationVerdict)], runID: Int64, on connection: Connection) throws -> Int {
-        var applied = 0
-        var records: [(AppleTransactionRecord, Carrier?)] = []
+        var claimed: [NotificationLedger.Entry] = []
         for (id, verdict) in verdicts {
             switch verdict {
             case .invalid(let reason):
                 try connection.execute(SQL.endpointInvalid, ["id": id, "error": reason.escapingNUL, "run_id": runID])
             case .verified(let uuid, let type, let subtype, let signedDate, let transaction):
-                // One notificationUUID is applied once, whichever source brought it first.
-                let duplicate = try !NotificationLedger.claim(
-                    uuid: uuid, type: type, subtype: subtype, signedDate: signedDate, transaction: transaction,
-                    source: "endpoint", sourceID: id, on: connection)
-                try connection.queryPrepared(SQL.endpointVerified, [
-                    "id": id, "state": duplicate ? "duplicate" : "applied", "uuid": uuid, "type": type,
-                    "subtype": subtype, "transaction_id": transaction?.transactionID, "signed_date": signedDate,
-                    "run_id": runID,
-                ])
-                if !duplicate {
-                    applied += 1
-                    if let transaction { records.append((transaction, nil)) }
-                }
+                claimed.append(.init(
+                    sourceID: id, uuid: uuid, type: type, subtype: subtype, signedDate: signedDate,
+                    transaction: transaction))
             }
         }
-        try TransactionStore.upsert(records, runID: runID, on: connection)
-        return applied
+        guard !claimed.isEmpty else { return 0 }
+        // One notificationUUID is applied once, whichever source brought it first.
+        let first = try NotificationLedger.claim(claimed, source: "endpoint", on: connection)
+        try connection.queryPrepared(SQL.endpointVerified, [
+            "ids": claimed.map(\.sourceID), "states": first.map { $0 ? "applied" : "duplicate" },
+            "uuids": claimed.map(\.uuid), "types": claimed.map(\.type), "subtypes": claimed.map(\.subtype),
+            "transaction_ids": claimed.map(\.transaction?.transactionID), "signed_dates": claimed.map(\.signedDate),
+            "run_id": runID,
+        ])
+        let applied = zip(claimed, first).filter(\.1).map(\.0)
+        try TransactionStore.upsert(applied.compactMap { $0.transaction.map { ($0, nil) } }, runID: runID, on: connection)
+        return applied.count
     }
 
     /// Notifications `reconcile notifications sync` accepted from Get Notification History: their
@@ -162,31 +161,46 @@ public struct NotificationApplier: Sendable {
 /// `reconcile.notifications_seen`: every notificationUUID once, whatever brought it (SPEC section
 /// 14), and what a first-seen refund decision means for an answer to a refund request.
 enum NotificationLedger {
-    /// Records a verified notification; true when this copy is the first of its UUID (or is the
-    /// copy recorded before), false for a duplicate.
-    static func claim(
-        uuid: UUID, type: String, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?,
-        source: String, sourceID: Int64, on connection: Connection
-    ) throws -> Bool {
-        let first = try connection.queryPrepared(NotificationApplier.SQL.claimSeen, [
-            "uuid": uuid, "source": source, "source_id": sourceID, "type": type, "subtype": subtype,
-            "transaction_id": transaction?.transactionID, "environment": transaction?.environment.rawValue,
-            "app_account_token": transaction?.appAccountToken, "signed_date": signedDate,
-            "product_id": transaction?.productID,
-        ])[0].decode(Bool.self, at: 0)
-        guard first, let transaction else { return first }
+    /// A verified notification of one source, as the ledger records it.
+    struct Entry {
+        /// The row that brought it: the stored notification's id, or the Notification History row's.
+        var sourceID: Int64
+        var uuid: UUID
+        var type: String
+        var subtype: String?
+        var signedDate: Date?
+        var transaction: AppleTransactionRecord?
+    }
+
+    /// Records verified notifications of one source in one statement; for each, in order, true when
+    /// this copy is the first of its UUID (or is the copy recorded before), false for a duplicate.
+    static func claim(_ entries: [Entry], source: String, on connection: Connection) throws -> [Bool] {
+        guard !entries.isEmpty else { return [] }
+        let rows = try connection.queryPrepared(NotificationApplier.SQL.claimSeen, [
+            "source": source, "source_ids": entries.map(\.sourceID), "uuids": entries.map(\.uuid),
+            "types": entries.map(\.type), "subtypes": entries.map(\.subtype),
+            "transaction_ids": entries.map(\.transaction?.transactionID),
+            "environments": entries.map(\.transaction?.environment.rawValue),
+            "app_account_tokens": entries.map(\.transaction?.appAccountToken),
+            "signed_dates": entries.map(\.signedDate), "product_ids": entries.map(\.transaction?.productID),
+        ])
+        let first = try rows.map { try $0.decode(Bool.self, at: 1) }
+        guard first.count == entries.count else {
+            preconditionFailure("claim_seen.sql returned \(first.count) rows for \(entries.count) notifications")
+        }
         // Apple's decision on a refund request closes the answer given to it (a later request is a
-        // new one).
-        let outcome: String? =
-            switch type {
-            case "REFUND": "refunded"
-            case "REFUND_DECLINED": "declined"
-            default: nil
-            }
-        if let outcome {
+        // new one), in the order the decisions came.
+        for (entry, isFirst) in zip(entries, first) where isFirst {
+            let outcome: String? =
+                switch entry.type {
+                case "REFUND": "refunded"
+                case "REFUND_DECLINED": "declined"
+                default: nil
+                }
+            guard let outcome, let transaction = entry.transaction else { continue }
             try connection.execute(
                 NotificationApplier.SQL.decisionClosesAnswer,
-                ["transaction_id": transaction.transactionID, "outcome": outcome, "signed_date": signedDate])
+                ["transaction_id": transaction.transactionID, "outcome": outcome, "signed_date": entry.signedDate])
         }
         return first
     }
