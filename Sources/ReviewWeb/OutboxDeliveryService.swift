@@ -4,8 +4,8 @@ import ServiceLifecycle
 /// Delivers the outbox to the app's webhook after a decision made in the browser, as `review
 /// resolve` does after one made at the terminal (SPEC section 13), without holding up the page:
 /// the decision only wakes ``OutboxDelivery``, which runs as one of the application's services
-/// (one pass at a time, on a connection of its own, not one of the pages') and stops when the
-/// server shuts down.
+/// (one pass at a time, on a connection of its own, not one of the pages'), retries what stays
+/// undelivered with a capped backoff, and stops when the server shuts down.
 struct OutboxDeliveryService: Service {
     let delivery: OutboxDelivery
 
