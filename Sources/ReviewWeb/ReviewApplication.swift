@@ -112,6 +112,7 @@ public func buildApplication(configuration: ReviewWebConfiguration) throws -> so
         router: router,
         server: .http1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+        services: site.outboxDelivery.map { [OutboxDeliveryService(delivery: $0)] } ?? [],
         logger: configuration.logger)
 }
 
@@ -134,6 +135,9 @@ struct ReviewSite: Sendable {
     let bulk: BulkController
     let runs: RunController
     let desk: DeskController
+    /// The outbox's delivery after decisions, nil without a webhook: run by the application as a
+    /// service (``OutboxDeliveryService``).
+    let outboxDelivery: OutboxDelivery?
 
     init(configuration: ReviewWebConfiguration) throws {
         sessions = SessionStore(
@@ -148,6 +152,7 @@ struct ReviewSite: Sendable {
         let outboxDelivery = configuration.outboxWebhook.map {
             OutboxDelivery(webhook: $0, databaseURL: configuration.databaseURL, logger: configuration.logger)
         }
+        self.outboxDelivery = outboxDelivery
         session = SessionController(
             configuration: configuration, sessions: sessions, throttle: LoginThrottle(limits: configuration.loginLimits),
             pages: pages)

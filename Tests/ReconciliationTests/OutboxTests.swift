@@ -144,6 +144,55 @@ struct OutboxTests {
         #expect(state == [true, true, true])
     }
 
+    /// A long-running process's delivery (`OutboxDelivery`) woken once by a decision keeps
+    /// passing over what the webhook refused, each wait twice the last up to the limit, until
+    /// every row is taken; then it waits for the next decision. Cancelled, it returns.
+    @Test func theDeliveryOfALongRunningProcessRetriesWhatWasRefusedUntilItIsTaken() async throws {
+        let (database, connection) = try Self.world("outbox_retry_later")
+        // One attempt per row and pass: the endpoint refuses the first two passes (3 rows each).
+        let received = Mutex<[ContinuousClock.Instant]>([])
+        let router = Router(context: BasicRequestContext.self)
+        router.post("hook") { _, _ -> Response in
+            let count = received.withLock { log in
+                log.append(.now)
+                return log.count
+            }
+            return Response(status: count > 6 ? .ok : .serviceUnavailable)
+        }
+        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { sink.yield($0.localAddress?.port ?? 0); sink.finish() },
+            logger: Logger(label: "hook", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            let webhook = ActionOutbox.Webhook(
+                url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 1, timeout: .seconds(60))
+            let delivery = OutboxDelivery(
+                webhook: webhook, databaseURL: database.url,
+                retry: .init(first: .milliseconds(300), limit: .milliseconds(400)), logger: Self.quiet)
+            let running = Task { await delivery.run() }
+            delivery.trigger()
+            for _ in 0..<600 where try !ActionOutbox(connection: connection).list().allSatisfy({ $0.deliveredAt != nil }) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try ActionOutbox(connection: connection).list().allSatisfy { $0.deliveredAt != nil })
+            // Nothing left undelivered: no further pass.
+            try await Task.sleep(for: .seconds(1))
+            let log = received.withLock { $0 }
+            #expect(log.count == 9, "three passes of three rows")
+            if log.count == 9 {
+                #expect(log[3] - log[2] >= .milliseconds(300), "the first wait")
+                #expect(log[6] - log[5] >= .milliseconds(400), "the second, doubled and capped")
+            }
+            running.cancel()
+            #expect(try await Self.within(.seconds(60)) { await running.value } != nil)
+            group.cancelAll()
+        }
+    }
+
     /// Cancelling a pass (what SIGTERM does) ends it at once while it waits for the webhook's
     /// body, however long the webhook's deadline.
     @Test func cancellingAPassEndsItWhileTheWebhookTrickles() async throws {

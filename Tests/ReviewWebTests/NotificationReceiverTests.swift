@@ -244,6 +244,69 @@ struct NotificationReceiverTests {
         }
     }
 
+    /// The policies' decisions go to the app's outbox webhook, which takes each request and never
+    /// finishes its answer; a delivery pass can then last minutes (10 s per attempt, 5 attempts
+    /// per row, 9 rows here). A refund request notified meanwhile is still answered within a
+    /// minute (SPEC section 16): the worker's passes never wait for the webhook. The receiver
+    /// stopped while the delivery hangs stops at once.
+    @Test func aHangingOutboxWebhookDoesNotHoldUpTheReceiver() async throws {
+        let world = try World("receiver_hanging_webhook")
+        let refunded = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        let asked = try world.deliveredPack(user: "bob", customer: "bob-id", consumedMilli: 100_000)
+        try world.connection.execute(
+            "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('bob', now() - interval '1 day')")
+        let hook = try TricklingHTTPServer(body: .chunkedForever)
+        defer { hook.stop() }
+        let policies = try PolicyFile.parse("""
+            rules:
+              - name: refund-confirmed
+                when: {kind: refunded_delivery, sources: [notification, server_api], max_amount: {CNY: 100}}
+                decide: revoked
+                note: Apple refunded it; take the goods back
+            """)
+        try await world.sim.withRunning { running in
+            var settings = try world.settings(running, answers: true)
+            settings.outboxWebhookURL = "http://127.0.0.1:\(hook.port)/hook"
+            settings.outboxWebhookSecret = Secret("a-secret-of-enough-length")
+            _ = try await world.nightly(settings)
+            // Eight earlier decisions the slow webhook has not taken yet: with the policy's row,
+            // one delivery pass outlasts the minute many times over.
+            try world.connection.execute(
+                """
+                WITH items AS (
+                    INSERT INTO reconcile.review_items
+                        (fingerprint, kind, severity, status, transaction_id, user_id, product_id, suggested_action,
+                         evidence, first_seen_run, last_seen_run, resolution, resolved_by, resolved_at)
+                    SELECT 'missed_delivery:old-' || i, 'missed_delivery', 'high', 'resolved', 'old-' || i, 'z' || i,
+                           'coins3', 'grant', '{}', r, r, 'granted', 'mei', now()
+                      FROM generate_series(1, 8) i, (SELECT max(id) AS r FROM reconcile.runs) runs
+                    RETURNING id, user_id),
+                events AS (
+                    INSERT INTO reconcile.review_events (review_item_id, actor, from_status, to_status)
+                    SELECT id, 'mei', 'open', 'resolved' FROM items RETURNING id, review_item_id)
+                INSERT INTO reconcile.action_outbox (review_item_id, review_event_id, action, to_user_id, decided_by)
+                SELECT e.review_item_id, e.id, 'grant', i.user_id, 'mei' FROM events e JOIN items i ON i.id = e.review_item_id
+                """)
+            let stopping = try await Self.withReceiver(settings, sim: world.sim, policies: policies) { _ in
+                _ = try world.sim.refundTransaction(refunded.transactionId)
+                _ = try world.sim.signNotification(type: .refund, transactionId: refunded.transactionId)
+                try await Self.eventually("the refund revoked by the policy") {
+                    try world.items().contains("refunded_delivery \(refunded.transactionId) resolved")
+                }
+                try await hook.waitForRequests(1, timeout: .seconds(120))
+                // The delivery now waits on the webhook.
+                _ = try world.sim.signNotification(type: .consumptionRequest, transactionId: asked.transactionId)
+                try await Self.eventually(within: 60, "the refund request answered within a minute") {
+                    try world.connection.queryFirst("SELECT 1 FROM reconcile.consumption_answers") != nil
+                }
+                return ContinuousClock.now
+            }
+            #expect(ContinuousClock.now - stopping < .seconds(30), "the receiver stops without waiting out the delivery")
+            #expect(try world.connection.query(
+                "SELECT count(*) FROM reconcile.action_outbox WHERE delivered_at IS NULL")[0].decode(Int.self, at: 0) == 9)
+        }
+    }
+
     @Test func aNotifiedPurchaseNeverCreditedIsAMissedDeliveryItemOnceItsGracePeriodEnds() async throws {
         let world = try World("receiver_missed")
         let token = UUID()

@@ -68,6 +68,55 @@ struct WebDecisionDeliveryTests {
         }
     }
 
+    /// The app's endpoint is down for 10 s (a deploy) when a decision is made: the first pass's
+    /// attempts (the defaults `reconcile serve` uses, about 3 s in all) all fail, and the server
+    /// tries the row again later by itself, without another decision or a run, until it is taken.
+    @Test func aDecisionMadeDuringAShortWebhookOutageIsDeliveredOnceTheWebhookIsBack() async throws {
+        let (database, connection) = try TestDatabase.migrated("web_webhook_retry")
+        let ids = try ReviewFixtures.seed(on: connection)
+        let granted = try #require(ids["t-m1"])
+        let back = ContinuousClock.now + .seconds(10)
+        let received = Mutex<[Bool]>([])
+        let router = Router(context: BasicRequestContext.self)
+        router.post("hook") { _, _ -> Response in
+            let up = ContinuousClock.now > back
+            received.withLock { $0.append(up) }
+            return Response(status: up ? .ok : .serviceUnavailable)
+        }
+        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
+        let hook = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { sink.yield($0.localAddress?.port ?? 0); sink.finish() },
+            logger: Logger(label: "hook", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let url = database.url
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await hook.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            var configuration = ReviewWebConfiguration(
+                host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token))
+            // What `reconcile serve` builds from RECONCILE_OUTBOX_WEBHOOK_URL and _SECRET.
+            configuration.outboxWebhook = ActionOutbox.Webhook(url: "http://127.0.0.1:\(port)/hook", secret: "s3cret")
+            let application = try buildApplication(configuration: configuration)
+            try await application.test(.router) { client in
+                let cookie = try await ReviewWebTests.login(client)
+                let csrf = try await ReviewWebTests.csrf(client, cookie: cookie)
+                let response = try await ReviewWebTests.post(
+                    client, "/items/\(granted)/resolve", cookie: cookie,
+                    [("csrf_token", csrf), ("resolution", "granted"), ("note", "paid, never delivered")])
+                #expect(response.status == .seeOther)
+                var row: Int64?
+                while row == nil, ContinuousClock.now < back + .seconds(50) {
+                    row = try await Self.delivered(item: granted, url: url)
+                }
+                let log = received.withLock { $0 }
+                #expect(row != nil, "\(log.count) attempts, \(log.filter { $0 }.count) after the outage")
+                #expect(log.filter { $0 }.count == 1, "taken once")
+            }
+            group.cancelAll()
+        }
+    }
+
     /// The outbox row of the item once its `delivered_at` is set (waits up to 10 s), nil if never.
     static func delivered(item: Int64, url: String) async throws -> Int64? {
         let connection = try Connection(url: url)

@@ -17,7 +17,8 @@ import Synchronization
 ///    into the review queue with the nightly fingerprints — never while a nightly run holds the
 ///    run lock: it waits for the next pass, then goes on; then the policies
 ///    (`RECONCILE_POLICY_FILE`, ``PolicyEngine``) decide what they take of the queue, under the
-///    same lock, as the pass's run;
+///    same lock, as the pass's run; their decisions wake the outbox's delivery, which runs beside
+///    the passes (``OutboxDelivery``), never in them;
 /// 4. forwards stored notifications to the app's endpoint (``NotificationForwarder``).
 ///
 /// A pass that applies or judges is recorded as a run of kind `receiver`. Its transactions are
@@ -97,7 +98,24 @@ public struct ReceiverWorker: Sendable {
 
     /// Passes until cancelled: one when `wakeup` is woken (a notification was stored), and at least
     /// every `timing.interval`. A pass that fails is logged and tried again; the process goes on.
+    ///
+    /// With an outbox webhook configured, the policies' decisions reach it as a person's do, at
+    /// once, but from a task of its own (``OutboxDelivery``, a child of this one, cancelled with
+    /// it): a delivery pass may take minutes against a slow webhook (`passBudget` and a row's
+    /// worst case), and the passes here must not wait for it — refund requests are answered within
+    /// 60 s, refunds judged within a minute (SPEC section 16).
     public func run(wakeup: ReceiverWakeup) async throws {
+        let delivery = ActionOutbox.Webhook(settings: settings).map {
+            OutboxDelivery(webhook: $0, databaseURL: settings.databaseURL, logger: logger)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let delivery { group.addTask { await delivery.run() } }
+            try await passes(wakeup: wakeup, delivery: delivery)
+            group.cancelAll()
+        }
+    }
+
+    private func passes(wakeup: ReceiverWakeup, delivery: OutboxDelivery?) async throws {
         try await HTTPClient.withHTTPClient(configuration: .init(redirectConfiguration: .disallow)) { http in
             var connection: Connection?
             var metricsWritten: ContinuousClock.Instant?
@@ -113,11 +131,7 @@ public struct ReceiverWorker: Sendable {
                     let pass = try await self.pass(http: http, retryingAnswers: retryAnswers, on: open)
                     applied = pass.applied > 0
                     if retryAnswers { answersTried = ContinuousClock.now }
-                    // The policies' decisions reach the app's webhook at once, as a person's do; a
-                    // failed delivery leaves the rows for the next one.
-                    if pass.policyDecisions > 0 {
-                        _ = try? await ActionOutbox.deliverIfConfigured(settings: settings, logger: logger)
-                    }
+                    if pass.policyDecisions > 0 { delivery?.trigger() }
                     timing.observe(pass)
                     if let path = timing.metricsFile,
                         metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
@@ -245,8 +259,9 @@ public struct ReceiverWorker: Sendable {
     }
 }
 
-/// Wakes the worker when a notification is stored, or after a timeout, whichever comes first. A
-/// wakeup that arrives during a pass makes the next wait end at once.
+/// Wakes the worker when a notification is stored (and ``OutboxDelivery`` after a decision), or
+/// after a timeout, whichever comes first. A wakeup that arrives during a pass makes the next wait
+/// end at once.
 public final class ReceiverWakeup: Sendable {
     private struct State {
         var pending = false
@@ -270,13 +285,15 @@ public final class ReceiverWakeup: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at the next wakeup, after `timeout`, or when the task is cancelled.
-    func wait(atMost timeout: Duration) async {
-        let timer = Task {
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            self.wake()
+    /// Returns at the next wakeup, after `timeout` (nil: none), or when the task is cancelled.
+    func wait(atMost timeout: Duration?) async {
+        let timer = timeout.map { timeout in
+            Task {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                self.wake()
+            }
         }
-        defer { timer.cancel() }
+        defer { timer?.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Bool in

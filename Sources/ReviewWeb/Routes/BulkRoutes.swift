@@ -61,7 +61,7 @@ struct BulkController: Sendable {
         guard let outcome else {
             return try await confirmation(selection, context: context, status: .conflict, changed: true)
         }
-        if outcome.decided > outcome.awaitingApproval { await outboxDelivery?.trigger() }
+        if outcome.decided > outcome.awaitingApproval { outboxDelivery?.trigger() }
         var text = t.text("flash.bulk_done", ["count": String(outcome.decided), "name": person])
         if outcome.awaitingApproval > 0 {
             text += " " + t.text("flash.bulk_waiting", ["count": String(outcome.awaitingApproval)])

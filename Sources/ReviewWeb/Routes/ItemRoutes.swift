@@ -122,7 +122,7 @@ struct ItemController: Sendable {
         do {
             let outcome = try await database.run { try body($0, id) }
             // A decision reaches the app's webhook at once, as the CLI's does, without holding up the page.
-            if outcome.changed, outcome.item.status.isDecided { await outboxDelivery?.trigger() }
+            if outcome.changed, outcome.item.status.isDecided { outboxDelivery?.trigger() }
             await sessions.setFlash(.init(text: Self.message(outcome, by: session.name, t), isError: false), for: session.id)
             return pages.redirect("/items/\(id)")
         } catch let error as ReviewError {
