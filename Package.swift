@@ -94,7 +94,11 @@ let package = Package(
         // Templates: Embedded/templates/*.mustache; their stylesheet is Reconciliation's (shared with report.html).
         embeddingTarget(
             name: "ReviewWeb",
-            dependencies: ["Reconciliation", "Postgres", .hummingbird, .mustache, .logging, .nioCore]
+            dependencies: [
+                "Reconciliation", "Postgres", .hummingbird, .mustache, .logging, .nioCore,
+                // scrypt, for the users file's password hashes (WebUsers.swift).
+                .crypto, .cryptoExtras,
+            ]
         ),
         .executableTarget(
             name: "reconcile",
