@@ -98,6 +98,8 @@ let package = Package(
                 "Reconciliation", "Postgres", .hummingbird, .mustache, .logging, .nioCore,
                 // The outbox's delivery runs beside the server as one of its services.
                 .serviceLifecycle,
+                // scrypt, for the users file's password hashes (WebUsers.swift).
+                .crypto, .cryptoExtras,
             ]
         ),
         .executableTarget(

@@ -77,6 +77,8 @@ public struct Settings: Sendable {
     public var productsRelation: String
     /// `RECONCILE_WEB_TOKEN`.
     public var webToken: Secret?
+    /// `RECONCILE_WEB_USERS_FILE`: the review pages' people, each with a password (`reconcile serve`).
+    public var webUsersFile: String?
     /// `RECONCILE_LANGUAGE`: the language of `report.md` and `report.html` (`en` or `zh-Hans`).
     public var language: Language
     /// `RECONCILE_TIME_ZONE`: the time zone of the reports' dates (an IANA name; UTC by default).
@@ -132,7 +134,8 @@ public struct Settings: Sendable {
         "APPLE_VERIFY_RECEIPT_SANDBOX_URL", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL", "APPSTORE_KEY_ID",
         "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE", "APPSTORE_API_RATE", "APPLE_ROOT_CERTIFICATES",
         "RECONCILE_CONCURRENCY", "RECONCILE_REPORT_DIR", "RECONCILE_UPLOADS_RELATION",
-        "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN", "RECONCILE_LANGUAGE",
+        "RECONCILE_DELIVERIES_RELATION", "RECONCILE_PRODUCTS_RELATION", "RECONCILE_WEB_TOKEN", "RECONCILE_WEB_USERS_FILE",
+        "RECONCILE_LANGUAGE",
         "RECONCILE_TIME_ZONE", "RECONCILE_CONSUMPTION_ANSWERS", "RECONCILE_CONSENT_RELATION", "RECONCILE_SAMPLE_CONTENT",
         "RECONCILE_REFUND_PREFERENCE",
         "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET", "RECONCILE_NOTIFICATION_FORWARD_URL",
@@ -246,6 +249,7 @@ public struct Settings: Sendable {
         deliveriesRelation = try relation("RECONCILE_DELIVERIES_RELATION", default: "reconcile.deliveries")
         productsRelation = try relation("RECONCILE_PRODUCTS_RELATION", default: "reconcile.products")
         webToken = value("RECONCILE_WEB_TOKEN").map(Secret.init)
+        webUsersFile = value("RECONCILE_WEB_USERS_FILE")
         if let raw = value("RECONCILE_LANGUAGE") {
             guard let parsed = Language(rawValue: raw) ?? Language(tag: raw) else {
                 throw SettingsError(

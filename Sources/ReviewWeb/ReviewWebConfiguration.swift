@@ -10,8 +10,13 @@ public struct ReviewWebConfiguration: Sendable {
     public var port: Int
     /// libpq URI or conninfo; nil uses libpq's `PG*` variables.
     public var databaseURL: String?
-    /// `RECONCILE_WEB_TOKEN`: what a person types to log in.
+    /// `RECONCILE_WEB_TOKEN`: what a person types to log in, beside the name they type; not
+    /// accepted when ``users`` is set.
     public var token: Secret
+    /// `RECONCILE_WEB_USERS_FILE`: each person logs in with their own name and password instead of
+    /// the team token, so the name recorded with a decision, and an approval's second person, is
+    /// a person who proved it.
+    public var users: WebUsers?
     /// How long a session lives without being used.
     public var sessionIdleLifetime: TimeInterval
     /// Mark the session cookie `Secure`; set when the pages are served over HTTPS (behind a proxy).

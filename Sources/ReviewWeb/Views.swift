@@ -132,6 +132,8 @@ struct LoginPage {
     var error: String?
     var next: String
     var name: String
+    /// Each person logs in with their own password (the users file), not the team token.
+    var passwords = false
 }
 
 struct ErrorPage {

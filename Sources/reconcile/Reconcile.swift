@@ -14,7 +14,7 @@ struct Reconcile: AsyncParsableCommand {
             """,
         subcommands: [
             MigrateCommand.self, RunCommand.self, InspectCommand.self, CheckCommand.self, ReviewCommand.self,
-            ServeCommand.self, LookupCommand.self, OutboxCommand.self,
+            ServeCommand.self, WebUserCommand.self, LookupCommand.self, OutboxCommand.self,
             NotificationsCommand.self, PolicyCommand.self,
         ],
         // `reconcile --since 36h` and plain `reconcile` are the nightly run (SPEC section 7).

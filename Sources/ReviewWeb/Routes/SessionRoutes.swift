@@ -45,7 +45,9 @@ struct SessionController: Sendable {
     private func loginPage(
         _ page: LoginPage, context: ReviewRequestContext, status: HTTPResponse.Status = .ok
     ) -> Response {
-        pages.render("login", page, title: context.catalog["login.title"], context: context, status: status)
+        var page = page
+        page.passwords = configuration.users != nil
+        return pages.render("login", page, title: context.catalog["login.title"], context: context, status: status)
     }
 
     private func login(_ request: Request, context: ReviewRequestContext) async throws -> Response {
@@ -69,21 +71,34 @@ struct SessionController: Sendable {
             response.headers[.retryAfter] = String(seconds)
             return response
         }
-        guard constantTimeEquals(form["token"] ?? "", configuration.token.value) else {
-            context.logger.notice("login refused", metadata: ["login.reason": "wrong token", "client.address": "\(client)"])
-            return loginPage(
-                LoginPage(error: t["login.wrong_token"], next: next, name: name), context: context, status: .unauthorized)
-        }
-        await throttle.recordSuccess(client: client)
-        if let problem = Self.nameProblem(name, t) {
-            return loginPage(LoginPage(error: problem, next: next, name: name), context: context, status: .badRequest)
-        }
         let person: String
-        do {
-            person = try ReviewService.validatedName(name)
-        } catch {
-            return loginPage(
-                LoginPage(error: t["login.name_invalid"], next: next, name: name), context: context, status: .badRequest)
+        if let users = configuration.users {
+            // The users file: the name is the one listed with the password given, not what was typed.
+            guard let listed = users.authenticate(name: name, password: form["token"] ?? "") else {
+                context.logger.notice(
+                    "login refused", metadata: ["login.reason": "wrong name or password", "client.address": "\(client)"])
+                return loginPage(
+                    LoginPage(error: t["login.wrong_password"], next: next, name: name), context: context,
+                    status: .unauthorized)
+            }
+            await throttle.recordSuccess(client: client)
+            person = listed
+        } else {
+            guard constantTimeEquals(form["token"] ?? "", configuration.token.value) else {
+                context.logger.notice("login refused", metadata: ["login.reason": "wrong token", "client.address": "\(client)"])
+                return loginPage(
+                    LoginPage(error: t["login.wrong_token"], next: next, name: name), context: context, status: .unauthorized)
+            }
+            await throttle.recordSuccess(client: client)
+            if let problem = Self.nameProblem(name, t) {
+                return loginPage(LoginPage(error: problem, next: next, name: name), context: context, status: .badRequest)
+            }
+            do {
+                person = try ReviewService.validatedName(name)
+            } catch {
+                return loginPage(
+                    LoginPage(error: t["login.name_invalid"], next: next, name: name), context: context, status: .badRequest)
+            }
         }
         // A fresh session id on every login; the caller's previous session ends (no fixation).
         if let previous = request.cookies[ReviewSite.cookieName]?.value, !previous.isEmpty {
