@@ -49,6 +49,8 @@ public struct ConsumptionAnswerer: Sendable {
         var appAccountToken: UUID?
         /// The product the request's signed transaction names.
         var productID: String?
+        /// Its type, as the request's signed transaction says (`auto_renewable`, …).
+        var productType: String?
     }
 
     /// Answers every request not yet taken into account, oldest first.
@@ -58,7 +60,8 @@ public struct ConsumptionAnswerer: Sendable {
             Request(
                 uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
                 environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
-                appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5))
+                appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5),
+                productType: try $0.decode(String?.self, at: 6))
         }
         for request in requests {
             try Task.checkCancellation()
@@ -149,7 +152,8 @@ struct LedgerFacts {
                 ConsumptionAnswerer.SQL.ledgerFacts,
                 [
                     "transaction_id": request.transactionID, "app_account_token": request.appAccountToken,
-                    "product_id": request.productID, "disputed_kinds": FindingKind.disputedKinds,
+                    "product_id": request.productID, "product_type": request.productType,
+                    "disputed_kinds": FindingKind.disputedKinds,
                 ],
                 relations: ["deliveries": relations.deliveries, "products": relations.products])
         else { return nil }

@@ -172,7 +172,7 @@ enum NotificationLedger {
             "uuid": uuid, "source": source, "source_id": sourceID, "type": type, "subtype": subtype,
             "transaction_id": transaction?.transactionID, "environment": transaction?.environment.rawValue,
             "app_account_token": transaction?.appAccountToken, "signed_date": signedDate,
-            "product_id": transaction?.productID,
+            "product_id": transaction?.productID, "product_type": transaction?.productType,
         ])[0].decode(Bool.self, at: 0)
         guard first, let transaction else { return first }
         // Apple's decision on a refund request closes the answer given to it (a later request is a

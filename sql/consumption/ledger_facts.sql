@@ -1,12 +1,15 @@
 -- What the ledger and the queue say of a transaction Apple asks about: the one account holding its
 -- unrevoked deliveries (none when several do), whether any is delivered, the account its token or
 -- username binds, whether an open item disputes who holds it (the kinds FindingKind names with
--- disputesTheHolder: wrong_account, shared_receipt), and its product and type.
+-- disputesTheHolder: wrong_account, shared_receipt), and its product and type (the white table's,
+-- else the catalogue's, else the request's own signed transaction's: an hourly sync may answer
+-- before any run applied it).
 -- Reads:  :deliveries, :products, reconcile.account_tokens, reconcile.transaction_claims,
 --         reconcile.review_items, reconcile.apple_transactions
 -- Writes: nothing.
 -- Values: :'transaction_id' (text), :'app_account_token' (uuid, null: the request's),
---         :'product_id' (text, null: the request's), :'disputed_kinds' (text[]).
+--         :'product_id' (text, null: the request's), :'product_type' (text, null: the request's),
+--         :'disputed_kinds' (text[]).
 SELECT (SELECT min(d.user_id) FROM :deliveries d
          WHERE d.transaction_id = :'transaction_id'::text AND d.revoked_at IS NULL
         HAVING count(DISTINCT d.user_id) = 1) AS holder,
@@ -22,7 +25,7 @@ SELECT (SELECT min(d.user_id) FROM :deliveries d
        EXISTS (SELECT 1 FROM reconcile.review_items i
                 WHERE i.transaction_id = :'transaction_id'::text AND i.kind = ANY(:'disputed_kinds'::text[])
                   AND i.status IN ('open', 'in_review', 'awaiting_approval')) AS disputed,
-       coalesce(a.product_type, p.product_type) AS product_type,
+       coalesce(a.product_type, p.product_type, :'product_type'::text) AS product_type,
        coalesce(a.product_id, :'product_id'::text) AS product_id
   FROM (SELECT :'transaction_id'::text AS transaction_id) q
   LEFT JOIN reconcile.apple_transactions a ON a.transaction_id = q.transaction_id
