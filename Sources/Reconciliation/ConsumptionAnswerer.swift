@@ -142,20 +142,30 @@ struct LedgerFacts {
     /// than one account, or undelivered and bound to no account (an uploader alone is no proof
     /// of who paid), or an open `wrong_account` or `shared_receipt` item disputes who holds it.
     /// The delivery status and the consumption are the transaction's, whichever account holds
-    /// its unrevoked deliveries.
+    /// its unrevoked deliveries; for a non-consumable, a delivery of any transaction with the
+    /// same original transaction counts (SPEC section 5: a restore is not a new purchase).
     static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
         -> LedgerFacts?
     {
         let relations = try Differ.Relations(settings)
+        // The transactions whose deliveries count (for a non-consumable, its restores too), with
+        // the asked transaction's product and type.
+        let family = try connection.query(
+            ConsumptionAnswerer.SQL.family,
+            [
+                "transaction_id": request.transactionID, "product_id": request.productID,
+                "product_type": request.productType,
+            ],
+            relations: ["products": relations.products])
+        let transactionIDs = try family.map { try $0.decode(String.self, at: 0) }
         guard
             let row = try connection.queryFirst(
                 ConsumptionAnswerer.SQL.ledgerFacts,
                 [
-                    "transaction_id": request.transactionID, "app_account_token": request.appAccountToken,
-                    "product_id": request.productID, "product_type": request.productType,
-                    "disputed_kinds": FindingKind.disputedKinds,
+                    "transaction_id": request.transactionID, "transaction_ids": transactionIDs,
+                    "app_account_token": request.appAccountToken, "disputed_kinds": FindingKind.disputedKinds,
                 ],
-                relations: ["deliveries": relations.deliveries, "products": relations.products])
+                relations: ["deliveries": relations.deliveries])
         else { return nil }
         let delivered: Bool = try row["delivered"]
         let disputed: Bool = try row["disputed"]
@@ -166,17 +176,17 @@ struct LedgerFacts {
         }
         let consented = try connection.queryFirst(
             ConsumptionAnswerer.SQL.consented, ["user_id": account], relations: ["consent": consent]) != nil
-        let product: String? = try row["product_id"]
+        let product: String? = try family[0]["product_id"]
         // consumed_milli is optional in an operator's ledger.
         let ledger = try connection.query(
             try Self.hasColumn("consumed_milli", in: relations.deliveries, on: connection)
                 ? ConsumptionAnswerer.SQL.ledgerConsumed : ConsumptionAnswerer.SQL.ledgerDeliveries,
-            ["transaction_id": request.transactionID, "product_id": product],
+            ["transaction_ids": transactionIDs, "product_id": product],
             relations: ["deliveries": relations.deliveries])[0]
         let matching: Int = try ledger["matching"]
         let any: Int = try ledger["any"]
         return LedgerFacts(
-            buyer: account, consented: consented, productType: try row["product_type"],
+            buyer: account, consented: consented, productType: try family[0]["product_type"],
             deliveryStatus: matching > 0 ? "DELIVERED" : any > 0 ? "UNDELIVERED_WRONG_ITEM" : "UNDELIVERED_OTHER",
             consumedMilli: matching > 0 ? try ledger["consumed"] : 0)
     }
@@ -258,6 +268,7 @@ extension ConsumptionAnswerer {
         static let pendingRequests: SQLFile = "consumption/pending_requests.sql"
         static let joinOpenAnswer: SQLFile = "consumption/join_open_answer.sql"
         static let recordAnswer: SQLFile = "consumption/record_answer.sql"
+        static let family: SQLFile = "consumption/family.sql"
         static let ledgerFacts: SQLFile = "consumption/ledger_facts.sql"
         static let consented: SQLFile = "consumption/consented.sql"
         static let ledgerDeliveries: SQLFile = "consumption/ledger_deliveries.sql"
