@@ -10,7 +10,9 @@ import Postgres
 /// relation says consented (and did not withdraw) are answered. One answer per transaction until
 /// Apple decides (`REFUND` or `REFUND_DECLINED`): Apple re-sends a pending request with a new
 /// UUID, which joins the open answer. A request older than 12 hours (from its `signedDate`) is
-/// recorded `expired` and never sent. `reconcile.consumption_answers` is the audit.
+/// recorded `expired` and never sent. Processes answering at once (the receiver, the hourly sync,
+/// a run) take turns per transaction: one sends, the others leave the request.
+/// `reconcile.consumption_answers` is the audit.
 public struct ConsumptionAnswerer: Sendable {
     /// What one pass did.
     public struct Summary: Sendable, Equatable {
@@ -20,7 +22,8 @@ public struct ConsumptionAnswerer: Sendable {
         public var expired = 0
         /// Answers Apple refused for good.
         public var failed = 0
-        /// Requests left for a later pass: no consent (yet), unknown buyer, or Apple unreachable.
+        /// Requests left for a later pass: no consent (yet), unknown buyer, Apple unreachable, or
+        /// another process answering about the same transaction at that moment.
         public var waiting = 0
 
         public init() {}
@@ -71,6 +74,28 @@ public struct ConsumptionAnswerer: Sendable {
     }
 
     private func answer(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
+        // The receiver's worker, `notifications sync` and a run's sync stage all answer: one at a
+        // time per transaction, the lock held across Apple's call until the answer is recorded.
+        // Another process holding it has the request in hand; it is left for a later pass.
+        try await connection.transaction {
+            guard
+                try connection.query(
+                    SQL.lockTransaction,
+                    ["lock_class": Schema.LockKey.consumptionClass, "transaction_id": request.transactionID]
+                )[0].decode(Bool.self, at: 0)
+            else {
+                summary.waiting += 1
+                return
+            }
+            // Read pending before the lock: another process may have answered it since.
+            guard try connection.queryFirst(SQL.requestTaken, ["uuid": request.uuid]) == nil else { return }
+            try await answerLocked(request, now: now, on: connection, into: &summary)
+        }
+    }
+
+    private func answerLocked(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
         async throws
     {
         // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
@@ -266,6 +291,8 @@ extension ConsumptionAnswerer {
     /// The statements, in `sql/consumption/`.
     enum SQL {
         static let pendingRequests: SQLFile = "consumption/pending_requests.sql"
+        static let lockTransaction: SQLFile = "consumption/lock_transaction.sql"
+        static let requestTaken: SQLFile = "consumption/request_taken.sql"
         static let joinOpenAnswer: SQLFile = "consumption/join_open_answer.sql"
         static let recordAnswer: SQLFile = "consumption/record_answer.sql"
         static let family: SQLFile = "consumption/family.sql"

@@ -57,6 +57,60 @@ struct ConsumptionAnswerTests {
         }
     }
 
+    /// The receiver's worker, `reconcile notifications sync` (an hourly cron) and the nightly run
+    /// all answer refund requests. Two reading the same request pending at once: one answers it,
+    /// the other leaves it to the first, neither sends twice nor fails on
+    /// consumption_answers_undecided_idx. A lock on the consent table holds the first at the
+    /// consent check while the second tries (without the turn-taking, both wait there).
+    @Test func twoProcessesAnsweringAtOnceSendOneAnswerAndNeitherFails() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_twice")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        try connection.execute(
+            "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
+        _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+        try await sim.withRunning { running in
+            // Stored and claimed, not answered.
+            let storing = try RefundRequestTests.settings(database, sim, running, state, answers: false)
+            _ = try await RefundRequestTests.sync(storing, since: Date().addingTimeInterval(-86_400), on: connection)
+            let settings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
+            let gate = Session(connection: try database.connect())
+            let watcher = Session(connection: try database.connect())
+            try gate.connection.execute("BEGIN")
+            try gate.connection.execute("LOCK TABLE reconcile.refund_consent IN ACCESS EXCLUSIVE MODE")
+            // On a thread of its own (the answerers block cooperative threads in libpq): let go once
+            // both answerers wait on the consent table, or one has finished.
+            let finished = Finished()
+            let released = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let end = Date().addingTimeInterval(60)
+                while Date() < end, !finished.any {
+                    let waiting = (try? watcher.connection.query(
+                        """
+                        SELECT count(*) FROM pg_stat_activity
+                         WHERE datname = current_database() AND wait_event_type = 'Lock'
+                           AND query LIKE '%refund_consent%' AND pid <> pg_backend_pid()
+                        """)[0].decode(Int.self, at: 0)) ?? 0
+                    if waiting >= 2 { break }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                _ = try? gate.connection.execute("COMMIT")
+                released.signal()
+            }
+            let sessions = [Session(connection: try database.connect()), Session(connection: try database.connect())]
+            let results = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: Self.quiet) {
+                _, api in
+                let answerer = try #require(api).consumptionAnswerer(settings: settings, logger: Self.quiet)
+                async let first = Self.attempt(answerer, on: sessions[0], finished: finished)
+                async let second = Self.attempt(answerer, on: sessions[1], finished: finished)
+                return [await first, await second]
+            }
+            released.wait()
+            #expect(sim.notifications.consumptionAnswers.count == 1, "Apple got \(sim.notifications.consumptionAnswers.count) answers to one request")
+            #expect(results.sorted() == ["answered 0", "answered 1"], "\(results)")
+            #expect(try Self.audit(connection) == ["answered - 1"])
+        }
+    }
+
     /// A subscription renewal Apple asks about, answered by `reconcile notifications sync` before
     /// any run applied the request's transaction: no upload carried it (renewals happen on Apple's
     /// side) and the optional product catalogue is empty. The request's own signed transaction
@@ -84,5 +138,34 @@ struct ConsumptionAnswerTests {
                 body.consumptionPercentage == nil,
                 "a subscription's answer carried consumptionPercentage \(body.consumptionPercentage.map(String.init) ?? "-")")
         }
+    }
+
+    /// Each answer's status, outcome and how many requests it took into account, oldest first.
+    static func audit(_ connection: Connection) throws -> [String] {
+        try connection.query(
+            """
+            SELECT status || ' ' || coalesce(outcome, '-') || ' ' || cardinality(request_uuids)
+              FROM reconcile.consumption_answers ORDER BY id
+            """
+        ).map { try $0.decode(String.self, at: 0) }
+    }
+
+    /// One answering pass on its own session: how many it answered, or why it failed.
+    static func attempt(_ answerer: ConsumptionAnswerer, on session: Session, finished: Finished) async -> String {
+        defer { finished.note() }
+        do { return "answered \(try await answerer.answerPending(on: session.connection).answered)" } catch {
+            return "failed: \(error)"
+        }
+    }
+
+    /// A connection used by one task at a time.
+    struct Session: @unchecked Sendable { let connection: Connection }
+
+    /// Whether an answering pass has finished.
+    final class Finished: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        var any: Bool { lock.withLock { count > 0 } }
+        func note() { lock.withLock { count += 1 } }
     }
 }
