@@ -9,7 +9,8 @@ import Postgres
 /// No consent, no answer: Apple requires `customerConsented` true, so only accounts the consent
 /// relation says consented (and did not withdraw) are answered. One answer per transaction until
 /// Apple decides (`REFUND` or `REFUND_DECLINED`): Apple re-sends a pending request with a new
-/// UUID, which joins the open answer. A request older than 12 hours (from its `signedDate`) is
+/// UUID, which joins the open answer; a request after the decision is a new one. A request older
+/// than 12 hours (from its `signedDate`), or one Apple decided before it was answered, is
 /// recorded `expired` and never sent. Processes answering at once (the receiver, the hourly sync,
 /// a run) take turns per transaction: one sends, the others leave the request.
 /// `reconcile.consumption_answers` is the audit.
@@ -18,7 +19,8 @@ public struct ConsumptionAnswerer: Sendable {
     public struct Summary: Sendable, Equatable {
         /// Answers Apple accepted.
         public var answered = 0
-        /// Requests past their 12 hours, recorded and not sent.
+        /// Requests past their 12 hours, or Apple decided before they were answered: recorded and
+        /// not sent.
         public var expired = 0
         /// Answers Apple refused for good.
         public var failed = 0
@@ -98,10 +100,31 @@ public struct ConsumptionAnswerer: Sendable {
     private func answerLocked(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
         async throws
     {
+        // Apple's decisions close the answers requested before them, one recorded after its
+        // decision arrived included (answered late, or while the decision was being stored): a
+        // request after a decision is a new one, never joined to an answer Apple already decided.
+        let decisions = try connection.query(SQL.decisions, ["transaction_id": request.transactionID]).map {
+            (type: try $0.decode(String.self, at: 0), signedDate: try $0.decode(Date.self, at: 1))
+        }
+        for decision in decisions {
+            try NotificationLedger.closeAnswers(
+                transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
+                on: connection)
+        }
         // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
         let joined = try connection.execute(
             SQL.joinOpenAnswer, ["transaction_id": request.transactionID, "uuid": request.uuid])
         guard joined == 0 else { return }
+        // Apple decided before the request was answered (no consent then, or Apple unreachable):
+        // nothing is sent, and the request is recorded expired with Apple's outcome.
+        if let decision = decisions.first(where: { $0.signedDate >= request.signedDate }) {
+            summary.expired += 1
+            try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
+            try NotificationLedger.closeAnswers(
+                transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
+                on: connection)
+            return
+        }
         if request.signedDate < now.addingTimeInterval(-Self.deadline) {
             summary.expired += 1
             try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
@@ -293,6 +316,7 @@ extension ConsumptionAnswerer {
         static let pendingRequests: SQLFile = "consumption/pending_requests.sql"
         static let lockTransaction: SQLFile = "consumption/lock_transaction.sql"
         static let requestTaken: SQLFile = "consumption/request_taken.sql"
+        static let decisions: SQLFile = "consumption/decisions.sql"
         static let joinOpenAnswer: SQLFile = "consumption/join_open_answer.sql"
         static let recordAnswer: SQLFile = "consumption/record_answer.sql"
         static let family: SQLFile = "consumption/family.sql"

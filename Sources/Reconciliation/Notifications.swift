@@ -177,18 +177,29 @@ enum NotificationLedger {
         guard first, let transaction else { return first }
         // Apple's decision on a refund request closes the answer given to it (a later request is a
         // new one).
-        let outcome: String? =
-            switch type {
-            case "REFUND": "refunded"
-            case "REFUND_DECLINED": "declined"
-            default: nil
-            }
-        if let outcome {
-            try connection.execute(
-                NotificationApplier.SQL.decisionClosesAnswer,
-                ["transaction_id": transaction.transactionID, "outcome": outcome, "signed_date": signedDate])
-        }
+        try closeAnswers(transactionID: transaction.transactionID, decision: type, signedDate: signedDate, on: connection)
         return first
+    }
+
+    /// What Apple's decision on a refund request records on the answers to it: `refunded` or
+    /// `declined`, nil for a notification of another type.
+    static func outcome(of type: String) -> String? {
+        switch type {
+        case "REFUND": "refunded"
+        case "REFUND_DECLINED": "declined"
+        default: nil
+        }
+    }
+
+    /// Closes the answers about a transaction requested before Apple's decision (`type` REFUND or
+    /// REFUND_DECLINED, signed at `signedDate`); nothing for a notification of another type.
+    static func closeAnswers(transactionID: String, decision type: String, signedDate: Date?, on connection: Connection)
+        throws
+    {
+        guard let outcome = outcome(of: type) else { return }
+        try connection.execute(
+            NotificationApplier.SQL.decisionClosesAnswer,
+            ["transaction_id": transactionID, "outcome": outcome, "signed_date": signedDate])
     }
 }
 

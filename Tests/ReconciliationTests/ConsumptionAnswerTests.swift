@@ -57,6 +57,60 @@ struct ConsumptionAnswerTests {
         }
     }
 
+    /// Apple asks (R1) while the customer has not consented; Apple then declines the refund on its
+    /// own (REFUND_DECLINED) and the customer consents. R1 is not answered after Apple's decision:
+    /// it is recorded expired with Apple's outcome, so nothing is left open. A week later the
+    /// customer asks again (R2, "a new one"): Apple hears an answer to it.
+    @Test func aRequestAfterApplesDecisionIsAnsweredEvenIfTheOldOneWasNot() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_after_decision")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        try await sim.withRunning { running in
+            let settings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+            let first = try await RefundRequestTests.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(first.consumption.answered == 0 && first.consumption.waiting == 1, "no consent yet")
+
+            _ = try sim.signNotification(type: .refundDeclined, transactionId: pack.transactionId)
+            try connection.execute(
+                "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 minute')")
+            let decided = try await RefundRequestTests.sync(settings, on: connection)
+            #expect(decided.consumption.answered == 0 && decided.consumption.expired == 1)
+            #expect(sim.notifications.consumptionAnswers.isEmpty, "Apple had decided: nothing to answer")
+
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+            let second = try await RefundRequestTests.sync(settings, on: connection)
+            #expect(second.consumption.answered == 1)
+            #expect(sim.notifications.consumptionAnswers.count == 1, "the request after Apple's decision is answered")
+            #expect(try Self.audit(connection) == ["expired declined 1", "answered - 1"])
+        }
+    }
+
+    /// An answer recorded open although Apple's decision was already taken into account (written
+    /// before this build, or recorded while the decision was being stored) is closed by the next
+    /// request about the transaction, which is answered rather than joined to it.
+    @Test func anAnswerLeftOpenAfterApplesDecisionIsClosedByTheNextRequest() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_stale_answer")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        try connection.execute(
+            "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
+        try await sim.withRunning { running in
+            let settings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
+            _ = try sim.signNotification(
+                type: .refundDeclined, transactionId: pack.transactionId, signedDate: Date().addingTimeInterval(-3600))
+            _ = try await RefundRequestTests.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            try connection.execute(
+                """
+                INSERT INTO reconcile.consumption_answers (transaction_id, environment, user_id, request_uuids, requested_at, status)
+                VALUES ($1, 'Production', 'amy', ARRAY[gen_random_uuid()], now() - interval '2 hours', 'answered')
+                """, [pack.transactionId])
+
+            _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+            let sync = try await RefundRequestTests.sync(settings, on: connection)
+            #expect(sync.consumption.answered == 1 && sim.notifications.consumptionAnswers.count == 1)
+            #expect(try Self.audit(connection) == ["answered declined 1", "answered - 1"])
+        }
+    }
+
     /// The receiver's worker, `reconcile notifications sync` (an hourly cron) and the nightly run
     /// all answer refund requests. Two reading the same request pending at once: one answers it,
     /// the other leaves it to the first, neither sends twice nor fails on
