@@ -9,18 +9,23 @@ import Postgres
 /// No consent, no answer: Apple requires `customerConsented` true, so only accounts the consent
 /// relation says consented (and did not withdraw) are answered. One answer per transaction until
 /// Apple decides (`REFUND` or `REFUND_DECLINED`): Apple re-sends a pending request with a new
-/// UUID, which joins the open answer. A request older than 12 hours (from its `signedDate`) is
-/// recorded `expired` and never sent. `reconcile.consumption_answers` is the audit.
+/// UUID, which joins the open answer; a request after the decision is a new one. A request older
+/// than 12 hours (from its `signedDate`), or one Apple decided before it was answered, is
+/// recorded `expired` and never sent. Processes answering at once (the receiver, the hourly sync,
+/// a run) take turns per transaction: one sends, the others leave the request.
+/// `reconcile.consumption_answers` is the audit.
 public struct ConsumptionAnswerer: Sendable {
     /// What one pass did.
     public struct Summary: Sendable, Equatable {
         /// Answers Apple accepted.
         public var answered = 0
-        /// Requests past their 12 hours, recorded and not sent.
+        /// Requests past their 12 hours, or Apple decided before they were answered: recorded and
+        /// not sent.
         public var expired = 0
         /// Answers Apple refused for good.
         public var failed = 0
-        /// Requests left for a later pass: no consent (yet), unknown buyer, or Apple unreachable.
+        /// Requests left for a later pass: no consent (yet), unknown buyer, Apple unreachable, or
+        /// another process answering about the same transaction at that moment.
         public var waiting = 0
 
         public init() {}
@@ -49,6 +54,8 @@ public struct ConsumptionAnswerer: Sendable {
         var appAccountToken: UUID?
         /// The product the request's signed transaction names.
         var productID: String?
+        /// Its type, as the request's signed transaction says (`auto_renewable`, …).
+        var productType: String?
     }
 
     /// Answers every request not yet taken into account, oldest first.
@@ -58,7 +65,8 @@ public struct ConsumptionAnswerer: Sendable {
             Request(
                 uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
                 environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
-                appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5))
+                appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5),
+                productType: try $0.decode(String?.self, at: 6))
         }
         for request in requests {
             try Task.checkCancellation()
@@ -70,10 +78,53 @@ public struct ConsumptionAnswerer: Sendable {
     private func answer(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
         async throws
     {
+        // The receiver's worker, `notifications sync` and a run's sync stage all answer: one at a
+        // time per transaction, the lock held across Apple's call until the answer is recorded.
+        // Another process holding it has the request in hand; it is left for a later pass.
+        try await connection.transaction {
+            guard
+                try connection.query(
+                    SQL.lockTransaction,
+                    ["lock_class": Schema.LockKey.consumptionClass, "transaction_id": request.transactionID]
+                )[0].decode(Bool.self, at: 0)
+            else {
+                summary.waiting += 1
+                return
+            }
+            // Read pending before the lock: another process may have answered it since.
+            guard try connection.queryFirst(SQL.requestTaken, ["uuid": request.uuid]) == nil else { return }
+            try await answerLocked(request, now: now, on: connection, into: &summary)
+        }
+    }
+
+    private func answerLocked(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
+        // Apple's decisions close the answers requested before them, one recorded after its
+        // decision arrived included (answered late, or while the decision was being stored): a
+        // request after a decision is a new one, never joined to an answer Apple already decided.
+        let decisions = try connection.query(SQL.decisions, ["transaction_id": request.transactionID]).map {
+            (type: try $0.decode(String.self, at: 0), signedDate: try $0.decode(Date.self, at: 1))
+        }
+        for decision in decisions {
+            try NotificationLedger.closeAnswers(
+                transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
+                on: connection)
+        }
         // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
         let joined = try connection.execute(
             SQL.joinOpenAnswer, ["transaction_id": request.transactionID, "uuid": request.uuid])
         guard joined == 0 else { return }
+        // Apple decided before the request was answered (no consent then, or Apple unreachable):
+        // nothing is sent, and the request is recorded expired with Apple's outcome.
+        if let decision = decisions.first(where: { $0.signedDate >= request.signedDate }) {
+            summary.expired += 1
+            try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
+            try NotificationLedger.closeAnswers(
+                transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
+                on: connection)
+            return
+        }
         if request.signedDate < now.addingTimeInterval(-Self.deadline) {
             summary.expired += 1
             try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
@@ -139,19 +190,30 @@ struct LedgerFacts {
     /// than one account, or undelivered and bound to no account (an uploader alone is no proof
     /// of who paid), or an open `wrong_account` or `shared_receipt` item disputes who holds it.
     /// The delivery status and the consumption are the transaction's, whichever account holds
-    /// its unrevoked deliveries.
+    /// its unrevoked deliveries; for a non-consumable, a delivery of any transaction with the
+    /// same original transaction counts (SPEC section 5: a restore is not a new purchase).
     static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
         -> LedgerFacts?
     {
         let relations = try Differ.Relations(settings)
+        // The transactions whose deliveries count (for a non-consumable, its restores too), with
+        // the asked transaction's product and type.
+        let family = try connection.query(
+            ConsumptionAnswerer.SQL.family,
+            [
+                "transaction_id": request.transactionID, "product_id": request.productID,
+                "product_type": request.productType,
+            ],
+            relations: ["products": relations.products])
+        let transactionIDs = try family.map { try $0.decode(String.self, at: 0) }
         guard
             let row = try connection.queryFirst(
                 ConsumptionAnswerer.SQL.ledgerFacts,
                 [
-                    "transaction_id": request.transactionID, "app_account_token": request.appAccountToken,
-                    "product_id": request.productID, "disputed_kinds": FindingKind.disputedKinds,
+                    "transaction_id": request.transactionID, "transaction_ids": transactionIDs,
+                    "app_account_token": request.appAccountToken, "disputed_kinds": FindingKind.disputedKinds,
                 ],
-                relations: ["deliveries": relations.deliveries, "products": relations.products])
+                relations: ["deliveries": relations.deliveries])
         else { return nil }
         let delivered: Bool = try row["delivered"]
         let disputed: Bool = try row["disputed"]
@@ -162,17 +224,17 @@ struct LedgerFacts {
         }
         let consented = try connection.queryFirst(
             ConsumptionAnswerer.SQL.consented, ["user_id": account], relations: ["consent": consent]) != nil
-        let product: String? = try row["product_id"]
+        let product: String? = try family[0]["product_id"]
         // consumed_milli is optional in an operator's ledger.
         let ledger = try connection.query(
             try Self.hasColumn("consumed_milli", in: relations.deliveries, on: connection)
                 ? ConsumptionAnswerer.SQL.ledgerConsumed : ConsumptionAnswerer.SQL.ledgerDeliveries,
-            ["transaction_id": request.transactionID, "product_id": product],
+            ["transaction_ids": transactionIDs, "product_id": product],
             relations: ["deliveries": relations.deliveries])[0]
         let matching: Int = try ledger["matching"]
         let any: Int = try ledger["any"]
         return LedgerFacts(
-            buyer: account, consented: consented, productType: try row["product_type"],
+            buyer: account, consented: consented, productType: try family[0]["product_type"],
             deliveryStatus: matching > 0 ? "DELIVERED" : any > 0 ? "UNDELIVERED_WRONG_ITEM" : "UNDELIVERED_OTHER",
             consumedMilli: matching > 0 ? try ledger["consumed"] : 0)
     }
@@ -252,8 +314,12 @@ extension ConsumptionAnswerer {
     /// The statements, in `sql/consumption/`.
     enum SQL {
         static let pendingRequests: SQLFile = "consumption/pending_requests.sql"
+        static let lockTransaction: SQLFile = "consumption/lock_transaction.sql"
+        static let requestTaken: SQLFile = "consumption/request_taken.sql"
+        static let decisions: SQLFile = "consumption/decisions.sql"
         static let joinOpenAnswer: SQLFile = "consumption/join_open_answer.sql"
         static let recordAnswer: SQLFile = "consumption/record_answer.sql"
+        static let family: SQLFile = "consumption/family.sql"
         static let ledgerFacts: SQLFile = "consumption/ledger_facts.sql"
         static let consented: SQLFile = "consumption/consented.sql"
         static let ledgerDeliveries: SQLFile = "consumption/ledger_deliveries.sql"

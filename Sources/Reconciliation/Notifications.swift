@@ -183,6 +183,7 @@ enum NotificationLedger {
             "environments": entries.map(\.transaction?.environment.rawValue),
             "app_account_tokens": entries.map(\.transaction?.appAccountToken),
             "signed_dates": entries.map(\.signedDate), "product_ids": entries.map(\.transaction?.productID),
+            "product_types": entries.map(\.transaction?.productType),
         ])
         let first = try rows.map { try $0.decode(Bool.self, at: 1) }
         guard first.count == entries.count else {
@@ -191,18 +192,33 @@ enum NotificationLedger {
         // Apple's decision on a refund request closes the answer given to it (a later request is a
         // new one), in the order the decisions came.
         for (entry, isFirst) in zip(entries, first) where isFirst {
-            let outcome: String? =
-                switch entry.type {
-                case "REFUND": "refunded"
-                case "REFUND_DECLINED": "declined"
-                default: nil
-                }
-            guard let outcome, let transaction = entry.transaction else { continue }
-            try connection.execute(
-                NotificationApplier.SQL.decisionClosesAnswer,
-                ["transaction_id": transaction.transactionID, "outcome": outcome, "signed_date": entry.signedDate])
+            guard let transaction = entry.transaction else { continue }
+            try closeAnswers(
+                transactionID: transaction.transactionID, decision: entry.type, signedDate: entry.signedDate,
+                on: connection)
         }
         return first
+    }
+
+    /// What Apple's decision on a refund request records on the answers to it: `refunded` or
+    /// `declined`, nil for a notification of another type.
+    static func outcome(of type: String) -> String? {
+        switch type {
+        case "REFUND": "refunded"
+        case "REFUND_DECLINED": "declined"
+        default: nil
+        }
+    }
+
+    /// Closes the answers about a transaction requested before Apple's decision (`type` REFUND or
+    /// REFUND_DECLINED, signed at `signedDate`); nothing for a notification of another type.
+    static func closeAnswers(transactionID: String, decision type: String, signedDate: Date?, on connection: Connection)
+        throws
+    {
+        guard let outcome = outcome(of: type) else { return }
+        try connection.execute(
+            NotificationApplier.SQL.decisionClosesAnswer,
+            ["transaction_id": transactionID, "outcome": outcome, "signed_date": signedDate])
     }
 }
 

@@ -4,7 +4,7 @@
 -- Writes: nothing.
 -- Values: none.
 SELECT s.notification_uuid, s.transaction_id, coalesce(s.environment, 'Production'),
-       coalesce(s.signed_date, s.seen_at), s.app_account_token, s.product_id
+       coalesce(s.signed_date, s.seen_at), s.app_account_token, s.product_id, s.product_type
   FROM reconcile.notifications_seen s
  WHERE s.notification_type = 'CONSUMPTION_REQUEST' AND s.transaction_id IS NOT NULL
    AND NOT EXISTS (SELECT 1 FROM reconcile.consumption_answers c

@@ -9,21 +9,22 @@
 -- Values: :'source' (text); one array element per notification, in order: :'source_ids' (bigint[]),
 --         :'uuids' (uuid[]), :'types' (text[]), :'subtypes' (text[]), :'transaction_ids' (text[]),
 --         :'environments' (text[]), :'app_account_tokens' (uuid[]), :'signed_dates' (timestamptz[]),
---         :'product_ids' (text[]); nulls where a notification has no such value.
+--         :'product_ids' (text[]), :'product_types' (text[]: SPEC's spelling, as
+--         apple_transactions.product_type); nulls where a notification has no such value.
 -- Returns: source_id, first (boolean), one row per notification in the order given.
 WITH given AS (
     SELECT *
       FROM unnest(:'source_ids'::bigint[], :'uuids'::uuid[], :'types'::text[], :'subtypes'::text[],
                   :'transaction_ids'::text[], :'environments'::text[], :'app_account_tokens'::uuid[],
-                  :'signed_dates'::timestamptz[], :'product_ids'::text[])
+                  :'signed_dates'::timestamptz[], :'product_ids'::text[], :'product_types'::text[])
            WITH ORDINALITY AS g (source_id, notification_uuid, notification_type, subtype, transaction_id,
-                                 environment, app_account_token, signed_date, product_id, position)
+                                 environment, app_account_token, signed_date, product_id, product_type, position)
 ), inserted AS (
     INSERT INTO reconcile.notifications_seen
         (notification_uuid, source, source_id, notification_type, subtype, transaction_id, environment,
-         app_account_token, signed_date, product_id)
+         app_account_token, signed_date, product_id, product_type)
     SELECT notification_uuid, :'source'::text, source_id, notification_type, subtype, transaction_id, environment,
-           app_account_token, signed_date, product_id
+           app_account_token, signed_date, product_id, product_type
       FROM given
      ORDER BY position
     ON CONFLICT (notification_uuid) DO NOTHING
