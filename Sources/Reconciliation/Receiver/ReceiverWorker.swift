@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// 1. applies every stored notification not yet applied (``NotificationApplier``, the nightly
 ///    run's code: each notificationUUID once, its transaction into the white table) and queues
-///    the transactions they brought for judgement once their grace period has passed;
+///    the transactions they brought for judgement once their grace period has passed, in the same
+///    transaction as each batch it applies;
 /// 2. answers each `CONSUMPTION_REQUEST` (``ConsumptionAnswerer``, SPEC section 14's rules);
 /// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
 ///    them (``DiffScope/transactions(_:)``, as the support desk does), and upserts what it finds
@@ -183,8 +184,15 @@ public struct ReceiverWorker: Sendable {
 
         if try pendingNotifications(on: connection) {
             let id = try runID()
-            pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100, untilShortBatch: true)
-            try connection.execute(ReceiverSQL.noteJudgements, ["run_id": id, "grace_seconds": settings.grace])
+            // Each batch's transactions are noted for judgement in the batch's own transaction: a
+            // pass that fails after a batch committed (the session lost) leaves none of them
+            // applied and not noted, which no later pass would judge (they are no longer pending).
+            pass.applied = try await applier.applyEndpoint(
+                runID: id, on: connection, batchSize: 100, untilShortBatch: true
+            ) { notifications in
+                try connection.execute(
+                    ReceiverSQL.noteJudgements, ["notification_ids": notifications, "grace_seconds": settings.grace])
+            }
             Failpoint.pass("receiver.applied")
         }
         if let answerer, pass.applied > 0 || retryingAnswers {
