@@ -75,9 +75,13 @@ public struct NotificationApplier: Sendable {
     /// ``maximumBatchBytes`` (the receiver's worker, which comes back within its
     /// gathering time: while notifications keep arriving, chasing them one small batch after
     /// another paid each batch's statements for a handful of rows); otherwise until none is left.
-    func applyEndpoint(runID: Int64, on connection: Connection, batchSize: Int, untilShortBatch: Bool = false)
-        async throws -> Int
-    {
+    /// `withEachBatch` runs in each batch's transaction, after it was recorded, with the ids of the
+    /// stored notifications it read: what it writes commits with the batch or not at all (the
+    /// receiver notes the transactions they brought for judgement).
+    func applyEndpoint(
+        runID: Int64, on connection: Connection, batchSize: Int, untilShortBatch: Bool = false,
+        withEachBatch: (_ notificationIDs: [Int64]) throws -> Void = { _ in }
+    ) async throws -> Int {
         try connection.execute(SQL.rejectOversized, ["run_id": runID, "maximum_body_bytes": Self.maximumBodyBytes])
         var applied = 0
         var after: Int64 = 0
@@ -99,7 +103,11 @@ public struct NotificationApplier: Sendable {
                     verdicts.append((id, await verify(body)))
                 }
             }
-            applied += try connection.transaction { try record(verdicts, runID: runID, on: connection) }
+            applied += try connection.transaction {
+                let applied = try record(verdicts, runID: runID, on: connection)
+                try withEachBatch(verdicts.map(\.0))
+                return applied
+            }
             // Cut short by neither limit: the table was drained when the batch was read.
             if untilShortBatch, batch.count < batchSize,
                 batch.reduce(0, { $0 + $1.1.utf8.count }) <= Self.maximumBatchBytes - Self.maximumBodyBytes

@@ -108,6 +108,10 @@ extension MultiNightWorld {
                 let pass = try await receiverPass(settings)
                 if pass.applied > 0 { count("receiver applied notifications between nights") }
                 if pass.itemsOpened > 0 { count("receiver opened items between nights") }
+                if pass.itemsAutoResolved > 0 { count("receiver auto-resolved items between nights") }
+                let found = try checkReceiverPass(pass, settings: settings, night: n)
+                problems += found.count
+                lines += found
                 if pass.waitingForNightlyRun {
                     problems += 1
                     lines.append("[receiver waited] night \(n): the receiver found the run lock held with no run going")
@@ -176,6 +180,92 @@ extension MultiNightWorld {
     }
 
     // MARK: Every night's checks
+
+    /// The receiver's pass against the whole history judged at the same moment over the same
+    /// data (its findings only, no queue written): the next nightly run judges the receiver's
+    /// transactions again and would reopen an item the receiver wrongly auto-resolved, so the
+    /// nightly comparisons cannot see one. Every item the pass auto-resolved has no finding there
+    /// and was not held back (an upload reporting its transaction, or of the account its rule
+    /// waits on, still being verified); for every transaction the pass judged, the items still
+    /// undecided that nothing holds back are exactly the findings there, and every finding there
+    /// has an item.
+    func checkReceiverPass(_ pass: ReceiverWorker.Pass, settings: Settings, night: Int) throws -> [String] {
+        guard let runID = pass.runID, pass.judged > 0 else { return [] }
+        let uploadKinds = FindingKind.allCases.filter(\.isAboutAnUpload).map(\.rawValue)
+        let (found, blocked, pendingUsers) = try connection.transaction {
+            try Differ(relations: try Differ.Relations(settings)).computeFindings(
+                Differ.Parameters(
+                    runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
+                    judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .wholeHistory(until: Date()),
+                    serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0),
+                evidence: false, on: connection)
+            let found = Dictionary(
+                try connection.query(
+                    "SELECT fingerprint, transaction_id FROM diff_findings WHERE kind <> ALL($1::text[])", [uploadKinds]
+                ).map { (try $0.decode(String.self, at: 0), try $0.decode(String?.self, at: 1)) }
+            ) { first, _ in first }
+            let blocked = Set(try connection.query("SELECT transaction_id FROM diff_blocked").map {
+                try $0.decode(String.self, at: 0)
+            })
+            let pendingUsers = Set(try connection.query("SELECT user_id FROM diff_pending_users").map {
+                try $0.decode(String.self, at: 0)
+            })
+            return (found, blocked, pendingUsers)
+        }
+        struct Item {
+            var fingerprint: String
+            var transaction: String
+            var status: String
+            var heldBy: String?
+            var resolvedByThisPass: Bool
+        }
+        let judged = Set(try connection.query(
+            "SELECT transaction_id FROM reconcile.receiver_judgements WHERE judged_run = $1", [runID]
+        ).map { try $0.decode(String.self, at: 0) })
+        let items = try connection.query(
+            """
+            SELECT r.fingerprint, r.transaction_id, r.status, r.held_by_user_id,
+                   EXISTS (SELECT 1 FROM reconcile.review_events e
+                            WHERE e.review_item_id = r.id AND e.run_id = $1 AND e.to_status = 'auto_resolved')
+              FROM reconcile.review_items r
+             WHERE r.kind <> ALL($2::text[])
+               AND (r.transaction_id = ANY($3::text[])
+                    OR EXISTS (SELECT 1 FROM reconcile.review_events e
+                                WHERE e.review_item_id = r.id AND e.run_id = $1 AND e.to_status = 'auto_resolved'))
+            """, [runID, uploadKinds, Array(judged)]
+        ).map {
+            Item(fingerprint: try $0.decode(String.self, at: 0), transaction: try $0.decode(String.self, at: 1),
+                 status: try $0.decode(String.self, at: 2), heldBy: try $0.decode(String?.self, at: 3),
+                 resolvedByThisPass: try $0.decode(Bool.self, at: 4))
+        }
+        func heldBack(_ item: Item) -> Bool {
+            blocked.contains(item.transaction) || item.heldBy.map(pendingUsers.contains) == true
+        }
+        var problems: [String] = []
+        for item in items where item.resolvedByThisPass {
+            if found[item.fingerprint] != nil {
+                problems.append("[the receiver auto-resolved an item whose finding holds] night \(night): \(item.fingerprint)")
+            } else if heldBack(item) {
+                problems.append("[the receiver auto-resolved an item held back] night \(night): \(item.fingerprint)")
+            }
+        }
+        let undecided: Set = ["open", "in_review", "awaiting_approval"]
+        for item in items where judged.contains(item.transaction) && undecided.contains(item.status) && !heldBack(item) {
+            if found[item.fingerprint] == nil {
+                problems.append("[the receiver left open an item whose finding is gone] night \(night): \(item.fingerprint)")
+            }
+        }
+        let itemStatus = Dictionary(items.map { ($0.fingerprint, $0.status) }) { first, _ in first }
+        for (fingerprint, transaction) in found {
+            guard let transaction, judged.contains(transaction), !blocked.contains(transaction) else { continue }
+            if itemStatus[fingerprint] == nil || itemStatus[fingerprint] == "auto_resolved" {
+                problems.append("[the receiver did not open a finding of a transaction it judged] night \(night): \(fingerprint): "
+                    + (itemStatus[fingerprint] ?? "no item"))
+            }
+        }
+        coverage["receiver judgements compared", default: 0] += judged.count
+        return problems.sorted()
+    }
 
     func keys(_ connection: Connection, _ condition: String, _ values: [any PostgresEncodable] = []) throws -> Set<Key> {
         Set(try connection.query(

@@ -10,11 +10,13 @@ import Synchronization
 ///
 /// 1. applies every stored notification not yet applied (``NotificationApplier``, the nightly
 ///    run's code: each notificationUUID once, its transaction into the white table) and queues
-///    the transactions they brought for judgement once their grace period has passed;
+///    the transactions they brought for judgement once their grace period has passed, in the same
+///    transaction as each batch it applies;
 /// 2. answers each `CONSUMPTION_REQUEST` (``ConsumptionAnswerer``, SPEC section 14's rules);
 /// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
 ///    them (``DiffScope/transactions(_:)``, as the support desk does), and upserts what it finds
-///    into the review queue with the nightly fingerprints — never while a nightly run holds the
+///    into the review queue with the nightly fingerprints, and auto-resolves their items whose
+///    finding is gone (a refund reversed) — never while a nightly run holds the
 ///    run lock: it waits for the next pass, then goes on; then the policies
 ///    (`RECONCILE_POLICY_FILE`, ``PolicyEngine``) decide what they take of the queue, under the
 ///    same lock, as the pass's run; their decisions wake the outbox's delivery, which runs beside
@@ -57,6 +59,8 @@ public struct ReceiverWorker: Sendable {
         public var applied = 0
         public var judged = 0
         public var itemsOpened = 0
+        /// Items of the transactions judged whose finding is gone (a refund reversed, say).
+        public var itemsAutoResolved = 0
         /// Items the policies decided after the judgement.
         public var policyDecisions = 0
         /// Judgements due but left for a later pass because a nightly run holds the run lock.
@@ -180,8 +184,15 @@ public struct ReceiverWorker: Sendable {
 
         if try pendingNotifications(on: connection) {
             let id = try runID()
-            pass.applied = try await applier.applyEndpoint(runID: id, on: connection, batchSize: 100, untilShortBatch: true)
-            try connection.execute(ReceiverSQL.noteJudgements, ["run_id": id, "grace_seconds": settings.grace])
+            // Each batch's transactions are noted for judgement in the batch's own transaction: a
+            // pass that fails after a batch committed (the session lost) leaves none of them
+            // applied and not noted, which no later pass would judge (they are no longer pending).
+            pass.applied = try await applier.applyEndpoint(
+                runID: id, on: connection, batchSize: 100, untilShortBatch: true
+            ) { notifications in
+                try connection.execute(
+                    ReceiverSQL.noteJudgements, ["notification_ids": notifications, "grace_seconds": settings.grace])
+            }
             Failpoint.pass("receiver.applied")
         }
         if let answerer, pass.applied > 0 || retryingAnswers {
@@ -196,6 +207,7 @@ public struct ReceiverWorker: Sendable {
                 let changes = try judge(due, runID: id, on: connection)
                 pass.judged = due.count
                 pass.itemsOpened = changes.created
+                pass.itemsAutoResolved = changes.autoResolved
                 if let policies {
                     var log = logger
                     log[metadataKey: "run.id"] = "\(id)"
@@ -215,7 +227,8 @@ public struct ReceiverWorker: Sendable {
                 ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
                  "counts": try PostgresJSON(encoding: [
                     "notifications_applied": pass.applied, "transactions_judged": pass.judged,
-                    "items_opened": pass.itemsOpened, "policy_decisions": pass.policyDecisions,
+                    "items_opened": pass.itemsOpened, "items_auto_resolved": pass.itemsAutoResolved,
+                    "policy_decisions": pass.policyDecisions,
                  ])])
         }
         if let forwarder, let http {
@@ -230,7 +243,9 @@ public struct ReceiverWorker: Sendable {
     }
 
     /// The nightly run's findings over exactly these transactions, upserted into the queue with
-    /// the nightly fingerprints; items of other transactions are left alone (no auto-resolve).
+    /// the nightly fingerprints; the open items of these transactions whose finding is gone are
+    /// auto-resolved (`auto_resolve_judged.sql`: 82_queue_auto_resolve.sql's rule, scoped), so a
+    /// reversed refund leaves no revocation to decide. Items of other transactions are left alone.
     private func judge(_ transactions: [String], runID: Int64, on connection: Connection) throws
         -> Differ.QueueChanges
     {
@@ -241,7 +256,10 @@ public struct ReceiverWorker: Sendable {
             serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
         return try connection.transaction {
             try differ.computeFindings(parameters, evidence: true, on: connection)
-            let changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
+            var changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
+            changes.autoResolved = try connection.execute(
+                ReceiverSQL.autoResolveJudged,
+                ["run_id": runID, "transaction_ids": transactions, "upload_kinds": FindingKind.uploadKinds])
             try connection.execute(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
             Failpoint.pass("receiver.judge")
             return changes
@@ -252,6 +270,7 @@ public struct ReceiverWorker: Sendable {
         [
             "run.id": "\(pass.runID.map(String.init) ?? "-")", "notifications.applied": "\(pass.applied)",
             "transactions.judged": "\(pass.judged)", "items.opened": "\(pass.itemsOpened)",
+            "items.auto_resolved": "\(pass.itemsAutoResolved)",
             "policy.decided": "\(pass.policyDecisions)",
             "consumption.answered": "\(pass.consumption.answered)", "forward.sent": "\(pass.forwarding.forwarded)",
             "forward.failed": "\(pass.forwarding.failed)", "waiting_for_nightly_run": "\(pass.waitingForNightlyRun)",
