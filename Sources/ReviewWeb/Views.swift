@@ -292,6 +292,10 @@ struct ItemPage {
         let note: String?
         /// The reader is not the decider: they may approve.
         let canApprove: Bool
+        /// The decision shown, sent back by the approve and reject forms (`pending_resolution`,
+        /// `pending_at`) so that neither applies another one decided meanwhile.
+        let resolution: String
+        let at: String
     }
 
     let csrf: String

@@ -65,6 +65,25 @@ struct ApprovalWebTests {
         try Connection(url: url).query("SELECT count(*) FROM reconcile.action_outbox")[0].decode(Int.self, at: 0)
     }
 
+    /// The hidden fields of the form `id` on a page, as a browser would post them.
+    static func hiddenFields(of id: String, in page: String) throws -> [(String, String)] {
+        let start = try #require(page.range(of: "id=\"\(id)\"")).upperBound
+        let end = try #require(page[start...].range(of: "</form>")).lowerBound
+        let hidden = /<input type="hidden" name="([^"]*)" value="([^"]*)">/
+        return page[start..<end].matches(of: hidden).map { (String($0.1), String($0.2)) }
+    }
+
+    /// The outbox as `<transaction> <action> to=<user> from=<user>` lines, oldest first.
+    static func outbox(_ url: String) throws -> [String] {
+        try Connection(url: url).query(
+            """
+            SELECT i.transaction_id || ' ' || o.action || ' to=' || coalesce(o.to_user_id, '-')
+                   || ' from=' || coalesce(o.from_user_id, '-')
+              FROM reconcile.action_outbox o JOIN reconcile.review_items i ON i.id = o.review_item_id ORDER BY o.id
+            """
+        ).map { try $0.decode(String.self, at: 0) }
+    }
+
     // MARK: Bulk
 
     @Test(arguments: [("en", "Decide these items", "Decide 2 items"), ("zh-Hans", "批量处理以下问题单", "处理这 2 条")])
@@ -186,6 +205,56 @@ struct ApprovalWebTests {
             "SELECT decided_by, review_event_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])
         #expect(row.count == 1)
         #expect(try row.first?.decode(String.self, at: 0) == "alice")
+    }
+
+    /// Bob opens t-w1 (a wrong account: u4 paid, u5 got the goods) while Alice's "moved" waits for
+    /// approval. Before he clicks, Alice withdraws it and decides "granted" instead. Bob's Approve
+    /// from the page that showed "moved" is refused, and so is his Reject from it: each form names
+    /// the decision it was shown, and the one waiting now is another. From a page showing the grant,
+    /// his Approve grants.
+    @Test func anApprovalPostedFromAPageShowingOneDecisionApprovesAnother() async throws {
+        let item = try id("t-w1")
+        let threshold = try #require(ApprovalThreshold(parsing: "CNY=648"))
+        let t = Catalog.of(.english)
+        let url = database.url
+        try await withApp(approval: threshold) { client in
+            let alice = try await ReviewWebTests.login(client, name: "alice")
+            let aliceCSRF = try await ReviewWebTests.csrf(client, cookie: alice)
+            let moved = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: alice, [("csrf_token", aliceCSRF), ("resolution", "moved")])
+            #expect(moved.status == .seeOther)
+
+            let bob = try await ReviewWebTests.login(client, name: "bob")
+            let (_, seen) = try await Self.get(client, "/items/\(item)", cookie: bob)
+            let approveForm = try Self.hiddenFields(of: "approve-form", in: seen)
+            let rejectForm = try Self.hiddenFields(of: "reject-form", in: seen)
+            #expect(approveForm.contains { $0 == ("pending_resolution", "moved") }, "the page names what it shows")
+            #expect(rejectForm.contains { $0 == ("pending_resolution", "moved") })
+
+            let withdrawn = try await ReviewWebTests.post(
+                client, "/items/\(item)/reject", cookie: alice, [("csrf_token", aliceCSRF), ("note", "withdrawn")])
+            #expect(withdrawn.status == .seeOther)
+            let granted = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: alice, [("csrf_token", aliceCSRF), ("resolution", "granted")])
+            #expect(granted.status == .seeOther)
+
+            let changed = t.text("error.decision_changed", [
+                "id": String(item), "resolution": t.resolution(.granted), "name": "alice",
+            ])
+            let approved = try await ReviewWebTests.post(client, "/items/\(item)/approve", cookie: bob, approveForm)
+            #expect(approved.status == .conflict, "the decision changed since Bob's page: it must not be approved")
+            #expect(String(buffer: approved.body).contains(changed), "\(String(buffer: approved.body))")
+            let rejected = try await ReviewWebTests.post(
+                client, "/items/\(item)/reject", cookie: bob, rejectForm + [("note", "a move is wrong here")])
+            #expect(rejected.status == .conflict, "nor rejected")
+            #expect(try Self.outbox(url).isEmpty)
+
+            let (_, fresh) = try await Self.get(client, "/items/\(item)", cookie: bob)
+            let approvedNow = try await ReviewWebTests.post(
+                client, "/items/\(item)/approve", cookie: bob, try Self.hiddenFields(of: "approve-form", in: fresh))
+            #expect(approvedNow.status == .seeOther)
+        }
+        #expect(try Self.outbox(url) == ["t-w1 grant to=u4 from=-"])
     }
 
     @Test func anotherPersonRejectsWithAReasonAndTheItemIsOpenAgain() async throws {
