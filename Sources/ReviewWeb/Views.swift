@@ -417,6 +417,8 @@ struct BulkPage {
     }
 
     let csrf: String
+    /// The digest of exactly the items shown (`BulkDecision.digest`), which the POST must match.
+    let selection: String
     let action: String
     let backHref: String
     let count: Int
