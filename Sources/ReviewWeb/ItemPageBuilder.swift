@@ -123,11 +123,13 @@ enum ItemPageBuilder {
         }
         let closedMessage = item.status == .autoResolved ? t["item.closed_auto"] : t["item.closed_final"]
         let awaiting = item.pending.map { pending in
-            ItemPage.Awaiting(
+            let seen = SeenDecision(pending)
+            return ItemPage.Awaiting(
                 text: t.text("item.awaiting", [
                     "resolution": t.resolution(pending.resolution), "name": pending.by, "date": reader.minute(pending.at),
                 ]),
-                note: pending.note, canApprove: pending.by.caseInsensitiveCompare(session.name) != .orderedSame)
+                note: pending.note, canApprove: pending.by.caseInsensitiveCompare(session.name) != .orderedSame,
+                resolution: seen.resolution.rawValue, at: String(seen.at))
         }
         let approvedText = item.approvedBy.map {
             t.text("item.approved_by", ["name": $0, "date": reader.minute(item.approvedAt)])

@@ -34,6 +34,8 @@ actor SessionStore {
         let name: String
         let next: String
         let expires: Date
+        /// The end of the session that made the link, which the link's session keeps.
+        let ends: Date
     }
 
     private var sessions: [String: Session] = [:]
@@ -51,13 +53,14 @@ actor SessionStore {
         self.now = now
     }
 
-    func create(name: String, language: Language? = nil) -> Session {
+    /// A new session, ending after the absolute lifetime or at `ends` if sooner.
+    func create(name: String, language: Language? = nil, ends: Date = .distantFuture) -> Session {
         purge()
         if sessions.count >= capacity, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
             sessions[oldest.id] = nil
         }
         let now = self.now()
-        let ends = now.addingTimeInterval(absoluteLifetime)
+        let ends = min(now.addingTimeInterval(absoluteLifetime), ends)
         let session = Session(
             id: Self.randomToken(), name: name, csrfToken: Self.randomToken(),
             expires: min(now.addingTimeInterval(idleLifetime), ends), ends: ends, flash: nil, language: language)
@@ -98,18 +101,21 @@ actor SessionStore {
         return sessions[id]?.flash
     }
 
-    /// A link id that logs one browser in as `name` within 60 seconds, once.
-    func createTicket(name: String, next: String) -> String {
+    /// A link id that logs one browser in as the session's person within 60 seconds, once. The
+    /// session it makes ends when `session` ends: a chain of links never outlives the login.
+    func createTicket(for session: Session, next: String) -> String {
         purge()
         let id = Self.randomToken()
-        tickets[id] = Ticket(name: name, next: next, expires: now().addingTimeInterval(60))
+        tickets[id] = Ticket(
+            name: session.name, next: next, expires: min(now().addingTimeInterval(60), session.ends), ends: session.ends)
         return id
     }
 
-    /// Redeems a ticket: a fresh session and where to go; nil when unknown, used or expired.
+    /// Redeems a ticket: a new session (ending with the one that made the link) and where to go;
+    /// nil when unknown, used or expired.
     func redeem(ticket id: String) -> (Session, next: String)? {
         guard let ticket = tickets.removeValue(forKey: id), ticket.expires > now() else { return nil }
-        return (create(name: ticket.name), ticket.next)
+        return (create(name: ticket.name, ends: ticket.ends), ticket.next)
     }
 
     private func purge() {

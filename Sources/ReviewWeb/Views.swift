@@ -292,6 +292,10 @@ struct ItemPage {
         let note: String?
         /// The reader is not the decider: they may approve.
         let canApprove: Bool
+        /// The decision shown, sent back by the approve and reject forms (`pending_resolution`,
+        /// `pending_at`) so that neither applies another one decided meanwhile.
+        let resolution: String
+        let at: String
     }
 
     let csrf: String
@@ -413,6 +417,8 @@ struct BulkPage {
     }
 
     let csrf: String
+    /// The digest of exactly the items shown (`BulkDecision.digest`), which the POST must match.
+    let selection: String
     let action: String
     let backHref: String
     let count: Int

@@ -151,6 +151,34 @@ struct ApprovalTests {
         #expect(redo.item.status == .awaitingApproval && redo.item.pending?.by == "ann")
     }
 
+    /// An approval or a rejection names the decision it was shown (the item page's forms do):
+    /// withdrawn and decided again meanwhile, even as the same resolution, it is another decision,
+    /// and neither applies it. The decision shown now is approved.
+    @Test func anApprovalOfADecisionWithdrawnMeanwhileChangesNothing() throws {
+        let (_, connection) = try Self.world("approval_seen", count: 1, expensive: 1)
+        let service = ReviewService(connection: connection, approval: Self.threshold)
+        let id = try Self.item("OUT-1", connection)
+        let first = try #require(try service.resolve(id: id, resolution: .granted, by: "mei", note: nil).item.pending)
+        let shown = SeenDecision(first)
+        _ = try service.reject(id: id, by: "mei", note: "withdrawn", seen: shown)
+        let second = try #require(try service.resolve(id: id, resolution: .granted, by: "mei", note: "again").item.pending)
+        #expect(second.at != first.at)
+
+        #expect(throws: ReviewError.decisionChanged(id: id, resolution: .granted, by: "mei")) {
+            try service.approve(id: id, by: "tom", seen: shown)
+        }
+        #expect(throws: ReviewError.decisionChanged(id: id, resolution: .granted, by: "mei")) {
+            try service.reject(id: id, by: "tom", note: "no", seen: SeenDecision(resolution: .revoked, at: shown.at))
+        }
+        #expect(try service.detail(id: id).item.pending == second, "refusals change nothing")
+        #expect(try Self.outboxRows(connection) == 0)
+
+        let seenNow = SeenDecision(try #require(try service.detail(id: id).item.pending))
+        let approved = try service.approve(id: id, by: "tom", seen: seenNow)
+        #expect(approved.changed && approved.item.status == .resolved && approved.item.note == "again")
+        #expect(try Self.outboxRows(connection) == 1)
+    }
+
     /// What waits: granted, revoked and moved above the value, and those of unknown value; a
     /// decision below it, no_action and a dismissal take effect at once.
     @Test func onlyDecisionsThatMakeTheAppActAboveTheValueWait() throws {

@@ -223,6 +223,40 @@ struct BulkDecisionTests {
         #expect(status == "dismissed")
     }
 
+    /// A confirmed selection is named by its items, not their count: the digest changes when an
+    /// item leaves it, when another takes its place, and when an item's value changes; a run
+    /// confirming a digest no longer current decides nothing, and one confirming the current
+    /// digest decides exactly those items.
+    @Test func aConfirmationNamesItsItemsAndTheirValues() throws {
+        let (_, connection) = try Self.outageDay("bulk_digest", count: 3)
+        var filter = ReviewFilter()
+        filter.kinds = [.missedDelivery]
+        filter.runID = 1
+        let bulk = BulkDecision(filter: filter, person: "mei", approval: .none)
+        #expect(try bulk.preview(on: connection, first: 0).items == 5)
+        let shown = try bulk.digest(on: connection)
+        #expect(try bulk.digest(on: connection) == shown)
+
+        // OUT-1 is dismissed and a new item takes its place: as many items, not the same.
+        _ = try ReviewService(connection: connection, approval: .none)
+            .dismiss(id: try connection.query("SELECT id FROM reconcile.review_items WHERE transaction_id = 'OUT-1'")[0]
+                .decode(Int64.self, at: 0), by: "tom", note: "test purchase")
+        try connection.execute("UPDATE reconcile.review_items SET first_seen_run = 1 WHERE transaction_id = 'LATER'")
+        #expect(try bulk.preview(on: connection, first: 0).items == 5)
+        let replaced = try bulk.digest(on: connection)
+        #expect(replaced != shown)
+        #expect(throws: BulkDecision.SelectionChanged.self) {
+            try bulk.run(.resolve(.granted), note: nil, on: connection, confirming: shown)
+        }
+        #expect(try Self.decided(connection).events == 0, "nothing decided")
+
+        try connection.execute("UPDATE reconcile.review_items SET amount_milli = 648000 WHERE transaction_id = 'LATER'")
+        #expect(try bulk.digest(on: connection) != replaced, "a value changed is another selection")
+        let current = try bulk.digest(on: connection)
+        let outcome = try bulk.run(.resolve(.granted), note: nil, on: connection, confirming: current)
+        #expect(outcome.decided == 5 && outcome.skipped.isEmpty)
+    }
+
     /// The outage day killed half-way: the real binary stopped inside the 1,500th item's
     /// transaction (failpoint `review.decide`) and SIGKILLed there, then the same command run
     /// again: 3,000 events, 3,000 outbox rows, one per item, and a third run changes nothing.

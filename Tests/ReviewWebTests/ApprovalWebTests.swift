@@ -65,6 +65,25 @@ struct ApprovalWebTests {
         try Connection(url: url).query("SELECT count(*) FROM reconcile.action_outbox")[0].decode(Int.self, at: 0)
     }
 
+    /// The hidden fields of the form `id` on a page, as a browser would post them.
+    static func hiddenFields(of id: String, in page: String) throws -> [(String, String)] {
+        let start = try #require(page.range(of: "id=\"\(id)\"")).upperBound
+        let end = try #require(page[start...].range(of: "</form>")).lowerBound
+        let hidden = /<input type="hidden" name="([^"]*)" value="([^"]*)">/
+        return page[start..<end].matches(of: hidden).map { (String($0.1), String($0.2)) }
+    }
+
+    /// The outbox as `<transaction> <action> to=<user> from=<user>` lines, oldest first.
+    static func outbox(_ url: String) throws -> [String] {
+        try Connection(url: url).query(
+            """
+            SELECT i.transaction_id || ' ' || o.action || ' to=' || coalesce(o.to_user_id, '-')
+                   || ' from=' || coalesce(o.from_user_id, '-')
+              FROM reconcile.action_outbox o JOIN reconcile.review_items i ON i.id = o.review_item_id ORDER BY o.id
+            """
+        ).map { try $0.decode(String.self, at: 0) }
+    }
+
     // MARK: Bulk
 
     @Test(arguments: [("en", "Decide these items", "Decide 2 items"), ("zh-Hans", "批量处理以下问题单", "处理这 2 条")])
@@ -89,18 +108,21 @@ struct ApprovalWebTests {
             #expect(page.contains("name=\"count\" value=\"2\""))
             #expect(try Self.statuses(url)["t-m1"] == "open", "the confirmation decides nothing")
 
+            let confirmed = try Self.hiddenFields(of: "bulk-decide", in: page)
+            let selection = try #require(confirmed.first { $0.0 == "selection" }).1
             let csrf = try await ReviewWebTests.csrf(client, cookie: cookie)
             let forged = try await ReviewWebTests.post(
-                client, "/bulk?\(query)", cookie: cookie, [("csrf_token", "forged"), ("decision", "granted"), ("count", "2")])
+                client, "/bulk?\(query)", cookie: cookie,
+                [("csrf_token", "forged"), ("decision", "granted"), ("count", "2"), ("selection", selection)])
             #expect(forged.status == .forbidden)
             let stale = try await ReviewWebTests.post(
-                client, "/bulk?\(query)", cookie: cookie, [("csrf_token", csrf), ("decision", "granted"), ("count", "3")])
+                client, "/bulk?\(query)", cookie: cookie,
+                [("csrf_token", csrf), ("decision", "granted"), ("count", "3"), ("selection", selection)])
             #expect(stale.status == .conflict, "a count other than the one shown decides nothing")
             #expect(try Self.outboxRows(url) == 0)
 
             let done = try await ReviewWebTests.post(
-                client, "/bulk?\(query)", cookie: cookie,
-                [("csrf_token", csrf), ("decision", "granted"), ("count", "2"), ("note", "outage")])
+                client, "/bulk?\(query)", cookie: cookie, confirmed + [("decision", "granted"), ("note", "outage")])
             #expect(done.status == .seeOther)
             #expect(done.headers[.location] == "/?kind=missed_delivery")
             let (_, after) = try await Self.get(client, "/?kind=missed_delivery", cookie: cookie, language: language)
@@ -108,7 +130,7 @@ struct ApprovalWebTests {
             #expect(after.contains("2 items decided by alice."), "\(after)")
             // The same POST again finds nothing it may decide: nothing twice.
             let again = try await ReviewWebTests.post(
-                client, "/bulk?\(query)", cookie: cookie, [("csrf_token", csrf), ("decision", "granted"), ("count", "2")])
+                client, "/bulk?\(query)", cookie: cookie, confirmed + [("decision", "granted")])
             #expect(again.status == .conflict)
         }
         #expect(try statuses().filter { $0.value == "resolved" }.count == 2)
@@ -138,12 +160,64 @@ struct ApprovalWebTests {
             let noNote = try await ReviewWebTests.post(
                 client, "/bulk?id=\(ticked)", cookie: cookie, [("csrf_token", csrf), ("decision", "dismiss"), ("count", "1")])
             #expect(noNote.status == .badRequest)
+            let (_, one) = try await Self.get(client, "/bulk?id=\(ticked)", cookie: cookie)
             let done = try await ReviewWebTests.post(
                 client, "/bulk?id=\(ticked)", cookie: cookie,
-                [("csrf_token", csrf), ("decision", "dismiss"), ("count", "1"), ("note", "test purchase")])
+                try Self.hiddenFields(of: "bulk-decide", in: one) + [("decision", "dismiss"), ("note", "test purchase")])
             #expect(done.status == .seeOther)
         }
         #expect(try statuses() == ["t-m1": "dismissed", "t-x1": "open", "t-a1": "auto_resolved"])
+    }
+
+    /// The confirmation shows 2 items worth ¥706.00. Before it is posted, bob dismisses one of them
+    /// and a run opens a ¥6,480.00 missed delivery: 2 items still, but not the 2 shown. The POST
+    /// carries the page's digest of the items it showed, so it decides nothing and shows the new
+    /// selection; a POST with the count alone decides nothing either. The new one, confirmed, is
+    /// decided.
+    @Test func aBulkConfirmationOfTwoItemsDecidesAnItemThePersonNeverSaw() async throws {
+        let url = database.url
+        let first = try id("t-m1")
+        try await withApp { client in
+            let alice = try await ReviewWebTests.login(client, name: "alice")
+            let query = "kind=missed_delivery&all=1"
+            let (status, page) = try await Self.get(client, "/bulk?\(query)", cookie: alice)
+            #expect(status == .ok && page.contains("name=\"count\" value=\"2\"") && page.contains("706.00"))
+            let seen = try Self.hiddenFields(of: "bulk-decide", in: page)
+
+            _ = try ReviewService(connection: try Connection(url: url), approval: .none)
+                .dismiss(id: first, by: "bob", note: "test purchase")
+            try Connection(url: url).execute(
+                """
+                INSERT INTO reconcile.review_items
+                    (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
+                     suggested_action, evidence, first_seen_run, last_seen_run, amount_milli, currency,
+                     grant_to_user_id, grant_product_id, grant_quantity)
+                SELECT 'missed_delivery:t-big', 'missed_delivery', 'high', 'open', 't-big', 't-big', 'u9', 'coin6480',
+                       'grant', '{}', max(id), max(id), 6480000, 'CNY', 'u9', 'coin6480', 1
+                  FROM reconcile.runs
+                """)
+
+            let stale = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: alice, seen + [("decision", "granted"), ("note", "outage")])
+            #expect(stale.status == .conflict, "the items confirmed (¥706.00) are not the ones selected now")
+            let shown = String(buffer: stale.body)
+            #expect(shown.contains(Catalog.of(.english).text("bulk.changed", ["count": "2"])), "\(shown)")
+            #expect(shown.contains("7,180.00"), "the new selection's value: \(shown)")
+            let csrf = try await ReviewWebTests.csrf(client, cookie: alice)
+            let countOnly = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: alice,
+                [("csrf_token", csrf), ("decision", "granted"), ("count", "2"), ("note", "outage")])
+            #expect(countOnly.status == .conflict, "a count names no items")
+            #expect(try Self.outbox(url).isEmpty)
+
+            let renewed = try Self.hiddenFields(of: "bulk-decide", in: shown)
+            let done = try await ReviewWebTests.post(
+                client, "/bulk?\(query)", cookie: alice, renewed + [("decision", "granted"), ("note", "outage")])
+            #expect(done.status == .seeOther)
+        }
+        // t-x1's user is the fixtures' hostile name: the transaction and the action say enough.
+        #expect(try Self.outbox(url).map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+            == ["t-x1 grant", "t-big grant"])
     }
 
     // MARK: Approval
@@ -186,6 +260,56 @@ struct ApprovalWebTests {
             "SELECT decided_by, review_event_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])
         #expect(row.count == 1)
         #expect(try row.first?.decode(String.self, at: 0) == "alice")
+    }
+
+    /// Bob opens t-w1 (a wrong account: u4 paid, u5 got the goods) while Alice's "moved" waits for
+    /// approval. Before he clicks, Alice withdraws it and decides "granted" instead. Bob's Approve
+    /// from the page that showed "moved" is refused, and so is his Reject from it: each form names
+    /// the decision it was shown, and the one waiting now is another. From a page showing the grant,
+    /// his Approve grants.
+    @Test func anApprovalPostedFromAPageShowingOneDecisionApprovesAnother() async throws {
+        let item = try id("t-w1")
+        let threshold = try #require(ApprovalThreshold(parsing: "CNY=648"))
+        let t = Catalog.of(.english)
+        let url = database.url
+        try await withApp(approval: threshold) { client in
+            let alice = try await ReviewWebTests.login(client, name: "alice")
+            let aliceCSRF = try await ReviewWebTests.csrf(client, cookie: alice)
+            let moved = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: alice, [("csrf_token", aliceCSRF), ("resolution", "moved")])
+            #expect(moved.status == .seeOther)
+
+            let bob = try await ReviewWebTests.login(client, name: "bob")
+            let (_, seen) = try await Self.get(client, "/items/\(item)", cookie: bob)
+            let approveForm = try Self.hiddenFields(of: "approve-form", in: seen)
+            let rejectForm = try Self.hiddenFields(of: "reject-form", in: seen)
+            #expect(approveForm.contains { $0 == ("pending_resolution", "moved") }, "the page names what it shows")
+            #expect(rejectForm.contains { $0 == ("pending_resolution", "moved") })
+
+            let withdrawn = try await ReviewWebTests.post(
+                client, "/items/\(item)/reject", cookie: alice, [("csrf_token", aliceCSRF), ("note", "withdrawn")])
+            #expect(withdrawn.status == .seeOther)
+            let granted = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: alice, [("csrf_token", aliceCSRF), ("resolution", "granted")])
+            #expect(granted.status == .seeOther)
+
+            let changed = t.text("error.decision_changed", [
+                "id": String(item), "resolution": t.resolution(.granted), "name": "alice",
+            ])
+            let approved = try await ReviewWebTests.post(client, "/items/\(item)/approve", cookie: bob, approveForm)
+            #expect(approved.status == .conflict, "the decision changed since Bob's page: it must not be approved")
+            #expect(String(buffer: approved.body).contains(changed), "\(String(buffer: approved.body))")
+            let rejected = try await ReviewWebTests.post(
+                client, "/items/\(item)/reject", cookie: bob, rejectForm + [("note", "a move is wrong here")])
+            #expect(rejected.status == .conflict, "nor rejected")
+            #expect(try Self.outbox(url).isEmpty)
+
+            let (_, fresh) = try await Self.get(client, "/items/\(item)", cookie: bob)
+            let approvedNow = try await ReviewWebTests.post(
+                client, "/items/\(item)/approve", cookie: bob, try Self.hiddenFields(of: "approve-form", in: fresh))
+            #expect(approvedNow.status == .seeOther)
+        }
+        #expect(try Self.outbox(url) == ["t-w1 grant to=u4 from=-"])
     }
 
     @Test func anotherPersonRejectsWithAReasonAndTheItemIsOpenAgain() async throws {

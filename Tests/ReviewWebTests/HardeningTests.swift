@@ -181,6 +181,37 @@ struct HardeningTests {
         }
     }
 
+    /// A login link gives the other browser a session that ends when the session that made it
+    /// ends. Were it a fresh session with a fresh absolute lifetime, a link made every few hours
+    /// from the last link's session would keep one login alive for ever.
+    @Test func aLoginLinkRenewsTheAbsoluteLifetimeForEver() async throws {
+        var configuration = configuration()
+        let clock = TestClock()
+        configuration.clock = { clock.now }
+        configuration.sessionAbsoluteLifetime = 8 * 3600
+        configuration.sessionIdleLifetime = 3600
+        try await withApp(configuration) { client in
+            let login = try await ReviewWebTests.login(client)
+            for _ in 0..<9 {
+                clock.advance(by: 50 * 60)
+                #expect(try await ReviewWebTests.get(client, "/runs", cookie: login).status == .ok)
+            }
+            // 7 h 50 min after the login, a link from its session, redeemed in another browser.
+            clock.advance(by: 20 * 60)
+            let csrf = try await ReviewWebTests.csrf(client, cookie: login)
+            let link = try await ReviewWebTests.post(client, "/login-links", cookie: login, [("csrf_token", csrf)])
+            let path = String(buffer: link.body).trimmingCharacters(in: .whitespacesAndNewlines)
+            let redeemed = try await client.execute(uri: path, method: .get, headers: [:])
+            let linked = String(try #require(redeemed.headers[.setCookie]?.split(separator: ";").first))
+            clock.advance(by: 9 * 60)
+            #expect(try await ReviewWebTests.get(client, "/runs", cookie: linked).status == .ok)
+            // 8 hours after the login both sessions have ended, though the linked one is 10 minutes old.
+            clock.advance(by: 60)
+            #expect(try await ReviewWebTests.get(client, "/runs", cookie: linked).status == .seeOther)
+            #expect(try await ReviewWebTests.get(client, "/runs", cookie: login).status == .seeOther)
+        }
+    }
+
     @Test func aSessionEndsAfterItsIdleLifetime() async throws {
         var configuration = configuration()
         let clock = TestClock()

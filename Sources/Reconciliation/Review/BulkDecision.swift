@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 
@@ -93,6 +94,32 @@ public struct BulkDecision: Sendable {
         }
     }
 
+    /// The items a confirmed decision was to take are no longer the ones the filter takes.
+    public struct SelectionChanged: Error, CustomStringConvertible {
+        public init() {}
+        public var description: String {
+            "the items selected changed since they were confirmed (decided, claimed or new meanwhile): "
+                + "look at the selection again"
+        }
+    }
+
+    /// Names exactly the items the filter takes now (at most the limit and one more): a SHA-256, in
+    /// hex, of each one's id and value, in order. A confirmation page carries it, so that its POST
+    /// decides only the items the person saw, for the value they saw (``run(_:note:on:confirming:progress:)``);
+    /// a count alone could name other items.
+    public func digest(on connection: Connection) throws -> String {
+        let person = try ReviewService.validatedName(person)
+        return Self.digest(try candidates(limit: limit + 1, actor: person, on: connection))
+    }
+
+    static func digest(_ candidates: [Candidate]) -> String {
+        var hash = SHA256()
+        for item in candidates {
+            hash.update(data: Data("\(item.id) \(item.amountMilli.map(String.init) ?? "-") \(item.currency ?? "-")\n".utf8))
+        }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
     /// How many items the filter takes, their value per currency, and the first `first` of them.
     public func preview(on connection: Connection, first: Int = 5) throws -> Preview {
         let person = try ReviewService.validatedName(person)
@@ -134,8 +161,13 @@ public struct BulkDecision: Sendable {
     /// an item a run or the receiver opened after the preview waits for its own decision; those of
     /// them that no longer match (decided or claimed meanwhile) are skipped. An item claimed by
     /// another person between this command's selection and its turn is skipped too, never taken.
+    ///
+    /// `confirming` (a ``digest(on:)`` taken when the selection was shown, as the queue page's
+    /// confirmation does): refused (`SelectionChanged`) before anything is decided unless the
+    /// items taken now are exactly those, with the same values; then only they are decided.
     public func run(
         _ decision: Decision, note: String?, only confirmed: [Int64]? = nil, on connection: Connection,
+        confirming digest: String? = nil,
         progress: (_ done: Int, _ of: Int) -> Void = { _, _ in }
     ) throws -> Outcome {
         let person = try ReviewService.validatedName(person)
@@ -158,6 +190,7 @@ public struct BulkDecision: Sendable {
         guard candidates.count <= limit else {
             throw TooMany(matching: try preview(on: connection, first: 0).items, limit: limit)
         }
+        if let digest, digest != Self.digest(candidates) { throw SelectionChanged() }
         let service = ReviewService(connection: connection, approval: approval)
         // Checked on the locked item, in its decision's transaction: an item is taken only while it is
         // open or claimed by this person (bulk_candidates.sql's rule, which held when it was listed).

@@ -20,6 +20,9 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
     case ownDecision(id: Int64, by: String)
     /// Approve or reject asked of an item with no decision waiting.
     case notAwaitingApproval(id: Int64, status: ReviewStatus)
+    /// Approve or reject from a page that showed another decision than the one waiting now
+    /// (`resolution` by `by`): withdrawn and decided again meanwhile.
+    case decisionChanged(id: Int64, resolution: Resolution, by: String)
 
     public var description: String {
         switch self {
@@ -47,6 +50,9 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "another person must"
         case .notAwaitingApproval(let id, let status):
             return "review item \(id) is \(status.rawValue): no decision on it waits for approval"
+        case .decisionChanged(let id, let resolution, let by):
+            return "review item \(id) now waits for approval of \(resolution.rawValue) by \(by), not the decision "
+                + "that was shown: look at it again before approving or rejecting it"
         }
     }
 }

@@ -146,6 +146,35 @@ public struct PendingDecision: Sendable, Equatable {
     }
 }
 
+/// The pending decision a second person was shown when they chose to approve or reject it (the
+/// item page's forms carry it): approving or rejecting is refused when the decision waiting now is
+/// another, so nobody applies a decision they never saw.
+public struct SeenDecision: Sendable, Equatable {
+    public var resolution: Resolution
+    /// When it was decided (`pending_at`), in whole microseconds since 1970: PostgreSQL's
+    /// precision, and an integer, so it goes through a form unchanged.
+    public var at: Int64
+
+    public init(resolution: Resolution, at: Int64) {
+        self.resolution = resolution
+        self.at = at
+    }
+
+    /// What a page showing `pending` shows of it.
+    public init(_ pending: PendingDecision) {
+        self.init(resolution: pending.resolution, at: Self.microseconds(pending.at))
+    }
+
+    /// Whether `pending` is the decision that was seen: the same resolution, decided at the same moment.
+    public func matches(_ pending: PendingDecision) -> Bool {
+        self == SeenDecision(pending)
+    }
+
+    private static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+}
+
 /// One row of `reconcile.review_events`: who moved an item from where to where, and why.
 public struct ReviewEvent: Sendable, Equatable {
     /// The row id.

@@ -166,7 +166,7 @@ public struct ReviewService {
     /// When the decision would make the app act and the item's value is above ``approval``, it
     /// does not take effect: the item goes to `awaiting_approval` with the decision kept as
     /// pending, and no outbox row is written until another person runs
-    /// ``approve(id:by:note:)``. A decision the evidence cannot turn into an action is refused
+    /// ``approve(id:by:note:seen:)``. A decision the evidence cannot turn into an action is refused
     /// here, to its decider, not later to the approver.
     public func resolve(id: Int64, resolution: Resolution, by person: String, note: String?) throws -> TransitionOutcome {
         try resolve(id: id, resolution: resolution, as: .person(person), note: note)
@@ -226,7 +226,14 @@ public struct ReviewService {
     /// row, in one transaction. The decider cannot approve their own decision
     /// (``ReviewError/ownDecision(id:by:)``), nor can a policy approve. Approving again by the
     /// same person is a no-op success.
-    public func approve(id: Int64, by person: String, note: String? = nil) throws -> TransitionOutcome {
+    ///
+    /// `seen` is the decision the approver was shown (the item page sends it): when the decision
+    /// waiting now is another (withdrawn and decided again meanwhile), nothing changes
+    /// (``ReviewError/decisionChanged(id:resolution:by:)``). Without it (the CLI, which shows
+    /// what it approved) the decision waiting now is approved.
+    public func approve(id: Int64, by person: String, note: String? = nil, seen: SeenDecision? = nil) throws
+        -> TransitionOutcome
+    {
         // A policy cannot approve: its name (`policy:…`) is no person's name.
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: false)
@@ -235,6 +242,7 @@ public struct ReviewService {
             switch item.status {
             case .awaitingApproval:
                 guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
+                try Self.check(seen, against: pending, id: id)
                 guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
                 let draft = try actionDraft(for: item, resolution: pending.resolution)
                 var details = Self.details(pending.resolution, draft)
@@ -262,8 +270,11 @@ public struct ReviewService {
     /// A second person rejects the decision waiting on an item (`awaiting_approval` → `open`):
     /// nothing takes effect, the item is open and unclaimed again, and the reason (required) is
     /// the event's note. The decider may reject their own decision, which withdraws it.
-    /// Rejecting again by the same person is a no-op success.
-    public func reject(id: Int64, by person: String, note: String?) throws -> TransitionOutcome {
+    /// Rejecting again by the same person is a no-op success. `seen` is checked as
+    /// ``approve(id:by:note:seen:)`` checks it.
+    public func reject(id: Int64, by person: String, note: String?, seen: SeenDecision? = nil) throws
+        -> TransitionOutcome
+    {
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: true)
         return try connection.transaction {
@@ -271,6 +282,7 @@ public struct ReviewService {
             switch item.status {
             case .awaitingApproval:
                 guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
+                try Self.check(seen, against: pending, id: id)
                 _ = try recordEvent(
                     item, by: person, to: .open, note: note,
                     details: ["rejected_resolution": pending.resolution.rawValue, "decided_by": pending.by])
@@ -325,6 +337,12 @@ public struct ReviewService {
     }
 
     // MARK: Plumbing
+
+    /// Refuses an approval or rejection from a page that showed another decision than `pending`.
+    private static func check(_ seen: SeenDecision?, against pending: PendingDecision, id: Int64) throws {
+        guard let seen, !seen.matches(pending) else { return }
+        throw ReviewError.decisionChanged(id: id, resolution: pending.resolution, by: pending.by)
+    }
 
     /// The severities most urgent first: lists sort by it, an unknown severity after them.
     private static let severityOrder = Severity.known.map(\.rawValue)

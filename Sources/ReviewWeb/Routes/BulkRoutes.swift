@@ -4,9 +4,10 @@ import Reconciliation
 
 /// Deciding many items from the queue page (SPEC section 17): the items a person ticked, or
 /// everything the queue's filter matches, shown on a confirmation page with their count, their
-/// value per currency and the first of them; then one POST (with its CSRF token and the count the
-/// person confirmed) decides each as a single decision would, through `BulkDecision`, capped by
-/// `RECONCILE_BULK_LIMIT`. A selection that changed between the two pages is shown again.
+/// value per currency and the first of them; then one POST (with its CSRF token, the count the
+/// person confirmed and the digest of the items they were shown, `BulkDecision.digest`) decides
+/// each as a single decision would, through `BulkDecision`, capped by `RECONCILE_BULK_LIMIT`. A
+/// selection that changed between the two pages (other items, even as many) is shown again.
 struct BulkController: Sendable {
     let database: ReviewDatabase
     let sessions: SessionStore
@@ -52,11 +53,17 @@ struct BulkController: Sendable {
         }
         let bulk = BulkDecision(filter: filter, person: person, limit: limit, approval: database.approval)
         let confirmed = form["count"].flatMap(Int.init)
-        // The count the person saw must still hold: what they confirmed is what is decided.
+        let seen = form["selection"]
+        // The items the person saw must be the ones selected now: what they confirmed is what is
+        // decided. A count alone does not say which items; a POST without the digest decides nothing.
         let outcome: BulkDecision.Outcome? = try await database.run(connection: { connection in
             let preview = try bulk.preview(on: connection, first: 0)
-            guard preview.items == confirmed, preview.items <= bulk.limit else { return nil }
-            return try bulk.run(decision, note: note, on: connection)
+            guard let seen, preview.items == confirmed, preview.items <= bulk.limit else { return nil }
+            do {
+                return try bulk.run(decision, note: note, on: connection, confirming: seen)
+            } catch is BulkDecision.SelectionChanged {
+                return nil
+            }
         })
         guard let outcome else {
             return try await confirmation(selection, context: context, status: .conflict, changed: true)
@@ -82,9 +89,14 @@ struct BulkController: Sendable {
         let reader = context.reader
         let t = reader.catalog
         var preview: BulkDecision.Preview?
+        var digest = ""
         if let filter = selection.filter {
             let bulk = BulkDecision(filter: filter, person: context.session.name, limit: limit, approval: database.approval)
-            preview = try await database.run(connection: { try bulk.preview(on: $0, first: Self.shown) })
+            (preview, digest) = try await database.run(connection: { connection in
+                let preview = try bulk.preview(on: connection, first: Self.shown)
+                guard preview.items > 0, preview.items <= bulk.limit else { return (preview, "") }
+                return (preview, try bulk.digest(on: connection))
+            })
         }
         let count = preview?.items ?? 0
         var notice = error
@@ -110,7 +122,7 @@ struct BulkController: Sendable {
         }
         options.append(OptionView(value: "dismiss", label: t["bulk.dismiss_option"], selected: false))
         let view = BulkPage(
-            csrf: context.session.csrfToken, action: "/bulk?" + selection.encoded,
+            csrf: context.session.csrfToken, selection: digest, action: "/bulk?" + selection.encoded,
             backHref: "/?" + selection.query.encoded(replacing: ["page": nil]), count: count,
             countText: t.text("bulk.count", ["count": String(count)]), values: values,
             firstText: t.text("bulk.first", ["count": String(rows.count)]), items: rows,

@@ -39,13 +39,15 @@ struct ItemController: Sendable {
             }
         }
         routes.post("/items/:id/approve") { request, context in
-            try await decide(request, context: context, noteRequired: false) { service, id, person, note, _ in
-                try service.approve(id: id, by: person, note: note)
+            let unreadable = context.catalog["error.http_400"]
+            return try await decide(request, context: context, noteRequired: false) { service, id, person, note, form in
+                try service.approve(id: id, by: person, note: note, seen: try Self.seenDecision(form, unreadable))
             }
         }
         routes.post("/items/:id/reject") { request, context in
-            try await decide(request, context: context, noteRequired: true) { service, id, person, note, _ in
-                try service.reject(id: id, by: person, note: note)
+            let unreadable = context.catalog["error.http_400"]
+            return try await decide(request, context: context, noteRequired: true) { service, id, person, note, form in
+                try service.reject(id: id, by: person, note: note, seen: try Self.seenDecision(form, unreadable))
             }
         }
         return routes
@@ -66,6 +68,19 @@ struct ItemController: Sendable {
             return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
         }
         return try await transition(id: id, context: context) { service, id in try body(service, id, person, note, form) }
+    }
+
+    /// The pending decision the approve or reject form was shown (`pending_resolution`,
+    /// `pending_at`; the page always sends both). Without them (a script posting only the token)
+    /// the decision waiting now is acted on, as the CLI does; half of it, or one unreadable, is
+    /// refused.
+    static func seenDecision(_ form: Form, _ unreadable: String) throws -> SeenDecision? {
+        let resolution = form["pending_resolution"], at = form["pending_at"]
+        if resolution == nil, at == nil { return nil }
+        guard let resolution = resolution.flatMap(Resolution.init(rawValue:)), let at = at.flatMap({ Int64($0) }) else {
+            throw HTTPError(.badRequest, message: unreadable)
+        }
+        return SeenDecision(resolution: resolution, at: at)
     }
 
     private func itemID(_ context: SignedInContext) throws -> Int64 {
@@ -197,6 +212,8 @@ struct ItemController: Sendable {
             return t.text("error.own_decision", ["id": String(id), "name": by])
         case .notAwaitingApproval(let id, _):
             return t.text("error.not_awaiting", ["id": String(id)])
+        case .decisionChanged(let id, let resolution, let by):
+            return t.text("error.decision_changed", ["id": String(id), "resolution": t.resolution(resolution), "name": by])
         }
     }
 }

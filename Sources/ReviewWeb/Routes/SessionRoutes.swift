@@ -125,10 +125,11 @@ struct SessionController: Sendable {
     }
 
     /// A single-use link (valid 60 s) that logs another browser in as the same person, so a
-    /// headless browser can be logged in without the token ever appearing in a URL or argv.
+    /// headless browser can be logged in without the token ever appearing in a URL or argv. The
+    /// browser's session ends when this one does (its absolute lifetime is not renewed).
     private func createTicket(_ request: Request, context: SignedInContext) async throws -> Response {
         let form = try await pages.checkedForm(request, context: context)
-        let ticket = await sessions.createTicket(name: context.session.name, next: safeNext(form["next"]))
+        let ticket = await sessions.createTicket(for: context.session, next: safeNext(form["next"]))
         return Response(
             status: .created, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: "/login/ticket/\(ticket)\n")))
