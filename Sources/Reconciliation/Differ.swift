@@ -286,25 +286,40 @@ public struct Differ: Sendable {
     /// it was auto-resolved. Items a person resolved or dismissed keep their status. Every status
     /// change writes a review event in the same transaction.
     ///
-    /// `resolvingGone` false (the support desk's `--enqueue`) only adds, refreshes and reopens
-    /// what the findings hold: nothing outside them is auto-resolved. Items a window run carried
-    /// over unchanged (`75_unchanged.sql`) are not touched: their `last_seen_run` stays the last
-    /// run that judged them (82_queue_auto_resolve.sql reads the scope, not that column).
+    /// `resolving` says which items whose finding is gone are auto-resolved: those of the scope
+    /// (a run), none (the support desk's `--enqueue`, which only adds, refreshes and reopens), or
+    /// those of exactly some transactions (the receiver's judgement of what it applied). Items a
+    /// window run carried over unchanged (`75_unchanged.sql`) are not touched: their
+    /// `last_seen_run` stays the last run that judged them (82_queue_auto_resolve.sql reads the
+    /// scope, not that column).
     public func upsertQueue(
-        runID: Int64, resolvingGone: Bool = true, actor: String = "reconcile", on connection: Connection
+        runID: Int64, resolving: GoneItems = .inScope, actor: String = "reconcile", on connection: Connection
     ) throws -> QueueChanges {
+        let only: [String]? = if case .only(let transactions) = resolving { transactions } else { nil }
         var stages = Stages(
             connection: connection, relations: relations.byName,
-            values: ["run_id": runID, "actor": actor, "upload_kinds": FindingKind.uploadKinds])
+            values: [
+                "run_id": runID, "actor": actor, "upload_kinds": FindingKind.uploadKinds, "only_transaction_ids": only,
+            ])
         var changes = QueueChanges()
         changes.reopened = try stages.execute("80_queue_reopen.sql")
         let rows = try stages.run("81_queue_upsert.sql")
         changes.created = try rows[0].decode(Int.self, "created")
         changes.refreshed = try rows[0].decode(Int.self, "refreshed")
         Failpoint.pass("queue.upsert")
-        guard resolvingGone else { return changes }
+        if case .nothing = resolving { return changes }
         changes.autoResolved = try stages.execute("82_queue_auto_resolve.sql")
         return changes
+    }
+
+    /// Which open items whose finding is gone ``upsertQueue(runID:resolving:actor:on:)`` auto-resolves.
+    public enum GoneItems: Sendable {
+        /// Every item the scope judged.
+        case inScope
+        /// None.
+        case nothing
+        /// Those of exactly these transactions, none about an upload.
+        case only([String])
     }
 
     /// Runs the statements of `sql/diff/` files with one set of relations and values.

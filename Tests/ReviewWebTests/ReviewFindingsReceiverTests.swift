@@ -150,7 +150,7 @@ struct ReviewFindingsReceiverTests {
     /// Apple refunds a credited pack (REFUND), then reverses the refund (REFUND_REVERSED). The
     /// receiver judges the transaction after each: after the first, a refunded_delivery item opens
     /// (suggested action: revoke); after the reversal its judgement no longer finds the refund and
-    /// auto-resolves the item, as the nightly run would (auto_resolve_judged.sql): no policy or
+    /// auto-resolves the item, as the nightly run would (82_queue_auto_resolve.sql, told the transactions): no policy or
     /// person can revoke the goods of a customer who paid in the meantime.
     @Test func aReversedRefundLeavesNoOpenRefundedDeliveryItem() async throws {
         let world = try NotificationReceiverTests.World("rv_receiver_reversal")

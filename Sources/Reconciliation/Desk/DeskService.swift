@@ -98,7 +98,7 @@ public struct DeskService: Sendable {
                 try differ.computeFindings(parameters, evidence: enqueue, on: connection)
                 if enqueue {
                     let changes = try differ.upsertQueue(
-                        runID: parameters.runID, resolvingGone: false, actor: actor, on: connection)
+                        runID: parameters.runID, resolving: .nothing, actor: actor, on: connection)
                     logger.info("lookup enqueued its findings", metadata: [
                         "run.id": "\(parameters.runID)", "items.created": "\(changes.created)",
                         "items.refreshed": "\(changes.refreshed)",

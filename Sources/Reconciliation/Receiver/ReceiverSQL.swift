@@ -2,7 +2,6 @@ import Postgres
 
 /// The notification receiver's statements, in `sql/receiver/` (run through ``SQLFile``).
 enum ReceiverSQL {
-    static let autoResolveJudged: SQLFile = "receiver/auto_resolve_judged.sql"
     static let claimForward: SQLFile = "receiver/claim_forward.sql"
     static let dueJudgements: SQLFile = "receiver/due_judgements.sql"
     static let finishRun: SQLFile = "receiver/finish_run.sql"

@@ -244,7 +244,7 @@ public struct ReceiverWorker: Sendable {
 
     /// The nightly run's findings over exactly these transactions, upserted into the queue with
     /// the nightly fingerprints; the open items of these transactions whose finding is gone are
-    /// auto-resolved (`auto_resolve_judged.sql`: 82_queue_auto_resolve.sql's rule, scoped), so a
+    /// auto-resolved (82_queue_auto_resolve.sql, told which transactions), so a
     /// reversed refund leaves no revocation to decide. Items of other transactions are left alone.
     private func judge(_ transactions: [String], runID: Int64, on connection: Connection) throws
         -> Differ.QueueChanges
@@ -256,10 +256,8 @@ public struct ReceiverWorker: Sendable {
             serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
         return try connection.transaction {
             try differ.computeFindings(parameters, evidence: true, on: connection)
-            var changes = try differ.upsertQueue(runID: runID, resolvingGone: false, actor: "receiver", on: connection)
-            changes.autoResolved = try connection.execute(
-                ReceiverSQL.autoResolveJudged,
-                ["run_id": runID, "transaction_ids": transactions, "upload_kinds": FindingKind.uploadKinds])
+            let changes = try differ.upsertQueue(
+                runID: runID, resolving: .only(transactions), actor: "receiver", on: connection)
             try connection.execute(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
             Failpoint.pass("receiver.judge")
             return changes
