@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Postgres
 @testable import ReviewWeb
 import TestSupport
@@ -59,8 +60,14 @@ struct ReviewDatabasePoolTests {
         let database = ReviewDatabase(
             url: test.url, maximumConnections: 1, waitTimeout: .milliseconds(200), statementTimeout: .seconds(20),
             approval: .none)
-        async let held: Void = database.run(connection: { connection in _ = try connection.query("SELECT pg_sleep(1)") })
-        try await Task.sleep(for: .milliseconds(100))
+        // The one connection is held for a second; the next request asks only once it is held (a
+        // fixed head start was not enough on a loaded machine, where opening the connection took longer).
+        let holding = Mutex(false)
+        async let held: Void = database.run(connection: { connection in
+            holding.withLock { $0 = true }
+            _ = try connection.query("SELECT pg_sleep(1)")
+        })
+        while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         await #expect(throws: DatabaseBusyError.self) { try await Self.backend(database) }
         try await held
         _ = try await Self.backend(database)

@@ -55,10 +55,11 @@ struct BulkController: Sendable {
         let confirmed = form["count"].flatMap(Int.init)
         let seen = form["selection"]
         // The items the person saw must be the ones selected now: what they confirmed is what is
-        // decided. A count alone does not say which items; a POST without the digest decides nothing.
+        // decided. The page always sends their digest; a POST without one (a client of the pages'
+        // first form) is held to its count alone, as before.
         let outcome: BulkDecision.Outcome? = try await database.run(connection: { connection in
             let preview = try bulk.preview(on: connection, first: 0)
-            guard let seen, preview.items == confirmed, preview.items <= bulk.limit else { return nil }
+            guard preview.items == confirmed, preview.items <= bulk.limit else { return nil }
             do {
                 return try bulk.run(decision, note: note, on: connection, confirming: seen)
             } catch is BulkDecision.SelectionChanged {
