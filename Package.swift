@@ -153,7 +153,12 @@ let package = Package(
         // to the job's schema when asked, and the rows the tests plant in it (uploads, ledger rows,
         // purchases made on the simulator).
         .target(
-            name: "TestSupport", dependencies: ["Postgres", "Reconciliation", "AppStoreSimulator"],
+            name: "TestSupport",
+            dependencies: [
+                "Postgres", "Reconciliation", "AppStoreSimulator",
+                // A local server standing for the app's webhook (WebhookServer).
+                .hummingbird, .logging,
+            ],
             path: "Tests/TestSupport"),
         // Shared by the AppStore and Reconciliation tests: a forger's certificate authority.
         .target(

@@ -55,15 +55,7 @@ struct OutboxTests {
             }
             return Response(status: accepted ? .ok : .serviceUnavailable)
         }
-        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { sink.yield($0.localAddress?.port ?? 0); sink.finish() },
-            logger: Logger(label: "hook", factory: { _ in SwiftLogNoOpLogHandler() }))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await WebhookServer.run(router) { port in
             // The exchange's deadline is not this test's subject: a generous one, so that peers
             // holding both cooperative threads of a loaded two-core CI machine cannot turn a slow
             // 503 or 200 into a timeout (CI once saw every attempt fail here).
@@ -82,7 +74,6 @@ struct OutboxTests {
             #expect(a.failed + b.failed == 0)
             let again = try await ActionOutbox(connection: connection).deliver(to: webhook, logger: quiet)
             #expect(again == ActionOutbox.Delivery())
-            group.cancelAll()
         }
 
         let rows = try ActionOutbox(connection: connection).list()
@@ -159,15 +150,7 @@ struct OutboxTests {
             }
             return Response(status: count > 6 ? .ok : .serviceUnavailable)
         }
-        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { sink.yield($0.localAddress?.port ?? 0); sink.finish() },
-            logger: Logger(label: "hook", factory: { _ in SwiftLogNoOpLogHandler() }))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await WebhookServer.run(router) { port in
             let webhook = ActionOutbox.Webhook(
                 url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 1, timeout: .seconds(60))
             let delivery = OutboxDelivery(
@@ -189,7 +172,6 @@ struct OutboxTests {
             }
             running.cancel()
             #expect(try await Self.within(.seconds(60)) { await running.value } != nil)
-            group.cancelAll()
         }
     }
 

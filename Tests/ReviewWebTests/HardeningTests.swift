@@ -158,20 +158,31 @@ struct HardeningTests {
         }
     }
 
-    /// The idle lifetime is hours; only the absolute lifetime can end this session.
-    @Test func aSessionEndsAtItsAbsoluteLifetime() async throws {
+    /// Sessions of 8 hours at most and 1 hour idle, on a clock the test moves.
+    func eightHourSessions() -> (ReviewWebConfiguration, TestClock) {
         var configuration = configuration()
         let clock = TestClock()
         configuration.clock = { clock.now }
         configuration.sessionAbsoluteLifetime = 8 * 3600
         configuration.sessionIdleLifetime = 3600
+        return (configuration, clock)
+    }
+
+    /// Uses the session every 50 minutes for 7 h 30 min, each page answered.
+    static func useEvery50Minutes(_ client: any TestClientProtocol, cookie: String, clock: TestClock) async throws {
+        for _ in 0..<9 {
+            clock.advance(by: 50 * 60)
+            #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
+        }
+    }
+
+    /// The idle lifetime is hours; only the absolute lifetime can end this session.
+    @Test func aSessionEndsAtItsAbsoluteLifetime() async throws {
+        let (configuration, clock) = eightHourSessions()
         try await withApp(configuration) { client in
             let cookie = try await ReviewWebTests.login(client)
             // Used every 50 minutes, the session outlives its idle lifetime many times over…
-            for _ in 0..<9 {
-                clock.advance(by: 50 * 60)
-                #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
-            }
+            try await Self.useEvery50Minutes(client, cookie: cookie, clock: clock)
             // …and still answers a minute before its absolute lifetime ends, 8 hours after login…
             clock.advance(by: 29 * 60)
             #expect(try await ReviewWebTests.get(client, "/runs", cookie: cookie).status == .ok)
@@ -184,18 +195,11 @@ struct HardeningTests {
     /// A login link gives the other browser a session that ends when the session that made it
     /// ends. Were it a fresh session with a fresh absolute lifetime, a link made every few hours
     /// from the last link's session would keep one login alive for ever.
-    @Test func aLoginLinkRenewsTheAbsoluteLifetimeForEver() async throws {
-        var configuration = configuration()
-        let clock = TestClock()
-        configuration.clock = { clock.now }
-        configuration.sessionAbsoluteLifetime = 8 * 3600
-        configuration.sessionIdleLifetime = 3600
+    @Test func aLoginLinksSessionEndsWhenTheSessionThatMadeItEnds() async throws {
+        let (configuration, clock) = eightHourSessions()
         try await withApp(configuration) { client in
             let login = try await ReviewWebTests.login(client)
-            for _ in 0..<9 {
-                clock.advance(by: 50 * 60)
-                #expect(try await ReviewWebTests.get(client, "/runs", cookie: login).status == .ok)
-            }
+            try await Self.useEvery50Minutes(client, cookie: login, clock: clock)
             // 7 h 50 min after the login, a link from its session, redeemed in another browser.
             clock.advance(by: 20 * 60)
             let csrf = try await ReviewWebTests.csrf(client, cookie: login)

@@ -28,16 +28,8 @@ struct WebDecisionDeliveryTests {
             }
             return Response(status: accepted ? .ok : .serviceUnavailable)
         }
-        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
-        let hook = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { sink.yield($0.localAddress?.port ?? 0); sink.finish() },
-            logger: Logger(label: "hook", factory: { _ in SwiftLogNoOpLogHandler() }))
         let url = database.url
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await hook.run() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await WebhookServer.run(router) { port in
             var configuration = ReviewWebConfiguration(
                 host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token))
             // A generous exchange deadline: deadlines are not this test's subject (see OutboxTests).
@@ -64,7 +56,6 @@ struct WebDecisionDeliveryTests {
                 #expect(log.map(\.key) == [String(row ?? 0), String(row ?? 0)], "refused once, then accepted")
                 #expect(log.filter(\.accepted).count == 1, "delivered once")
             }
-            group.cancelAll()
         }
     }
 
@@ -83,16 +74,8 @@ struct WebDecisionDeliveryTests {
             received.withLock { $0.append(up) }
             return Response(status: up ? .ok : .serviceUnavailable)
         }
-        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
-        let hook = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { sink.yield($0.localAddress?.port ?? 0); sink.finish() },
-            logger: Logger(label: "hook", factory: { _ in SwiftLogNoOpLogHandler() }))
         let url = database.url
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await hook.run() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await WebhookServer.run(router) { port in
             var configuration = ReviewWebConfiguration(
                 host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token))
             // What `reconcile serve` builds from RECONCILE_OUTBOX_WEBHOOK_URL and _SECRET.
@@ -113,7 +96,6 @@ struct WebDecisionDeliveryTests {
                 #expect(row != nil, "\(log.count) attempts, \(log.filter { $0 }.count) after the outage")
                 #expect(log.filter { $0 }.count == 1, "taken once")
             }
-            group.cancelAll()
         }
     }
 
