@@ -135,7 +135,8 @@ struct OutboxTests {
         #expect(state == [true, true, true])
     }
 
-    /// A long-running process's delivery (`OutboxDelivery`) woken once by a decision keeps
+    /// A long-running process's delivery (`OutboxDelivery`), started with rows an earlier process
+    /// left undelivered, passes over them at once, without waiting for a decision; it keeps
     /// passing over what the webhook refused, each wait twice the last up to the limit, until
     /// every row is taken; then it waits for the next decision. Cancelled, it returns.
     @Test func theDeliveryOfALongRunningProcessRetriesWhatWasRefusedUntilItIsTaken() async throws {
@@ -157,7 +158,6 @@ struct OutboxTests {
                 webhook: webhook, databaseURL: database.url,
                 retry: .init(first: .milliseconds(300), limit: .milliseconds(400)), logger: Self.quiet)
             let running = Task { await delivery.run() }
-            delivery.trigger()
             for _ in 0..<600 where try !ActionOutbox(connection: connection).list().allSatisfy({ $0.deliveredAt != nil }) {
                 try await Task.sleep(for: .milliseconds(50))
             }

@@ -53,12 +53,15 @@ public final class OutboxDelivery: Sendable {
         wakeup.wake()
     }
 
-    /// Delivery passes until the task is cancelled: one after each ``trigger()``, and while rows
-    /// stay undelivered one after each wait of ``Retry``.
+    /// Delivery passes until the task is cancelled: one at once, for what an earlier process left
+    /// undelivered (it stopped during an outage, or crashed), then one after each ``trigger()``,
+    /// and while rows stay undelivered one after each wait of ``Retry``.
     public func run() async {
         var wait: Duration?
+        var started = false
         while !Task.isCancelled {
-            await wakeup.wait(atMost: wait)
+            if started { await wakeup.wait(atMost: wait) }
+            started = true
             guard !Task.isCancelled else { return }
             do {
                 let outbox = ActionOutbox(connection: try Connection(url: databaseURL))
