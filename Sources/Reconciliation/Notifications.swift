@@ -208,22 +208,19 @@ enum NotificationLedger {
         return first
     }
 
-    /// What Apple's decision on a refund request records on the answers to it: `refunded` or
-    /// `declined`, nil for a notification of another type.
-    static func outcome(of type: String) -> String? {
-        switch type {
-        case "REFUND": "refunded"
-        case "REFUND_DECLINED": "declined"
-        default: nil
-        }
-    }
-
     /// Closes the answers about a transaction requested before Apple's decision (`type` REFUND or
-    /// REFUND_DECLINED, signed at `signedDate`); nothing for a notification of another type.
+    /// REFUND_DECLINED, signed at `signedDate`) with its outcome, `refunded` or `declined`; nothing
+    /// for a notification of another type.
     static func closeAnswers(transactionID: String, decision type: String, signedDate: Date?, on connection: Connection)
         throws
     {
-        guard let outcome = outcome(of: type) else { return }
+        let outcome: String? =
+            switch type {
+            case "REFUND": "refunded"
+            case "REFUND_DECLINED": "declined"
+            default: nil
+            }
+        guard let outcome else { return }
         try connection.execute(
             NotificationApplier.SQL.decisionClosesAnswer,
             ["transaction_id": transactionID, "outcome": outcome, "signed_date": signedDate])
