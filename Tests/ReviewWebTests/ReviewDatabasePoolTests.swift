@@ -60,15 +60,17 @@ struct ReviewDatabasePoolTests {
         let database = ReviewDatabase(
             url: test.url, maximumConnections: 1, waitTimeout: .milliseconds(200), statementTimeout: .seconds(20),
             approval: .none)
-        // The one connection is held for a second; the next request asks only once it is held (a
-        // fixed head start was not enough on a loaded machine, where opening the connection took longer).
-        let holding = Mutex(false)
+        // The one connection is held until the next request has been refused (at most a minute),
+        // and that request asks only once it is held: fixed times (a 100 ms head start, a 1 s hold)
+        // failed on a loaded machine, where a 10 ms sleep can take a second.
+        let holding = Mutex(false), released = Mutex(false)
         async let held: Void = database.run(connection: { connection in
             holding.withLock { $0 = true }
-            _ = try connection.query("SELECT pg_sleep(1)")
+            for _ in 0..<6_000 where !released.withLock({ $0 }) { _ = try connection.query("SELECT pg_sleep(0.01)") }
         })
         while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         await #expect(throws: DatabaseBusyError.self) { try await Self.backend(database) }
+        released.withLock { $0 = true }
         try await held
         _ = try await Self.backend(database)
     }
