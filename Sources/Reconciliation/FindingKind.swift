@@ -39,6 +39,29 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable, CustomStringCo
         }
     }
 
+    /// The resolutions a person or a policy may decide an item of the kind with (SPEC section 6:
+    /// one the kind does not allow is refused); dismissing is always possible. Each action must
+    /// be one the finding can turn into the goods going where they belong: a grant where goods
+    /// are owed, a revoke where goods are held that should not be, a move where the wrong account
+    /// holds them.
+    public var allowedResolutions: Set<Resolution> {
+        switch self {
+        // Goods are owed and none is held: give them.
+        case .missedDelivery: [.granted, .noAction]
+        // Goods are held that Apple did not sell, or no longer sold: take them back.
+        case .duplicateDelivery, .refundedDelivery, .unverifiedDelivery, .environmentMismatch: [.revoked, .noAction]
+        // The wrong account holds the goods: move them, or take them back.
+        case .wrongAccount: [.moved, .revoked, .noAction]
+        // Another product, or other units, than Apple sold: give what is missing or take back
+        // what is over.
+        case .productMismatch, .quantityMismatch: [.granted, .revoked, .noAction]
+        // Several accounts carry one purchase: take the goods back, or move them once the buyer is known.
+        case .sharedReceipt: [.moved, .revoked, .noAction]
+        // Another app's receipt: nothing here for the app to give or take.
+        case .foreignBundle: [.noAction]
+        }
+    }
+
     /// Whether the kind's findings are about an upload rather than a transaction: the diff
     /// judges them over the uploads in scope (`diff_scope_uploads`) every run, and its shared
     /// stages decide their items by that alone, whatever the transactions in scope (the value

@@ -176,7 +176,9 @@ public struct ReconciliationJob: Sendable {
         // writes no items and decides none.
         if let policies, !run.dryRun {
             _ = try await stages.run("policies") {
-                try PolicyEngine(file: policies, approval: settings.approvalAbove, logger: run.logger)
+                try PolicyEngine(
+                    file: policies, approval: settings.approvalAbove, judgement: try DecisionJudgement.rules(settings),
+                    logger: run.logger)
                     .apply(runID: run.id, on: connection)
             }
         }

@@ -68,8 +68,9 @@ public func buildNotificationReceiver(
         url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
         waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
         statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)),
-        // The receiver stores notifications through the connections; it decides no review item.
-        approval: .none)
+        // The receiver stores notifications through the connections; it decides no review item
+        // there (its policies decide on the worker's connection, with the settings' judgement).
+        approval: .none, judgement: .refusingDecisions)
     let router = Router(context: ReceiverRequestContext.self)
     let deadline = TimeAmount.milliseconds(Int64(configuration.requestTimeout * 1000))
     let onStored = configuration.onStored

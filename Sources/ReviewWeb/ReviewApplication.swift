@@ -147,7 +147,7 @@ struct ReviewSite: Sendable {
             url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
             waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
             statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)),
-            approval: configuration.approval)
+            approval: configuration.approval, judgement: configuration.judgement)
         pages = Pages(library: try Templates.library())
         let outboxDelivery = configuration.outboxWebhook.map {
             OutboxDelivery(webhook: $0, databaseURL: configuration.databaseURL, logger: configuration.logger)

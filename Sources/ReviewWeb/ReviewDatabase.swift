@@ -16,12 +16,15 @@ final class ReviewDatabase: Sendable {
     private let workers: Workers
     /// `RECONCILE_APPROVAL_ABOVE`, for every service the pages use.
     let approval: ApprovalThreshold
+    /// How decisions made in the pages judge their item again first (SPEC section 6).
+    let judgement: DecisionJudgement
 
     init(
         url: String?, maximumConnections: Int, waitTimeout: Duration, statementTimeout: Duration,
-        approval: ApprovalThreshold
+        approval: ApprovalThreshold, judgement: DecisionJudgement
     ) {
         self.approval = approval
+        self.judgement = judgement
         workers = Workers(url: url, waitTimeout: waitTimeout, statementTimeout: statementTimeout)
         for index in 0..<max(1, maximumConnections) {
             let workers = self.workers
@@ -39,8 +42,9 @@ final class ReviewDatabase: Sendable {
     /// none is free within the wait timeout.
     func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
         let approval = self.approval
+        let judgement = self.judgement
         return try await workers.run { connection in
-            Result { try body(ReviewService(connection: connection, approval: approval)) }
+            Result { try body(ReviewService(connection: connection, approval: approval, judgement: judgement)) }
         }
     }
 

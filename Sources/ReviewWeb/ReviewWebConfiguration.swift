@@ -59,6 +59,9 @@ public struct ReviewWebConfiguration: Sendable {
     /// `RECONCILE_APPROVAL_ABOVE`: decisions above it wait for a second person, as the CLI's do.
     /// `reconcile serve` sets it from the settings.
     public var approval = ApprovalThreshold.none
+    /// How a decision made in the pages judges its item again first (SPEC section 6): the job's
+    /// rules, from the settings `reconcile serve` has.
+    public var judgement: DecisionJudgement
     /// `RECONCILE_BULK_LIMIT`: the most items one confirmation on the queue page decides.
     public var bulkLimit = BulkDecision.defaultLimit
     /// Wrong-token back-off.
@@ -71,7 +74,7 @@ public struct ReviewWebConfiguration: Sendable {
 
     /// Creates a configuration.
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, databaseURL: String?, token: Secret,
+        host: String = "127.0.0.1", port: Int = 8080, databaseURL: String?, token: Secret, judgement: DecisionJudgement,
         sessionIdleLifetime: TimeInterval = 8 * 3600, secureCookies: Bool = false,
         logger: Logger = Logger(label: "reconcile.serve")
     ) {
@@ -79,6 +82,7 @@ public struct ReviewWebConfiguration: Sendable {
         self.port = port
         self.databaseURL = databaseURL
         self.token = token
+        self.judgement = judgement
         self.sessionIdleLifetime = sessionIdleLifetime
         self.secureCookies = secureCookies
         self.logger = logger

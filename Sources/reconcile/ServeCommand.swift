@@ -70,6 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
             let (host, port) = address ?? ("127.0.0.1", 8080)
             var configuration = ReviewWebConfiguration(
                 host: host, port: port, databaseURL: settings.databaseURL, token: token,
+                judgement: try DecisionJudgement.rules(settings),
                 secureCookies: secureCookies, logger: logger)
             configuration.users = users
             // Decisions made in the browser reach the app's webhook as the CLI's do.

@@ -1,6 +1,6 @@
 import Foundation
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import TestSupport
 import Testing
 
@@ -78,7 +78,7 @@ struct ApprovalTests {
 
     @Test func aDecisionAboveTheValueWaitsAndAnotherPersonsApprovalAppliesItOnce() throws {
         let (_, connection) = try Self.world("approval_service", count: 3, expensive: 1)
-        let service = ReviewService(connection: connection, approval: Self.threshold)
+        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
         let id = try Self.item("OUT-1", connection)
 
         let decided = try service.resolve(id: id, resolution: .granted, by: "mei", note: "outage of 20 Nov")
@@ -125,7 +125,7 @@ struct ApprovalTests {
 
     @Test func aRejectionReopensTheItemWithItsReasonAndQueuesNothing() throws {
         let (_, connection) = try Self.world("approval_reject", count: 2, expensive: 1)
-        let service = ReviewService(connection: connection, approval: Self.threshold)
+        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
         let id = try Self.item("OUT-1", connection)
         _ = try service.claim(id: id, by: "mei")
         _ = try service.resolve(id: id, resolution: .granted, by: "mei", note: nil)
@@ -156,7 +156,7 @@ struct ApprovalTests {
     /// and neither applies it. The decision shown now is approved.
     @Test func anApprovalOfADecisionWithdrawnMeanwhileChangesNothing() throws {
         let (_, connection) = try Self.world("approval_seen", count: 1, expensive: 1)
-        let service = ReviewService(connection: connection, approval: Self.threshold)
+        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
         let id = try Self.item("OUT-1", connection)
         let first = try #require(try service.resolve(id: id, resolution: .granted, by: "mei", note: nil).item.pending)
         let shown = SeenDecision(first)
@@ -183,7 +183,7 @@ struct ApprovalTests {
     /// decision below it, no_action and a dismissal take effect at once.
     @Test func onlyDecisionsThatMakeTheAppActAboveTheValueWait() throws {
         let (_, connection) = try Self.world("approval_which", count: 4, expensive: 3)
-        let service = ReviewService(connection: connection, approval: Self.threshold)
+        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
         #expect(try service.resolve(id: Self.item("OUT-1", connection), resolution: .noAction, by: "mei", note: nil)
             .item.status == .resolved)
         #expect(try service.dismiss(id: Self.item("OUT-2", connection), by: "mei", note: "test purchase")
@@ -198,7 +198,7 @@ struct ApprovalTests {
             .item.status == .awaitingApproval, "JPY has no limit: it waits")
         #expect(try Self.outboxRows(connection) == 1)
         // Without the setting nothing waits.
-        let plain = ReviewService(connection: connection, approval: .none)
+        let plain = ReviewService(connection: connection, approval: .none, judgement: .asStored)
         #expect(try plain.resolve(id: Self.item("LATER", connection), resolution: .granted, by: "mei", note: nil)
             .item.status == .resolved)
         var filter = ReviewFilter()

@@ -1,6 +1,6 @@
 import Foundation
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import TestSupport
 import Testing
 
@@ -45,7 +45,46 @@ struct BulkDecisionTests {
             VALUES ('duplicate_delivery:DUP', 'duplicate_delivery', 'medium', 'open', 'DUP', 'player-1', 'coins_600',
                     'revoke', '{}', 1, 1, 6000, 'CNY', 'player-1', 'coins_600', 1)
             """)
+        try plantInputs(on: connection)
         return (database, connection)
+    }
+
+    /// What the items above were found in: Apple's transactions (a pack bought two days ago),
+    /// each uploaded and verified by its buyer, and the duplicate's two credits, so that a
+    /// decision, which judges its item again with the nightly rules (SPEC section 6), finds each
+    /// finding still there.
+    static func plantInputs(on connection: Connection) throws {
+        try connection.execute(
+            """
+            INSERT INTO reconcile.apple_transactions
+                (transaction_id, original_transaction_id, product_id, bundle_id, environment, quantity, purchase_date,
+                 source, signed_date, price_milli, currency)
+            SELECT transaction_id, transaction_id, product_id, 'com.hncs.szj', 'Production', 1,
+                   now() - interval '2 days', 'jws', now() - interval '2 days', amount_milli, currency
+              FROM reconcile.review_items
+            """)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.receipt_uploads (id, user_id, kind, payload, claimed_transaction_id, uploaded_at)
+            SELECT id, user_id, 'signed_transaction', 'payload', transaction_id, now() - interval '2 days'
+              FROM reconcile.review_items
+            """)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.upload_verifications (upload_id, state, bundle_id, environment, first_run_id, last_run_id)
+            SELECT id, 'verified', 'com.hncs.szj', 'Production', 1, 1 FROM reconcile.review_items
+            """)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source, run_id)
+            SELECT transaction_id, id, user_id, 'jws', 1 FROM reconcile.review_items
+            """)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+            VALUES ('DUP', 'player-1', 'coins_600', 1, now() - interval '2 days'),
+                   ('DUP', 'player-1', 'coins_600', 1, now() - interval '2 days')
+            """)
     }
 
     static let outage = ["--kind", "missed_delivery", "--run", "1", "--max-amount", "6", "--currency", "cny"]
@@ -54,7 +93,8 @@ struct BulkDecisionTests {
         _ arguments: [String], _ database: TestDatabase, environment: [String: String] = [:]
     ) async throws -> (Int32, String, String) {
         let result = try await DeskCommandLineTests.reconcile(
-            ["review"] + arguments, environment: environment.merging(["DATABASE_URL": database.url]) { $1 },
+            ["review"] + arguments,
+            environment: environment.merging(["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj"]) { $1 },
             label: "bulk")
         return (result.status, result.out, result.err)
     }
@@ -120,7 +160,7 @@ struct BulkDecisionTests {
         filter.runID = 1
         filter.maxAmountMilli = 6_000
         filter.currency = "CNY"
-        let bulk = BulkDecision(filter: filter, person: "mei", approval: .none)
+        let bulk = BulkDecision(filter: filter, person: "mei", approval: .none, judgement: .asStored)
         #expect(try bulk.preview(on: connection).items == 400)
         let first = try await Task {
             try bulk.run(.resolve(.granted), note: "outage of 20 Nov", on: try Connection(url: url)) { done, _ in
@@ -150,7 +190,7 @@ struct BulkDecisionTests {
     /// confirmed that was decided meanwhile is skipped.
     @Test func onlyTheConfirmedItemsAreDecided() throws {
         let (_, connection) = try Self.outageDay("bulk_confirmed", count: 5)
-        let bulk = BulkDecision(filter: Self.outageFilter, person: "mei", approval: .none)
+        let bulk = BulkDecision(filter: Self.outageFilter, person: "mei", approval: .none, judgement: .asStored)
         let shown = try bulk.confirmable(on: connection)
         #expect(shown.count == 5)
         #expect(try bulk.narrowed(to: shown)?.preview(on: connection).items == 5)
@@ -163,7 +203,7 @@ struct BulkDecisionTests {
             VALUES ('missed_delivery:NEW', 'missed_delivery', 'high', 'open', 'NEW', 'player-9', 'coins_600', 'grant',
                     '{}', 1, 1, 6000, 'CNY', 'player-9', 'coins_600', 1)
             """)
-        _ = try ReviewService(connection: connection, approval: .none).dismiss(id: shown[0], by: "li", note: "test")
+        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored).dismiss(id: shown[0], by: "li", note: "test")
         let outcome = try bulk.run(.resolve(.granted), note: nil, only: shown, on: connection)
         #expect(outcome.decided == 4)
         #expect(outcome.skipped.map(\.id) == [shown[0]])
@@ -178,11 +218,11 @@ struct BulkDecisionTests {
     /// (found by a hostile review: the batch resolved Tom's item and wrote its grant).
     @Test func anItemClaimedByAnotherDuringTheBatchIsNotTaken() throws {
         let (database, connection) = try Self.outageDay("bulk_claimed_meanwhile", count: 3)
-        let bulk = BulkDecision(filter: Self.outageFilter, person: "mei", approval: .none)
+        let bulk = BulkDecision(filter: Self.outageFilter, person: "mei", approval: .none, judgement: .asStored)
         let ids = try bulk.confirmable(on: connection)
         let other = try Connection(url: database.url)
         let outcome = try bulk.run(.resolve(.granted), note: nil, on: connection) { done, _ in
-            if done == 1 { _ = try? ReviewService(connection: other, approval: .none).claim(id: ids[2], by: "tom") }
+            if done == 1 { _ = try? ReviewService(connection: other, approval: .none, judgement: .asStored).claim(id: ids[2], by: "tom") }
         }
         #expect(outcome.decided == 2)
         #expect(outcome.skipped.map(\.id) == [ids[2]])
@@ -232,13 +272,13 @@ struct BulkDecisionTests {
         var filter = ReviewFilter()
         filter.kinds = [.missedDelivery]
         filter.runID = 1
-        let bulk = BulkDecision(filter: filter, person: "mei", approval: .none)
+        let bulk = BulkDecision(filter: filter, person: "mei", approval: .none, judgement: .asStored)
         #expect(try bulk.preview(on: connection, first: 0).items == 5)
         let shown = try bulk.digest(on: connection)
         #expect(try bulk.digest(on: connection) == shown)
 
         // OUT-1 is dismissed and a new item takes its place: as many items, not the same.
-        _ = try ReviewService(connection: connection, approval: .none)
+        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored)
             .dismiss(id: try connection.query("SELECT id FROM reconcile.review_items WHERE transaction_id = 'OUT-1'")[0]
                 .decode(Int64.self, at: 0), by: "tom", note: "test purchase")
         try connection.execute("UPDATE reconcile.review_items SET first_seen_run = 1 WHERE transaction_id = 'LATER'")
@@ -258,24 +298,29 @@ struct BulkDecisionTests {
     }
 
     /// The outage day killed half-way: the real binary stopped inside the 1,500th item's
-    /// transaction (failpoint `review.decide`) and SIGKILLed there, then the same command run
+    /// decision (failpoint `review.decide`) and SIGKILLed there, then the same command run
     /// again: 3,000 events, 3,000 outbox rows, one per item, and a third run changes nothing.
+    /// Items are decided a hundred to a transaction (their transactions judged again together),
+    /// so the kill loses the decisions of the 15th hundred, which the second run makes.
     @Test func killedHalfWayAndRunAgainGrantsEachItemOnce() async throws {
         let (database, connection) = try Self.outageDay("bulk_killed", count: 3_000)
         let arguments = ["review", "resolve", "--resolution", "granted", "--by", "mei", "--yes"] + Self.outage
         let killed = try ChildProcess(
             try ChildProcess.executable("reconcile"), arguments: arguments + ["--log-level", "error"],
-            environment: ["DATABASE_URL": database.url, "RECONCILE_FAILPOINT": "review.decide@1500"],
+            environment: [
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+                "RECONCILE_FAILPOINT": "review.decide@1500",
+            ],
             logDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("bulk-killed-\(UUID().uuidString)"),
             label: "killed")
         try await killed.waitUntilStopped()
         try await killed.killNow()
         let cut = try Self.decided(connection)
-        #expect(cut == (1_499, 1_499, 1_499), "the 1,500th item's transaction never committed")
+        #expect(cut == (1_400, 1_400, 1_400), "the transaction of items 1,401 to 1,500 never committed")
 
         let rest = try await Self.reconcile(Array(arguments.dropFirst()), database)
         #expect(rest.0 == 0, "\(rest.2)")
-        #expect(rest.1.contains("1501 item(s) resolved by mei"), "\(rest.1)")
+        #expect(rest.1.contains("1600 item(s) resolved by mei"), "\(rest.1)")
         #expect(try Self.decided(connection) == (3_000, 3_000, 3_000))
         let again = try await Self.reconcile(Array(arguments.dropFirst()), database)
         #expect(again.0 == 0 && again.1.contains("No item matches"), "\(again.1)")
@@ -290,6 +335,9 @@ struct BulkDecisionTests {
         let (database, connection) = try Self.outageDay("bulk_approval", count: 40)
         try connection.execute(
             "UPDATE reconcile.review_items SET amount_milli = 700000 WHERE transaction_id IN ('OUT-1', 'OUT-2', 'OUT-3')")
+        // What Apple charged for them, which a decision's judgement reads again.
+        try connection.execute(
+            "UPDATE reconcile.apple_transactions SET price_milli = 700000 WHERE transaction_id IN ('OUT-1', 'OUT-2', 'OUT-3')")
         let approval = ["RECONCILE_APPROVAL_ABOVE": "CNY=648,USD=99"]
         let filter = ["--kind", "missed_delivery", "--run", "1", "--currency", "CNY"]
         let done = try await Self.reconcile(

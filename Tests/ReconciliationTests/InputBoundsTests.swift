@@ -1,6 +1,6 @@
 import Foundation
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import TestSupport
 import Testing
 
@@ -33,7 +33,7 @@ struct InputBoundsTests {
     @Test func aPageBeyondTheLastIsInvalidInputNotATrap() throws {
         let (_, connection) = try TestDatabase.migrated("bounds")
         try ReviewFixtures.seed(on: connection)
-        let service = ReviewService(connection: connection, approval: .none)
+        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: Int.max, limit: 500) }
         #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: ReviewService.maximumPage + 1) }
         #expect(try service.list(ReviewFilter(), page: ReviewService.maximumPage, limit: 500).items.isEmpty)

@@ -3,7 +3,7 @@ import AppStoreSimulator
 import Foundation
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import TestSupport
 
 /// Issue 23 item 3: a world of nights drawn from a seeded PRNG. Each night the app's backend
@@ -661,7 +661,7 @@ final class MultiNightWorld {
 
     /// A person decides one or two open items; the app then carries out the outbox.
     func decide() throws {
-        let service = ReviewService(connection: connection, approval: .none)
+        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
         let open = try connection.query(
             "SELECT id, kind, transaction_id FROM reconcile.review_items WHERE status = 'open' ORDER BY id")
         guard !open.isEmpty else { return }

@@ -81,7 +81,7 @@ struct PolicyTests {
     }
 
     static func engine(_ yaml: String) throws -> PolicyEngine {
-        PolicyEngine(file: try PolicyFile.parse(yaml), approval: .none, logger: Logger(label: "test"))
+        PolicyEngine(file: try PolicyFile.parse(yaml), approval: .none, judgement: .asStored, logger: Logger(label: "test"))
     }
 
     /// Item transaction ids by status, and the actor that decided them.
@@ -285,7 +285,7 @@ struct PolicyTests {
         let engine = try Self.engine(Self.routine.replacingOccurrences(of: "      no_open: [wrong_account]\n", with: ""))
         #expect(try engine.preview(on: connection).map(\.id) == [claimed, decided])
 
-        let service = ReviewService(connection: connection, approval: .none)
+        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
         _ = try service.claim(id: claimed, by: "tom")
         _ = try service.resolve(id: decided, resolution: .noAction, by: "mei", note: "test purchase")
         let rule = engine.file.rules[0]
@@ -308,14 +308,14 @@ struct PolicyTests {
         let small = try Self.plant(Planted(transaction: "SMALL", user: "u1", amountMilli: 6_000), on: connection)
         let large = try Self.plant(Planted(transaction: "LARGE", user: "u2", amountMilli: 30_000), on: connection)
         let threshold = try #require(ApprovalThreshold(parsing: "CNY=10"))
-        let engine = PolicyEngine(file: try PolicyFile.parse(Self.routine), approval: threshold, logger: Logger(label: "test"))
+        let engine = PolicyEngine(file: try PolicyFile.parse(Self.routine), approval: threshold, judgement: .asStored, logger: Logger(label: "test"))
         #expect(try engine.apply(runID: 2, on: connection).total == 2)
         #expect(try Self.states(connection) == ["SMALL": "resolved policy:routine", "LARGE": "awaiting_approval"])
         let outbox = try connection.query("SELECT review_item_id FROM reconcile.action_outbox")
             .map { try $0.decode(Int64.self, at: 0) }
         #expect(outbox == [small], "nothing reaches the outbox above the value until a person approves")
 
-        let service = ReviewService(connection: connection, approval: threshold)
+        let service = ReviewService(connection: connection, approval: threshold, judgement: .asStored)
         _ = try service.reject(id: large, by: "mei", note: "this account was refunded twice")
         #expect(try Self.states(connection)["LARGE"] == "open")
         #expect(try engine.preview(on: connection).isEmpty)

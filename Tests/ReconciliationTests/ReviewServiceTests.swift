@@ -1,6 +1,6 @@
 import Foundation
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import TestSupport
 import Testing
 
@@ -17,7 +17,7 @@ struct ReviewServiceTests {
         connection = try database.connect()
         _ = try Schema.migrate(connection)
         ids = try ReviewFixtures.seed(on: connection)
-        service = ReviewService(connection: connection, approval: .none)
+        service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
     }
 
     func id(_ transaction: String) throws -> Int64 { try #require(ids[transaction]) }
@@ -255,7 +255,7 @@ struct ReviewServiceTests {
             for person in ["alice", "bob", "carol", "dave"] {
                 group.addTask {
                     guard let connection = try? Connection(url: target) else { return false }
-                    return (try? ReviewService(connection: connection, approval: .none).resolve(
+                    return (try? ReviewService(connection: connection, approval: .none, judgement: .asStored).resolve(
                         id: item, resolution: .granted, by: person, note: nil)) != nil
                 }
             }

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import ReviewWeb
 import TestSupport
 import Testing
@@ -36,7 +36,7 @@ struct ApprovalWebTests {
         _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         var configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
         configuration.approval = approval
         configuration.bulkLimit = bulkLimit
         let application = try buildApplication(configuration: configuration)
@@ -184,7 +184,7 @@ struct ApprovalWebTests {
             #expect(status == .ok && page.contains("name=\"count\" value=\"2\"") && page.contains("706.00"))
             let seen = try Self.hiddenFields(of: "bulk-decide", in: page)
 
-            _ = try ReviewService(connection: try Connection(url: url), approval: .none)
+            _ = try ReviewService(connection: try Connection(url: url), approval: .none, judgement: .asStored)
                 .dismiss(id: first, by: "bob", note: "test purchase")
             try Connection(url: url).execute(
                 """
@@ -310,7 +310,7 @@ struct ApprovalWebTests {
     @Test func anotherPersonRejectsWithAReasonAndTheItemIsOpenAgain() async throws {
         let item = try id("t-x1")
         let threshold = try #require(ApprovalThreshold(parsing: "CNY=648"))
-        _ = try ReviewService(connection: connection, approval: threshold)
+        _ = try ReviewService(connection: connection, approval: threshold, judgement: .asStored)
             .resolve(id: item, resolution: .granted, by: "alice", note: "looks missed")
         try await withApp(approval: threshold) { client in
             let bob = try await ReviewWebTests.login(client, name: "bob")

@@ -5,7 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import TestSupport
 import Testing
@@ -44,7 +44,7 @@ struct DeskAppleWaitTests {
         let settings = try Settings(lookup: { values[$0] })
         try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: quiet) { _, api in
             var configuration = ReviewWebConfiguration(
-                host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+                host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
             configuration.maximumConnections = 1
             configuration.connectionWaitTimeout = 3
             configuration.deskSettings = settings

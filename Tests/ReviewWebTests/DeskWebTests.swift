@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import TestSupport
 import Testing
@@ -30,7 +30,7 @@ struct DeskWebTests {
         async throws
     {
         var configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
         // One connection: every lookup of a test runs on the same one, after the ones before it.
         configuration.maximumConnections = 1
         if desk {

@@ -3,7 +3,7 @@ import Glibc
 import Hummingbird
 import HummingbirdTesting
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import ReviewWeb
 import TestSupport
 import Testing
@@ -40,7 +40,7 @@ struct ExportWebTests {
 
     func configuration(maximumConnections: Int = 8) -> ReviewWebConfiguration {
         var configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
         configuration.maximumConnections = maximumConnections
         configuration.connectionWaitTimeout = 3
         return configuration
@@ -49,7 +49,7 @@ struct ExportWebTests {
     @Test func aLargeQueueExportsChunkedAndByteIdenticalToTheCLI() async throws {
         try plant(6000)
         var written = Data()
-        try ReviewService(connection: connection, approval: .none).exportCSV(ReviewFilter()) { written.append(contentsOf: $0.utf8) }
+        try ReviewService(connection: connection, approval: .none, judgement: .asStored).exportCSV(ReviewFilter()) { written.append(contentsOf: $0.utf8) }
         let expected = written
         #expect(expected.count > 4 * 64 * 1024, "the export spans many chunks")
         let application = try buildApplication(configuration: configuration())

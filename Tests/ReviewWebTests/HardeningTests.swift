@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import ReviewWeb
 import Synchronization
 import TestSupport
@@ -25,7 +25,7 @@ struct HardeningTests {
 
     func configuration(logger: Logger = Logger(label: "test")) -> ReviewWebConfiguration {
         ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), logger: logger)
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored, logger: logger)
     }
 
     func withApp(

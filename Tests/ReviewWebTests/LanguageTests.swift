@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Logging
 import Mustache
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import TestSupport
 import Testing
@@ -24,7 +24,7 @@ struct LanguageTests {
 
     func withApp(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         let application = try buildApplication(configuration: ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token)))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored))
         try await application.test(.router) { client in try await test(client) }
     }
 

@@ -632,7 +632,7 @@ struct NotificationReceiverTests {
                     '{"notifications_applied": 3, "transactions_judged": 2, "items_opened": 1}') RETURNING id
             """)[0].decode(Int64.self, at: 0)
         let application = try buildApplication(configuration: ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token)))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored))
         try await application.test(.router) { client in
             let cookie = try await ReviewWebTests.login(client)
             let page = String(

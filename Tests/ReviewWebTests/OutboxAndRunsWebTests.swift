@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import Synchronization
 import TestSupport
@@ -31,7 +31,7 @@ struct WebDecisionDeliveryTests {
         let url = database.url
         try await WebhookServer.run(router) { port in
             var configuration = ReviewWebConfiguration(
-                host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token))
+                host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token), judgement: .asStored)
             // A generous exchange deadline: deadlines are not this test's subject (see OutboxTests).
             configuration.outboxWebhook = ActionOutbox.Webhook(
                 url: "http://127.0.0.1:\(port)/hook", secret: "s3cret", maxAttempts: 5, backoff: .milliseconds(10),
@@ -77,7 +77,7 @@ struct WebDecisionDeliveryTests {
         let url = database.url
         try await WebhookServer.run(router) { port in
             var configuration = ReviewWebConfiguration(
-                host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token))
+                host: "127.0.0.1", port: 0, databaseURL: url, token: Secret(ReviewWebTests.token), judgement: .asStored)
             // What `reconcile serve` builds from RECONCILE_OUTBOX_WEBHOOK_URL and _SECRET.
             configuration.outboxWebhook = ActionOutbox.Webhook(url: "http://127.0.0.1:\(port)/hook", secret: "s3cret")
             let application = try buildApplication(configuration: configuration)
@@ -127,7 +127,7 @@ struct RunsPageTests {
             VALUES ('lookup', 'completed', now(), 'production', true, now()) RETURNING id
             """)[0].decode(Int64.self, at: 0)
         let application = try buildApplication(configuration: ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token)))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored))
         try await application.test(.router) { client in
             let cookie = try await ReviewWebTests.login(client)
             let page = String(buffer: try await ReviewWebTests.get(client, "/runs", cookie: cookie).body)

@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import TestSupport
 import Testing
@@ -34,12 +34,12 @@ struct PolicyWebTests {
                 decide: granted
                 note: routine pack
             """)
-        let outcome = try PolicyEngine(file: policies, approval: .none, logger: Logger(label: "test")).apply(runID: run, on: connection)
+        let outcome = try PolicyEngine(file: policies, approval: .none, judgement: .asStored, logger: Logger(label: "test")).apply(runID: run, on: connection)
         #expect(outcome.total == 1)
         let item = try #require(ids["t-m1"])
 
         let application = try buildApplication(configuration: ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token)))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored))
         try await application.test(.router) { client in
             let cookie = try await ReviewWebTests.login(client)
             let runs = try await ReviewWebTests.page(client, "/runs?lang=\(language)", cookie: cookie)

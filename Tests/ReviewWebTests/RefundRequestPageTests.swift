@@ -5,7 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import TestSupport
 import Testing
@@ -83,7 +83,7 @@ struct RefundRequestPageTests {
         #expect(outcomes == ["failed declined", "answered declined"])
 
         var configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
         configuration.maximumConnections = 1
         configuration.deskSettings = settings
         let application = try buildApplication(configuration: configuration)

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import ReviewWeb
 import TestSupport
 import Testing
@@ -27,7 +27,7 @@ struct RequestBoundsTests {
     @Test func aTrickledBodyIsCutOff() async throws {
         let records = LogRecords()
         var configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token),
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored,
             logger: records.logger())
         configuration.requestBodyTimeout = 1
         let application = try buildApplication(configuration: configuration)
@@ -55,7 +55,7 @@ struct RequestBoundsTests {
     func aMalformedChunkedBodyIsA400(request: String) async throws {
         let records = LogRecords()
         let configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token),
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored,
             logger: records.logger())
         let application = try buildApplication(configuration: configuration)
         try await application.test(.live) { client in
@@ -111,7 +111,7 @@ struct RequestBoundsTests {
     @Test(arguments: ["//evil.example/login", "///evil.example/login"])
     func languageLinksNeverPointToAnotherHost(path: String) async throws {
         let configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
         let application = try buildApplication(configuration: configuration)
         try await application.test(.live) { client in
             let cookie = try await ReviewWebTests.login(client)

@@ -20,7 +20,7 @@ struct ReviewDatabasePoolTests {
         let (test, _) = try TestDatabase.migrated("pool_lifo")
         let database = ReviewDatabase(
             url: test.url, maximumConnections: 8, waitTimeout: .seconds(5), statementTimeout: .seconds(5),
-            approval: .none)
+            approval: .none, judgement: .refusingDecisions)
         // Once every thread is started and waiting.
         _ = try await Self.backend(database)
         try await Task.sleep(for: .milliseconds(300))
@@ -35,7 +35,7 @@ struct ReviewDatabasePoolTests {
         let (test, _) = try TestDatabase.migrated("pool_spread")
         let database = ReviewDatabase(
             url: test.url, maximumConnections: 4, waitTimeout: .seconds(20), statementTimeout: .seconds(20),
-            approval: .none)
+            approval: .none, judgement: .refusingDecisions)
         // Eight requests that each hold their connection for a while: four run at once, the others
         // wait for a free connection, and every one is answered.
         let backends = try await withThrowingTaskGroup(of: Int32.self) { group in
@@ -59,7 +59,7 @@ struct ReviewDatabasePoolTests {
         let (test, _) = try TestDatabase.migrated("pool_timeout")
         let database = ReviewDatabase(
             url: test.url, maximumConnections: 1, waitTimeout: .milliseconds(200), statementTimeout: .seconds(20),
-            approval: .none)
+            approval: .none, judgement: .refusingDecisions)
         // The one connection is held until the next request has been refused (at most a minute),
         // and that request asks only once it is held: fixed times (a 100 ms head start, a 1 s hold)
         // failed on a loaded machine, where a 10 ms sleep can take a second.

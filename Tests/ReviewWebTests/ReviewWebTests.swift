@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 import ReviewWeb
 import TestSupport
 import Testing
@@ -26,7 +26,7 @@ struct ReviewWebTests {
 
     func withApp(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         let application = try buildApplication(configuration: ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(Self.token)))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(Self.token), judgement: .asStored))
         try await application.test(.router) { client in try await test(client) }
     }
 
@@ -344,7 +344,7 @@ struct ReviewWebTests {
 
     @Test func takingOverAClaimNeedsTheForceButton() async throws {
         let item = try id("t-m1")
-        _ = try ReviewService(connection: connection, approval: .none).claim(id: item, by: "bob")
+        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored).claim(id: item, by: "bob")
         try await withApp { client in
             let cookie = try await Self.login(client)
             let csrf = try await Self.csrf(client, cookie: cookie)

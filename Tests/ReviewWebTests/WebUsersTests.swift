@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Postgres
-import Reconciliation
+@testable import Reconciliation
 @testable import ReviewWeb
 import TestSupport
 import Testing
@@ -65,7 +65,7 @@ struct WebUsersTests {
         try connection.execute(
             "UPDATE reconcile.review_items SET currency = 'CNY', amount_milli = 700000 WHERE id = $1", [item])
         var configuration = ReviewWebConfiguration(
-            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token))
+            host: "127.0.0.1", port: 0, databaseURL: database.url, token: Secret(ReviewWebTests.token), judgement: .asStored)
         configuration.users = try WebUsers(parsing: Self.file)
         configuration.approval = try #require(ApprovalThreshold(parsing: "CNY=648"))
         configuration.loginFirstWait = 0

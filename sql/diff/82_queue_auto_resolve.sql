@@ -32,7 +32,7 @@ WITH gone AS (
 ), resolved AS (
     UPDATE reconcile.review_items r
        SET status = 'auto_resolved', pending_resolution = NULL, pending_by = NULL, pending_at = NULL,
-           pending_note = NULL, updated_at = now()
+           pending_note = NULL, pending_action = NULL, updated_at = now()
       FROM gone WHERE gone.id = r.id
     RETURNING r.id, gone.old_status
 )

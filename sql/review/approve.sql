@@ -7,6 +7,6 @@
 UPDATE reconcile.review_items
    SET status = 'resolved', resolution = pending_resolution, resolved_by = pending_by, resolved_at = now(),
        note = pending_note, approved_by = :'person'::text, approved_at = now(), pending_resolution = NULL,
-       pending_by = NULL, pending_at = NULL, pending_note = NULL, updated_at = now()
+       pending_by = NULL, pending_at = NULL, pending_note = NULL, pending_action = NULL, updated_at = now()
  WHERE id = :'id'::bigint
 RETURNING *;

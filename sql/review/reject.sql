@@ -5,6 +5,6 @@
 -- Values: :'id' (bigint).
 UPDATE reconcile.review_items
    SET status = 'open', assignee = NULL, pending_resolution = NULL, pending_by = NULL, pending_at = NULL,
-       pending_note = NULL, updated_at = now()
+       pending_note = NULL, pending_action = NULL, updated_at = now()
  WHERE id = :'id'::bigint
 RETURNING *;

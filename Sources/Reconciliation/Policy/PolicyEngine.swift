@@ -18,11 +18,17 @@ public struct PolicyEngine: Sendable {
     /// A decision above it waits for a person's approval, a policy's as a person's
     /// (`RECONCILE_APPROVAL_ABOVE`).
     public let approval: ApprovalThreshold
+    /// How each decision judges its item again first, a policy's as a person's (SPEC section 6).
+    let judgement: DecisionJudgement
     let logger: Logger
 
-    public init(file: PolicyFile, approval: ApprovalThreshold, logger: Logger = Logger(label: "reconcile.policy")) {
+    public init(
+        file: PolicyFile, approval: ApprovalThreshold, judgement: DecisionJudgement,
+        logger: Logger = Logger(label: "reconcile.policy")
+    ) {
         self.file = file
         self.approval = approval
+        self.judgement = judgement
         self.logger = logger
     }
 
@@ -106,7 +112,7 @@ public struct PolicyEngine: Sendable {
     /// Decides item `id` as `rule` does, in a transaction of its own, after ``admit`` on the locked
     /// item; true when this call decided it. Throws `Hold` or a `ReviewError` to leave it as it is.
     func decide(_ id: Int64, by rule: PolicyRule, runID: Int64, on connection: Connection) throws -> Bool {
-        let service = ReviewService(connection: connection, approval: approval)
+        let service = ReviewService(connection: connection, approval: approval, judgement: judgement)
         let decider = ReviewService.Decider(name: rule.actor, runID: runID) { item in
             try self.admit(item, rule: rule, runID: runID, on: connection)
         }

@@ -211,7 +211,9 @@ public struct ReceiverWorker: Sendable {
                 if let policies {
                     var log = logger
                     log[metadataKey: "run.id"] = "\(id)"
-                    pass.policyDecisions = try PolicyEngine(file: policies, approval: settings.approvalAbove, logger: log)
+                    pass.policyDecisions = try PolicyEngine(
+                        file: policies, approval: settings.approvalAbove,
+                        judgement: try DecisionJudgement.rules(settings), logger: log)
                         .apply(runID: id, on: connection).total
                 }
             } else {

@@ -23,6 +23,20 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Approve or reject from a page that showed another decision than the one waiting now
     /// (`resolution` by `by`): withdrawn and decided again meanwhile.
     case decisionChanged(id: Int64, resolution: Resolution, by: String)
+    /// Judged again at the moment of the decision, the item's finding no longer holds (`now` says
+    /// what is true now): nothing was queued, and the item is auto-resolved.
+    case findingGone(id: Int64, resolution: Resolution, now: String)
+    /// The rules cannot judge the item again now (an upload still being verified, a setting
+    /// missing): nothing changed; decide it later.
+    case notJudgedNow(id: Int64, reason: String)
+    /// The resolution is not one the item's kind allows (`granted` on a `duplicate_delivery`).
+    case resolutionNotAllowed(id: Int64, kind: FindingKind, resolution: Resolution, allowed: [Resolution])
+    /// The action a page showed (`was`) is not what the decision would make the app do now: nothing
+    /// changed; look at the item again.
+    case actionChanged(id: Int64, was: String, now: String)
+    /// An approval found that the decision waiting would now make the app do something else than
+    /// its decider was shown (`was`): nothing took effect, and the item is open again.
+    case approvalOutdated(id: Int64, was: String, now: String)
 
     public var description: String {
         switch self {
@@ -53,6 +67,21 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
         case .decisionChanged(let id, let resolution, let by):
             return "review item \(id) now waits for approval of \(resolution.rawValue) by \(by), not the decision "
                 + "that was shown: look at it again before approving or rejecting it"
+        case .findingGone(let id, let resolution, let now):
+            return "review item \(id) was not resolved as \(resolution.rawValue): \(now). Nothing was queued for the "
+                + "app, and the item is auto-resolved"
+        case .notJudgedNow(let id, let reason):
+            return "review item \(id) cannot be decided now: \(reason); nothing changed"
+        case .resolutionNotAllowed(let id, let kind, let resolution, let allowed):
+            return "review item \(id) is a \(kind): it cannot be resolved as \(resolution.rawValue); "
+                + "it can be resolved as \(allowed.map(\.rawValue).joined(separator: ", ")), or dismissed"
+        case .actionChanged(let id, let was, let now):
+            return "review item \(id) changed since it was shown: deciding it now would \(now), not \(was); "
+                + "nothing changed, look at it again"
+        case .approvalOutdated(let id, let was, let now):
+            return "review item \(id) was not approved: what the decision would make the app do changed since it "
+                + "was decided (was \(was), now \(now)); nothing was queued, and the item is open again for a "
+                + "new decision"
         }
     }
 }

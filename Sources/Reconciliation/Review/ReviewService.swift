@@ -24,13 +24,17 @@ public struct ReviewService {
     /// (a person, a bulk command, a policy) comes through ``resolve(id:resolution:by:note:)``, so
     /// the gate is here and nowhere else.
     public let approval: ApprovalThreshold
+    /// How a decision that makes the app act judges its item again first (SPEC section 6).
+    let judgement: DecisionJudgement
 
     /// A service on one connection; use it from one task at a time, like the connection. The
-    /// threshold has no default on purpose: whoever builds a service says which one holds
-    /// (``ApprovalThreshold/none`` where none is configured), so none is dropped by omission.
-    public init(connection: Connection, approval: ApprovalThreshold) {
+    /// threshold and the judgement have no default on purpose: whoever builds a service says
+    /// which hold (``ApprovalThreshold/none`` where none is configured; the settings' rules), so
+    /// none is dropped by omission.
+    public init(connection: Connection, approval: ApprovalThreshold, judgement: DecisionJudgement) {
         self.connection = connection
         self.approval = approval
+        self.judgement = judgement
     }
 
     // MARK: Reading
@@ -168,16 +172,29 @@ public struct ReviewService {
     /// pending, and no outbox row is written until another person runs
     /// ``approve(id:by:note:seen:)``. A decision the evidence cannot turn into an action is refused
     /// here, to its decider, not later to the approver.
-    public func resolve(id: Int64, resolution: Resolution, by person: String, note: String?) throws -> TransitionOutcome {
-        try resolve(id: id, resolution: resolution, as: .person(person), note: note)
+    ///
+    /// Before a decision that makes the app act is taken, the item's transaction is judged again
+    /// with the nightly rules, in the same transaction (``DecisionJudgement``): when the finding no
+    /// longer holds, nothing is queued, the item is auto-resolved with what changed, and
+    /// ``ReviewError/findingGone(id:resolution:now:)`` tells the decider; when it holds, the action
+    /// is drafted from the finding as it is now. `seen` is the action a page showed the person
+    /// (``ActionDraft``): when the action drafted now is another, nothing changes
+    /// (``ReviewError/actionChanged(id:was:now:)``). A resolution the item's kind does not allow
+    /// (``FindingKind/allowedResolutions``) is refused.
+    public func resolve(
+        id: Int64, resolution: Resolution, by person: String, note: String?, seen: ActionDraft? = nil
+    ) throws -> TransitionOutcome {
+        try resolve(id: id, resolution: resolution, as: .person(person), note: note, seen: seen)
     }
 
     /// Resolves an item as `decider` (a person, or a policy rule that first checks the locked item).
-    func resolve(id: Int64, resolution: Resolution, as decider: Decider, note: String?) throws -> TransitionOutcome {
+    func resolve(
+        id: Int64, resolution: Resolution, as decider: Decider, note: String?, seen: ActionDraft? = nil
+    ) throws -> TransitionOutcome {
         let person = decider.name
         let note = try Self.note(note, required: false)
-        return try connection.transaction {
-            let item = try lockedItem(id)
+        let decided = try connection.transaction { () throws -> Decided in
+            var item = try lockedItem(id)
             try decider.admit?(item)
             let waitingAlready = item.status == .awaitingApproval && item.pending?.resolution == resolution
                 && item.pending?.by == person
@@ -190,9 +207,20 @@ public struct ReviewService {
                         ? "item \(id) already waits for approval of \(resolution.rawValue) by \(person); nothing to do"
                         : "item \(id) is already resolved as \(resolution.rawValue) by \(person); nothing to do")
             }) {
-                return outcome
+                return .done(outcome)
+            }
+            try Self.allow(resolution, on: item)
+            if resolution.action != nil {
+                switch try judged(item, by: person, deciding: resolution, run: decider.runID) {
+                case .holds(let now): item = now
+                case .gone(let now): return .gone(now)
+                case .held: throw Self.held(item)
+                }
             }
             let draft = try actionDraft(for: item, resolution: resolution)
+            if let seen, seen != draft {
+                throw ReviewError.actionChanged(id: id, was: seen.description, now: draft?.description ?? "nothing")
+            }
             if draft != nil, approval.isExceeded(by: item.value) {
                 _ = try recordEvent(
                     item, by: person, to: .awaitingApproval, note: note,
@@ -200,13 +228,15 @@ public struct ReviewService {
                               "value": item.value?.text() ?? "unknown"],
                     run: decider.runID)
                 let updated = try update(
-                    SQL.awaitApproval, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
+                    SQL.awaitApproval,
+                    ["id": id, "resolution": resolution.rawValue, "person": person, "note": note,
+                     "action": try draft.map { try PostgresJSON(encoding: $0) }])
                 Failpoint.pass("review.decide")
-                return TransitionOutcome(
+                return .done(TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
                     message: "item \(id) (\(item.value?.text() ?? "value unknown")) is above RECONCILE_APPROVAL_ABOVE "
                         + "(\(approval)): \(resolution.rawValue) waits for another person's approval "
-                        + "(reconcile review approve \(id))")
+                        + "(reconcile review approve \(id))"))
             }
             let event = try recordEvent(
                 item, by: person, to: .resolved, note: note, details: Self.details(resolution, draft), run: decider.runID)
@@ -216,8 +246,58 @@ public struct ReviewService {
             Failpoint.pass("review.decide")
             var message = "resolved item \(id) as \(resolution.rawValue)"
             if let entry { message += "; queued \(Self.describe(entry)) for the app" }
-            return TransitionOutcome(item: updated, changed: true, outbox: entry, message: message)
+            return .done(TransitionOutcome(item: updated, changed: true, outbox: entry, message: message))
         }
+        return try decided.outcome(id: id, resolution: resolution)
+    }
+
+    /// What a decision's transaction ended with: taken (or repeated), or the item's finding gone
+    /// (the item auto-resolved, committed, and the decider told by throwing after the commit).
+    private enum Decided {
+        case done(TransitionOutcome)
+        case gone(String)
+        case sentBack(was: String, now: String)
+
+        func outcome(id: Int64, resolution: Resolution) throws -> TransitionOutcome {
+            switch self {
+            case .done(let outcome): return outcome
+            case .gone(let now): throw ReviewError.findingGone(id: id, resolution: resolution, now: now)
+            case .sentBack(let was, let now): throw ReviewError.approvalOutdated(id: id, was: was, now: now)
+            }
+        }
+    }
+
+    /// Judges the locked `item` again (``DecisionJudgement``); when its finding is gone, auto-resolves it
+    /// with an event of the job's saying what changed and who was deciding what.
+    private func judged(
+        _ item: ReviewItem, by person: String, deciding resolution: Resolution, run: Int64?
+    ) throws -> DecisionJudgement.Verdict {
+        let verdict = try judgement.judge(item, on: connection)
+        if case .gone(let now) = verdict {
+            _ = try recordEvent(
+                item, by: Self.jobActor, to: .autoResolved,
+                note: "condition no longer detected when judged again for \(person)'s decision "
+                    + "(\(resolution.rawValue)): \(now)",
+                details: ["resolution": resolution.rawValue, "decided_by": person], run: run)
+            _ = try update(SQL.autoResolveStale, ["id": item.id])
+        }
+        return verdict
+    }
+
+    private static func held(_ item: ReviewItem) -> ReviewError {
+        .notJudgedNow(
+            id: item.id, reason: "an upload of its transaction or account is still being verified, so the rules "
+                + "cannot say now whether the finding holds; decide it after the next run")
+    }
+
+    /// Refuses a resolution the item's kind does not allow (SPEC section 6: `granted` on a
+    /// `duplicate_delivery`), saying which it allows.
+    private static func allow(_ resolution: Resolution, on item: ReviewItem) throws {
+        let allowed = item.kind.allowedResolutions
+        guard !allowed.contains(resolution) else { return }
+        throw ReviewError.resolutionNotAllowed(
+            id: item.id, kind: item.kind, resolution: resolution,
+            allowed: Resolution.allCases.filter(allowed.contains))
     }
 
     /// A second person approves the decision waiting on an item (`awaiting_approval` →
@@ -237,14 +317,35 @@ public struct ReviewService {
         // A policy cannot approve: its name (`policy:…`) is no person's name.
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: false)
-        return try connection.transaction {
-            let item = try lockedItem(id)
+        var resolution: Resolution?
+        let decided = try connection.transaction { () throws -> Decided in
+            var item = try lockedItem(id)
             switch item.status {
             case .awaitingApproval:
                 guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
                 try Self.check(seen, against: pending, id: id)
                 guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
-                let draft = try actionDraft(for: item, resolution: pending.resolution)
+                resolution = pending.resolution
+                // Approved, the decision takes effect as it was decided on what is true now, or
+                // not at all (SPEC sections 6 and 17).
+                if pending.resolution.action != nil {
+                    switch try judged(item, by: pending.by, deciding: pending.resolution, run: nil) {
+                    case .holds(let now): item = now
+                    case .gone(let now): return .gone(now)
+                    case .held: throw Self.held(item)
+                    }
+                }
+                let draft: ActionDraft?
+                do {
+                    draft = try actionDraft(for: item, resolution: pending.resolution)
+                } catch ReviewError.actionNotApplicable(_, _, let reason) {
+                    return try sendBack(item, pending: pending, by: person, was: try pendingAction(id), now: reason)
+                }
+                let decidedAction = try pendingAction(id)
+                if pending.resolution.action != nil, decidedAction != draft {
+                    return try sendBack(item, pending: pending, by: person, was: decidedAction,
+                                        now: draft?.description ?? "nothing")
+                }
                 var details = Self.details(pending.resolution, draft)
                 details["decided_by"] = pending.by
                 details["decided_at"] = TimeExpression.format(pending.at)
@@ -254,17 +355,42 @@ public struct ReviewService {
                 Failpoint.pass("review.decide")
                 var message = "approved \(pending.by)'s decision: resolved item \(id) as \(pending.resolution.rawValue)"
                 if let entry { message += "; queued \(Self.describe(entry)) for the app" }
-                return TransitionOutcome(item: updated, changed: true, outbox: entry, message: message)
+                return .done(TransitionOutcome(item: updated, changed: true, outbox: entry, message: message))
             case .resolved where item.approvedBy == person:
-                return TransitionOutcome(
+                return .done(TransitionOutcome(
                     item: item, changed: false, outbox: try outbox(itemID: id),
-                    message: "item \(id) is already approved by \(person); nothing to do")
+                    message: "item \(id) is already approved by \(person); nothing to do"))
             case .open, .inReview, .resolved, .dismissed:
                 throw ReviewError.notAwaitingApproval(id: id, status: item.status)
             case .autoResolved:
                 throw ReviewError.autoResolved(id: id)
             }
         }
+        return try decided.outcome(id: id, resolution: resolution ?? .noAction)
+    }
+
+    /// What the decision waiting on item `id` would make the app do, as its decider was shown it.
+    private func pendingAction(_ id: Int64) throws -> ActionDraft? {
+        guard let text: String = try connection.queryFirst(SQL.pendingAction, ["id": id])?["pending_action"] else {
+            return nil
+        }
+        return try JSONDecoder().decode(ActionDraft.self, from: Data(text.utf8))
+    }
+
+    /// An approval whose decision would now do something else than its decider was shown (`was`):
+    /// nothing takes effect, and the item goes back to open for a person to decide anew.
+    private func sendBack(
+        _ item: ReviewItem, pending: PendingDecision, by person: String, was: ActionDraft?, now: String
+    ) throws -> Decided {
+        let was = was?.description ?? "unknown (decided before this release kept it)"
+        _ = try recordEvent(
+            item, by: person, to: .open,
+            note: "approval refused: what the decision would make the app do changed since it was decided; "
+                + "was \(was), now \(now)",
+            details: ["rejected_resolution": pending.resolution.rawValue, "decided_by": pending.by, "was": was,
+                      "now": now])
+        _ = try update(SQL.reject, ["id": item.id])
+        return .sentBack(was: was, now: now)
     }
 
     /// A second person rejects the decision waiting on an item (`awaiting_approval` → `open`):
@@ -397,13 +523,60 @@ public struct ReviewService {
         try connection.queryFirst(SQL.outboxOfItem, ["item_id": itemID]).map(OutboxEntry.init(row:))
     }
 
-    /// What the app must do for a resolution, from the item and its evidence.
-    struct ActionDraft {
-        var action: OutboxAction
-        var productID: String?
-        var quantity: Int?
-        var fromUserID: String?
-        var toUserID: String?
+    /// What the app must do for a resolution, from the item's finding: the action, Apple's or the
+    /// delivered product, the units, and the accounts it takes from and gives to. A page shows it
+    /// before a person decides and sends it back with the decision; a decision waiting for
+    /// approval keeps it, so the approval takes effect exactly so.
+    public struct ActionDraft: Sendable, Equatable, Codable, CustomStringConvertible {
+        public var action: OutboxAction
+        public var productID: String?
+        public var quantity: Int?
+        public var fromUserID: String?
+        public var toUserID: String?
+
+        public init(action: OutboxAction, productID: String?, quantity: Int?, fromUserID: String?, toUserID: String?) {
+            self.action = action
+            self.productID = productID
+            self.quantity = quantity
+            self.fromUserID = fromUserID
+            self.toUserID = toUserID
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case action
+            case productID = "product_id"
+            case quantity
+            case fromUserID = "from_user_id"
+            case toUserID = "to_user_id"
+        }
+
+        /// `grant coin42 ×1 to u1`, as ``ReviewService/describe(_:)`` says an outbox row.
+        public var description: String {
+            var text = "\(action.rawValue) \(productID ?? "?") ×\(quantity ?? 1)"
+            if let fromUserID { text += " from \(fromUserID)" }
+            if let toUserID { text += " to \(toUserID)" }
+            return text
+        }
+    }
+
+    /// What deciding item `id` as `resolution` would make the app do now, judged again with the
+    /// nightly rules (``resolve(id:resolution:by:note:seen:)``'s judgement), without deciding
+    /// anything but the item's refresh from its finding: what the item page shows beside its
+    /// decision. Nil when the resolution makes the app do nothing; throws what the decision would
+    /// be refused with (its finding gone included, then without auto-resolving it).
+    public func proposedAction(id: Int64, resolution: Resolution) throws -> ActionDraft? {
+        guard resolution.action != nil else { return nil }
+        return try connection.transaction {
+            var item = try lockedItem(id)
+            try Self.allow(resolution, on: item)
+            switch try judgement.judge(item, on: connection) {
+            case .holds(let now): item = now
+            case .gone(let now): throw ReviewError.findingGone(id: id, resolution: resolution, now: now)
+            case .held: throw Self.held(item)
+            }
+            // The item keeps its finding as judged now (what the next run's upsert would write).
+            return try actionDraft(for: item, resolution: resolution)
+        }
     }
 
     /// Granted gives Apple's product to the buyer; revoked takes the delivered goods from the
@@ -506,10 +679,10 @@ public struct ReviewService {
 
     /// A short description of an outbox row (`grant coin42 ×1 to u1`).
     public static func describe(_ entry: OutboxEntry) -> String {
-        var text = "\(entry.action.rawValue) \(entry.productID ?? "?") ×\(entry.quantity ?? 1)"
-        if let from = entry.fromUserID { text += " from \(from)" }
-        if let to = entry.toUserID { text += " to \(to)" }
-        return text
+        ActionDraft(
+            action: entry.action, productID: entry.productID, quantity: entry.quantity, fromUserID: entry.fromUserID,
+            toUserID: entry.toUserID
+        ).description
     }
 
     /// The statements, in `sql/review/`.
@@ -538,6 +711,10 @@ public struct ReviewService {
         static let actionAccounts: SQLFile = "review/action_accounts.sql"
         static let bulkCandidates: SQLFile = "review/bulk_candidates.sql"
         static let bulkSummary: SQLFile = "review/bulk_summary.sql"
+        static let rejudged: SQLFile = "review/rejudged.sql"
+        static let refreshFromFinding: SQLFile = "review/refresh_from_finding.sql"
+        static let autoResolveStale: SQLFile = "review/auto_resolve_stale.sql"
+        static let pendingAction: SQLFile = "review/pending_action.sql"
     }
 
     /// The actor the job itself records (auto-resolutions); no person may take it.

@@ -51,7 +51,8 @@ struct BulkController: Sendable {
         guard let filter = selection.filter else {
             return try await confirmation(selection, context: context, status: .badRequest)
         }
-        let bulk = BulkDecision(filter: filter, person: person, limit: limit, approval: database.approval)
+        let bulk = BulkDecision(filter: filter, person: person, limit: limit, approval: database.approval,
+            judgement: database.judgement)
         let confirmed = form["count"].flatMap(Int.init)
         let seen = form["selection"]
         // The items the person saw must be the ones selected now: what they confirmed is what is
@@ -92,7 +93,8 @@ struct BulkController: Sendable {
         var preview: BulkDecision.Preview?
         var digest = ""
         if let filter = selection.filter {
-            let bulk = BulkDecision(filter: filter, person: context.session.name, limit: limit, approval: database.approval)
+            let bulk = BulkDecision(filter: filter, person: context.session.name, limit: limit, approval: database.approval,
+            judgement: database.judgement)
             (preview, digest) = try await database.run(connection: { connection in
                 let preview = try bulk.preview(on: connection, first: Self.shown)
                 guard preview.items > 0, preview.items <= bulk.limit else { return (preview, "") }

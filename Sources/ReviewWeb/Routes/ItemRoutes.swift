@@ -214,6 +214,19 @@ struct ItemController: Sendable {
             return t.text("error.not_awaiting", ["id": String(id)])
         case .decisionChanged(let id, let resolution, let by):
             return t.text("error.decision_changed", ["id": String(id), "resolution": t.resolution(resolution), "name": by])
+        case .findingGone(let id, let resolution, let now):
+            return t.text("error.finding_gone", ["id": String(id), "resolution": t.resolution(resolution), "now": now])
+        case .notJudgedNow(let id, let reason):
+            return t.text("error.not_judged_now", ["id": String(id), "reason": reason])
+        case .resolutionNotAllowed(let id, let kind, let resolution, let allowed):
+            return t.text("error.resolution_not_allowed", [
+                "id": String(id), "kind": t.kind(kind), "resolution": t.resolution(resolution),
+                "allowed": allowed.map(t.resolution).joined(separator: t["common.list_separator"]),
+            ])
+        case .actionChanged(let id, let was, let now):
+            return t.text("error.action_changed", ["id": String(id), "was": was, "now": now])
+        case .approvalOutdated(let id, let was, let now):
+            return t.text("error.approval_outdated", ["id": String(id), "was": was, "now": now])
         }
     }
 }

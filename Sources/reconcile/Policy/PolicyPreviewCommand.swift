@@ -43,7 +43,9 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
             let policies = try PolicyFile.load(path: path)
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
-            let matches = try PolicyEngine(file: policies, approval: settings.approvalAbove, logger: logger)
+            let matches = try PolicyEngine(
+                file: policies, approval: settings.approvalAbove, judgement: try DecisionJudgement.rules(settings),
+                logger: logger)
                 .preview(on: connection)
             let decided = matches.filter { $0.held == nil }
             if json {

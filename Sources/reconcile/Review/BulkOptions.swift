@@ -72,7 +72,7 @@ struct ItemSelection: ParsableArguments {
         let connection = try Connection(url: settings.databaseURL)
         let bulkDecision = BulkDecision(
             filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit(settings),
-            approval: settings.approvalAbove)
+            approval: settings.approvalAbove, judgement: try DecisionJudgement.rules(settings))
         // What the person confirms by typing the count is exactly these items, not what a run or
         // the receiver opens while they read (with --yes, the filter is what is confirmed).
         let shown = try bulkDecision.confirmable(on: connection)

@@ -17,7 +17,9 @@ struct ReviewDatabaseOptions: ParsableArguments {
     /// Connects and hands back the queue's service, with the settings' approval threshold.
     func service() async throws -> ReviewService {
         let settings = try await settings()
-        return ReviewService(connection: try Connection(url: settings.databaseURL), approval: settings.approvalAbove)
+        return ReviewService(
+            connection: try Connection(url: settings.databaseURL), approval: settings.approvalAbove,
+            judgement: try DecisionJudgement.rules(settings))
     }
 
     /// The settings (environment, else the `--config` file); review commands need no bundle id.
