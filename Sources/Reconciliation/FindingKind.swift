@@ -50,8 +50,9 @@ public enum FindingKind: String, Sendable, CaseIterable, Codable, CustomStringCo
         case .missedDelivery: [.granted, .noAction]
         // Goods are held that Apple did not sell, or no longer sold: take them back.
         case .duplicateDelivery, .refundedDelivery, .unverifiedDelivery, .environmentMismatch: [.revoked, .noAction]
-        // The wrong account holds the goods: move them, or take them back.
-        case .wrongAccount: [.moved, .revoked, .noAction]
+        // The wrong account holds the buyer's goods: move them, take them back, or give the
+        // buyer theirs and leave the other account its credit.
+        case .wrongAccount: [.moved, .granted, .revoked, .noAction]
         // Another product, or other units, than Apple sold: give what is missing or take back
         // what is over.
         case .productMismatch, .quantityMismatch: [.granted, .revoked, .noAction]

@@ -157,8 +157,20 @@ enum ItemPageBuilder {
                 assignee: item.assignee ?? t["item.nobody"], decision: decision, note: item.note, value: value),
             canAct: canAct, claimable: item.status == .open, claimedByMe: item.status == .inReview && !claimedByOther,
             claimedByOther: claimedByOther, closedMessage: closedMessage, awaiting: awaiting, approvedText: approvedText,
-            resolutionOptions: Resolution.allCases.map {
+            resolutionOptions: Resolution.allCases.filter(item.kind.allowedResolutions.contains).map {
                 OptionView(value: $0.rawValue, label: t["resolution_option.\($0.rawValue)"], selected: $0 == suggested)
+            },
+            // What each action would do as the page shows the item, sent back with the decision:
+            // the service refuses it if the action drafted at that moment is another.
+            proposedActions: Resolution.allCases.compactMap { resolution in
+                detail.proposedActions[resolution].map { draft in
+                    ItemPage.ProposedAction(
+                        resolution: resolution.rawValue,
+                        text: t.text("item.would_do", [
+                            "resolution": t.resolution(resolution), "action": describe(draft, t),
+                        ]),
+                        shown: String(decoding: (try? JSONEncoder().encode(draft)) ?? Data(), as: UTF8.self))
+                }
             },
             apple: appleRows, hasApple: !appleRows.isEmpty, buyer: buyer, deliveries: deliveries,
             hasDeliveries: !deliveries.isEmpty, uploads: uploads, hasUploads: !uploads.isEmpty,
@@ -202,9 +214,17 @@ enum ItemPageBuilder {
 
     /// What the app is asked to do, in the reader's words (`Grant coins_600 ×1 to player-42`).
     static func describe(_ entry: OutboxEntry, _ t: Catalog) -> String {
-        t.text("outbox.\(entry.action.rawValue)", [
-            "product": entry.productID ?? "?", "quantity": String(entry.quantity ?? 1),
-            "from": entry.fromUserID ?? "?", "to": entry.toUserID ?? "?",
+        describe(
+            ReviewService.ActionDraft(
+                action: entry.action, productID: entry.productID, quantity: entry.quantity,
+                fromUserID: entry.fromUserID, toUserID: entry.toUserID), t)
+    }
+
+    /// What a decision would ask the app to do, in the reader's words.
+    static func describe(_ draft: ReviewService.ActionDraft, _ t: Catalog) -> String {
+        t.text("outbox.\(draft.action.rawValue)", [
+            "product": draft.productID ?? "?", "quantity": String(draft.quantity ?? 1),
+            "from": draft.fromUserID ?? "?", "to": draft.toUserID ?? "?",
         ])
     }
 }

@@ -314,6 +314,14 @@ struct ItemPage {
     /// `Approved by … on …`, for a decision that needed approval.
     let approvedText: String?
     let resolutionOptions: [OptionView]
+    /// What each action the kind allows would do, shown beside the decision and sent back with it.
+    struct ProposedAction {
+        let resolution: String
+        let text: String
+        /// The action as ``ReviewService/ActionDraft``'s JSON: the form's `shown_<resolution>`.
+        let shown: String
+    }
+    let proposedActions: [ProposedAction]
     let apple: [KeyValue]
     let hasApple: Bool
     let buyer: Buyer?

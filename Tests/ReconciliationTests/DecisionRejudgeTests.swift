@@ -377,12 +377,11 @@ struct DecisionRejudgeTests {
         }
         let outcome = try BulkDecision(filter: ReviewFilter(), person: "mei", approval: .none, judgement: try world.judgement)
             .run(.resolve(.granted), note: "everything", on: world.connection)
-        #expect(outcome.decided == 2)  // the two missed deliveries
+        #expect(outcome.decided == 3)  // the two missed deliveries, and the wrong account's buyer
         #expect(Set(outcome.skipped.map(\.0)) == Set([
             try world.item("T-DUP", .duplicateDelivery), try world.item("T-REF", .refundedDelivery),
-            try world.item("T-WRONG", .wrongAccount),
         ]))
-        #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.action_outbox")[0].decode(Int.self, at: 0) == 2)
+        #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.action_outbox")[0].decode(Int.self, at: 0) == 3)
     }
 
     /// Every kind allows `no_action`, and each allowed action is one its suggested action fits.

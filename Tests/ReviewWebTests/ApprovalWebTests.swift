@@ -73,6 +73,13 @@ struct ApprovalWebTests {
         return page[start..<end].matches(of: hidden).map { (String($0.1), String($0.2)) }
     }
 
+    /// An attribute's value as a browser posts it: the page's HTML escapes undone.
+    static func unescaped(_ value: String) -> String {
+        value.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
     /// The outbox as `<transaction> <action> to=<user> from=<user>` lines, oldest first.
     static func outbox(_ url: String) throws -> [String] {
         try Connection(url: url).query(
@@ -216,6 +223,57 @@ struct ApprovalWebTests {
     }
 
     // MARK: Approval
+
+    /// Issue 36 item 5 on the item page: the page shows what each action would do and sends it
+    /// back with the decision; when a run changed whom the grant goes to after the page was
+    /// shown, the decision is refused (409, the reason in the reader's language) and nothing is
+    /// queued; decided again from the page as it is now, it takes effect.
+    @Test(arguments: ["en", "zh-Hans"])
+    func aDecisionOnAnActionThePageNoLongerShowsIsRefused(language: String) async throws {
+        let item = try id("t-m1")
+        let t = Catalog.of(language == "en" ? .english : .simplifiedChinese)
+        let url = database.url
+        try await withApp { client in
+            let mei = try await ReviewWebTests.login(client, name: "mei")
+            let (_, page) = try await Self.get(client, "/items/\(item)", cookie: mei, language: language)
+            let grant = t.text("outbox.grant", ["product": "coin42", "quantity": "1", "from": "?", "to": "u1"])
+            #expect(page.contains(grant), "\(page)")
+            let shown = try Self.hiddenFields(of: "resolve-form", in: page).map { ($0.0, Self.unescaped($0.1)) }
+            #expect(shown.contains { $0.0 == "shown_granted" })
+            // A run binds the purchase to another account meanwhile.
+            try Connection(url: url).execute(
+                "UPDATE reconcile.review_items SET grant_to_user_id = 'someone-else' WHERE id = $1", [item])
+            let refused = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: mei, shown + [("resolution", "granted")])
+            #expect(refused.status == .conflict)
+            let body = String(buffer: refused.body)
+            #expect(body.contains("grant coin42 ×1 to someone-else") && body.contains("not grant coin42 ×1 to u1"), "\(body)")
+            #expect(try Self.statuses(url)["t-m1"] == "open" && (try Self.outboxRows(url)) == 0)
+            let (_, now) = try await Self.get(client, "/items/\(item)", cookie: mei, language: language)
+            let decided = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: mei,
+                try Self.hiddenFields(of: "resolve-form", in: now).map { ($0.0, Self.unescaped($0.1)) }
+                    + [("resolution", "granted")])
+            #expect(decided.status == .seeOther)
+        }
+        #expect(try Self.outbox(url) == ["t-m1 grant to=someone-else from=-"])
+    }
+
+    /// The item page offers only the resolutions the item's kind allows (issue 36 item 6).
+    @Test func theItemPageOffersOnlyTheResolutionsTheKindAllows() async throws {
+        let item = try id("t-d1")
+        try await withApp { client in
+            let mei = try await ReviewWebTests.login(client, name: "mei")
+            let (_, page) = try await Self.get(client, "/items/\(item)", cookie: mei)
+            #expect(page.contains("<option value=\"revoked\"") && page.contains("<option value=\"no_action\""))
+            #expect(!page.contains("<option value=\"granted\"") && !page.contains("<option value=\"moved\""))
+            let csrf = try await ReviewWebTests.csrf(client, cookie: mei)
+            let refused = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: mei, [("csrf_token", csrf), ("resolution", "granted")])
+            #expect(refused.status == .conflict)
+        }
+        #expect(try outboxRows() == 0)
+    }
 
     @Test(arguments: ["en", "zh-Hans"])
     func aDecisionAboveTheValueWaitsForAnotherPersonOnTheItemPage(language: String) async throws {

@@ -219,6 +219,10 @@ public struct ReviewItemDetail: Sendable {
     /// What the job answered Apple about refund requests for the item's transaction, and what
     /// Apple decided (SPEC section 14), newest first.
     public var consumptionAnswers: [ConsumptionAnswerRecord] = []
+    /// What each resolution the item's kind allows would make the app do, as the item stands
+    /// (the page shows it beside its decision and sends it back with it); a resolution the
+    /// evidence cannot turn into an action is absent.
+    public var proposedActions: [Resolution: ReviewService.ActionDraft] = [:]
 }
 
 /// What a claim, resolve or dismiss did.

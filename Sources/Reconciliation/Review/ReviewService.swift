@@ -68,11 +68,18 @@ public struct ReviewService {
         guard let row = try connection.queryFirst(SQL.detail, ["id": id]) else { throw ReviewError.notFound(id: id) }
         let events = try connection.query(SQL.events, ["id": id]).map(ReviewEvent.init(row:))
         let item = try ReviewItem(row: row)
+        // What a decision would do, for an item still to decide (the page shows it and sends it back).
+        var proposed: [Resolution: ActionDraft] = [:]
+        for resolution in Resolution.allCases where resolution.action != nil
+            && item.kind.allowedResolutions.contains(resolution) && [.open, .inReview].contains(item.status)
+        {
+            proposed[resolution] = try? actionDraft(for: item, resolution: resolution)
+        }
         return ReviewItemDetail(
             item: item, evidence: try row["evidence_text"], events: events, outbox: try outbox(itemID: id),
             consumptionAnswers: try item.transactionID.map {
                 try ConsumptionAnswerRecord.find(transactionIDs: [$0], on: connection)
-            } ?? [])
+            } ?? [], proposedActions: proposed)
     }
 
     /// The item at the top of the working queue (open or in review, most severe, oldest) other

@@ -30,7 +30,11 @@ struct ItemController: Sendable {
                 guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
                     throw HTTPError(.badRequest, message: unchosen)
                 }
-                return try service.resolve(id: id, resolution: resolution, by: person, note: note)
+                // The action the page showed for this resolution (a script may send none).
+                let seen = try form["shown_\(resolution.rawValue)"].map {
+                    try JSONDecoder().decode(ReviewService.ActionDraft.self, from: Data($0.utf8))
+                }
+                return try service.resolve(id: id, resolution: resolution, by: person, note: note, seen: seen)
             }
         }
         routes.post("/items/:id/dismiss") { request, context in
