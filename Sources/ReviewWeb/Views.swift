@@ -431,6 +431,8 @@ struct BulkPage {
     let backHref: String
     let count: Int
     let countText: String
+    /// How many of each kind the selection holds (`3 × Missed delivery`).
+    let kinds: [String]
     let values: [String]
     let firstText: String
     let items: [Row]

@@ -259,6 +259,24 @@ struct ApprovalWebTests {
         #expect(try Self.outbox(url) == ["t-m1 grant to=someone-else from=-"])
     }
 
+    /// Issue 36 item 6 on the queue page: a bulk selection of a missed delivery and a duplicate
+    /// names its kinds, offers only what both allow (no "granted" for the duplicate), and
+    /// preselects nothing; the selection of missed deliveries alone preselects "granted".
+    @Test func theBulkConfirmationNamesItsKindsAndOffersWhatEveryKindAllows() async throws {
+        let t = Catalog.of(.english)
+        let (missed, duplicate) = (try id("t-m1"), try id("t-d1"))
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let (_, mixed) = try await Self.get(client, "/bulk?id=\(missed)&id=\(duplicate)", cookie: cookie)
+            #expect(mixed.contains(t.text("bulk.kind_line", ["kind": t.kind(.missedDelivery), "count": "1"])))
+            #expect(mixed.contains(t.text("bulk.kind_line", ["kind": t.kind(.duplicateDelivery), "count": "1"])))
+            #expect(!mixed.contains("<option value=\"granted\"") && !mixed.contains("<option value=\"revoked\""))
+            #expect(mixed.contains("<option value=\"no_action\"") && mixed.contains("<option value=\"\" selected>"))
+            let (_, alone) = try await Self.get(client, "/bulk?kind=missed_delivery&all=1", cookie: cookie)
+            #expect(alone.contains("<option value=\"granted\" selected>"), "\(alone)")
+        }
+    }
+
     /// The item page offers only the resolutions the item's kind allows (issue 36 item 6).
     @Test func theItemPageOffersOnlyTheResolutionsTheKindAllows() async throws {
         let item = try id("t-d1")

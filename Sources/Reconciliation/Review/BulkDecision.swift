@@ -51,9 +51,18 @@ public struct BulkDecision: Sendable {
         public var unknownValue: Int
         /// The first few, oldest first.
         public var first: [Candidate]
+        /// How many of each kind, kinds in order: a decision the kinds do not all allow is refused
+        /// for the others (``FindingKind/allowedResolutions``), and the confirmation says so.
+        public var byKind: [(kind: FindingKind, items: Int)] = []
+
+        /// The resolutions every kind of the selection allows.
+        public var allowedResolutions: [Resolution] {
+            Resolution.allCases.filter { resolution in byKind.allSatisfy { $0.kind.allowedResolutions.contains(resolution) } }
+        }
 
         public static func == (lhs: Preview, rhs: Preview) -> Bool {
             lhs.items == rhs.items && lhs.unknownValue == rhs.unknownValue && lhs.first == rhs.first
+                && lhs.byKind.map { "\($0.kind) \($0.items)" } == rhs.byKind.map { "\($0.kind) \($0.items)" }
                 && lhs.valueByCurrency.map { "\($0.currency) \($0.items) \($0.amountMilli)" }
                     == rhs.valueByCurrency.map { "\($0.currency) \($0.items) \($0.amountMilli)" }
         }
@@ -131,15 +140,23 @@ public struct BulkDecision: Sendable {
     public func preview(on connection: Connection, first: Int = 5) throws -> Preview {
         let person = try ReviewService.validatedName(person)
         var preview = Preview(items: 0, valueByCurrency: [], unknownValue: 0, first: [])
+        var kinds: [FindingKind: Int] = [:]
         for row in try connection.query(ReviewService.SQL.bulkSummary, values(actor: person)) {
             let items: Int = try row["items"]
             preview.items += items
+            kinds[try row["kind"], default: 0] += items
             if let currency: String = try row["currency"], let amount: Int64 = try row["amount_milli"] {
-                preview.valueByCurrency.append((currency, items, amount))
+                if let last = preview.valueByCurrency.last, last.currency == currency {
+                    preview.valueByCurrency[preview.valueByCurrency.count - 1] =
+                        (currency, last.items + items, last.amountMilli + amount)
+                } else {
+                    preview.valueByCurrency.append((currency, items, amount))
+                }
             } else {
                 preview.unknownValue += items
             }
         }
+        preview.byKind = FindingKind.allCases.compactMap { kind in kinds[kind].map { (kind, $0) } }
         preview.first = try candidates(limit: first, actor: person, on: connection)
         return preview
     }

@@ -120,14 +120,23 @@ struct BulkController: Sendable {
                 transaction: item.transactionID ?? "—", user: item.userID ?? "—", product: item.productID ?? "—",
                 value: value ?? "—")
         }
-        var options = Resolution.allCases.map {
-            OptionView(value: $0.rawValue, label: t["resolution_option.\($0.rawValue)"], selected: $0 == .granted)
+        // Only the resolutions every selected kind allows, and none chosen for the person unless
+        // every kind suggests the same one: "granted" for a selection holding a duplicate would
+        // queue nothing for it, and must not look like the obvious choice (issue 36 item 6).
+        let kinds = preview?.byKind ?? []
+        let suggested = Set(kinds.map(\.kind.suggestedAction)).count == 1
+            ? Resolution.allCases.first { $0.action != nil && $0.action?.rawValue == kinds.first?.kind.suggestedAction.rawValue }
+            : nil
+        var options = [OptionView(value: "", label: t["bulk.choose"], selected: suggested == nil)]
+        options += (preview?.allowedResolutions ?? []).map {
+            OptionView(value: $0.rawValue, label: t["resolution_option.\($0.rawValue)"], selected: $0 == suggested)
         }
         options.append(OptionView(value: "dismiss", label: t["bulk.dismiss_option"], selected: false))
+        let kindLines = kinds.map { t.text("bulk.kind_line", ["kind": t.kind($0.kind), "count": String($0.items)]) }
         let view = BulkPage(
             csrf: context.session.csrfToken, selection: digest, action: "/bulk?" + selection.encoded,
             backHref: "/?" + selection.query.encoded(replacing: ["page": nil]), count: count,
-            countText: t.text("bulk.count", ["count": String(count)]), values: values,
+            countText: t.text("bulk.count", ["count": String(count)]), kinds: kindLines, values: values,
             firstText: t.text("bulk.first", ["count": String(rows.count)]), items: rows,
             canDecide: count > 0 && !tooMany, none: count == 0 ? t["bulk.none"] : nil,
             tooMany: tooMany ? t.text("bulk.too_many", ["count": String(count), "limit": String(limit)]) : nil,
