@@ -123,3 +123,18 @@ VALUES ('2000000990000001', 'player-88', 'coins_600', 1, now() - interval '2 day
 
 -- What the diff stores with each item for a decision.
 \ir planted-item-actions.sql
+
+-- What the granted item was found in (a decision that makes the app act judges its item again with
+-- the nightly rules, SPEC section 6): Apple's transaction, uploaded and verified by player-42, never
+-- credited.
+INSERT INTO reconcile.apple_transactions
+    (transaction_id, original_transaction_id, product_id, product_type, bundle_id, environment, quantity,
+     purchase_date, source, signed_date, price_milli, currency, storefront, ownership_type)
+VALUES ('2000000222222222', '2000000222222222', 'coins_600', 'consumable', 'com.hncs.szj', 'Production', 1,
+        now() - interval '2 days', 'verify_receipt', now() - interval '2 days', 6000, 'CNY', 'CHN', 'PURCHASED');
+INSERT INTO reconcile.receipt_uploads (id, user_id, kind, payload, claimed_transaction_id, device, uploaded_at)
+VALUES (502, 'player-42', 'app_receipt', 'receipt', '2000000222222222',
+        '{"model": "iPhone14,2", "os_version": "17.1", "app_version": "5.1.9"}', now() - interval '2 days' + interval '20 seconds');
+INSERT INTO reconcile.upload_verifications (upload_id, state, bundle_id, environment) VALUES (502, 'verified', 'com.hncs.szj', 'Production');
+INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source)
+VALUES ('2000000222222222', 502, 'player-42', 'verify_receipt');
