@@ -259,23 +259,8 @@ public final class Connection {
     // MARK: Transactions and locks
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    /// Inside a transaction already open on the connection, `body` runs in a savepoint of it
-    /// instead: released when it returns, rolled back to when it throws, and committed or rolled
-    /// back with the enclosing transaction (a batch deciding items one by one in one transaction).
     @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        if isInTransaction {
-            try execute("SAVEPOINT nested")
-            do {
-                let value = try body()
-                try execute("RELEASE SAVEPOINT nested")
-                return value
-            } catch {
-                _ = try? execute("ROLLBACK TO SAVEPOINT nested")
-                _ = try? execute("RELEASE SAVEPOINT nested")
-                throw error
-            }
-        }
         try execute("BEGIN")
         do {
             let value = try body()

@@ -96,8 +96,10 @@ extension Connection {
 
     /// Runs a file of one statement prepared once in this session (``Connection/queryPrepared(_:_:)``).
     @discardableResult
-    public func queryPrepared(_ file: SQLFile, _ values: SQLValues) throws -> [Row] {
-        let statements = try file.bound(values, relations: [:])
+    public func queryPrepared(
+        _ file: SQLFile, _ values: SQLValues, relations: [String: QualifiedRelation] = [:]
+    ) throws -> [Row] {
+        let statements = try file.bound(values, relations: relations)
         guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one statement to prepare") }
         return try queryPrepared(statements[0].sql, statements[0].parameters)
     }

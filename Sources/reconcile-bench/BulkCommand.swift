@@ -90,7 +90,8 @@ struct BulkCommand: AsyncParsableCommand {
             "review", "resolve", "--kind", "missed_delivery", "--resolution", "granted", "--by", actor, "--yes",
             "--limit", "\(limit)",
         ]
-        process.environment = environment
+        // The bundle the planted purchases belong to: the decisions judge their items again.
+        process.environment = environment.merging(["RECONCILE_BUNDLE_IDS": "com.hncs.szj"]) { $1 }
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors

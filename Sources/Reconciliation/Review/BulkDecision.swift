@@ -5,8 +5,7 @@ import Postgres
 /// Deciding many items at once (`review resolve|dismiss` with a filter): the outage day's thousands
 /// of `missed_delivery` items granted by one command. Each item is decided exactly as a single
 /// decision is (``ReviewService/resolve(id:resolution:by:note:seen:)``: one event, one outbox row,
-/// its finding judged again first, in a savepoint of its own, refused if already decided), a
-/// hundred to a transaction, so a command interrupted half-way and run again takes only what is
+/// its finding judged again first, refused if already decided), a hundred to a transaction, so a command interrupted half-way and run again takes only what is
 /// left and repeats nothing.
 public struct BulkDecision: Sendable {
     /// The most items one command decides unless told otherwise (`RECONCILE_BULK_LIMIT`).
@@ -177,8 +176,7 @@ public struct BulkDecision: Sendable {
         return narrowed
     }
 
-    /// Decides every item the filter takes, oldest first, a ``chunk`` of them to a transaction
-    /// and each in a savepoint of its own; `progress` hears after each item how many of how many
+    /// Decides every item the filter takes, oldest first, a ``chunk`` of them to a transaction; `progress` hears after each item how many of how many
     /// are done (committed with the item's chunk; cancelled, the chunk commits what it decided). Refused (`TooMany`) before anything is
     /// decided when the filter takes more than the limit. Cancellation stops between items.
     ///
@@ -226,7 +224,8 @@ public struct BulkDecision: Sendable {
         // A decision that makes the app act judges its item again with the nightly rules (SPEC
         // section 6). Judged one by one, 5,000 items took 5,000 diffs: the items are decided a
         // chunk at a time in one transaction, their transactions judged together once, each
-        // decision in a savepoint of its own (one event, one outbox row, refused alone).
+        // decided as a single decision is (one event, one outbox row, refused alone: a refusal
+        // writes nothing but the item's refresh from its finding).
         let acts = if case .resolve(let resolution) = decision { resolution.action != nil } else { false }
         var done = 0
         for chunk in stride(from: 0, to: candidates.count, by: Self.chunk).map({

@@ -64,11 +64,10 @@ public struct DecisionJudgement: Sendable {
         case .asStored: return .holds(item)
         case .refusing: throw ReviewError.notJudgedNow(id: item.id, reason: "this process decides no review item")
         }
-        let row = try connection.query(
+        // Prepared once a session: a bulk decision reads it for each of its thousands of items.
+        let row = try connection.queryPrepared(
             ReviewService.SQL.rejudged, ["id": item.id], relations: ["deliveries": differ.relations.deliveries])[0]
-        if try row.decode(Bool.self, "holds") {
-            return .holds(try ReviewItem(row: connection.query(ReviewService.SQL.refreshFromFinding, ["id": item.id])[0]))
-        }
+        if try row.decode(Bool.self, "holds") { return .holds(try ReviewItem(row: row)) }
         if try row.decode(Bool.self, "held") { return .held }
         let kindsNow: String? = try row["kinds_now"]
         let unrevoked: String? = try row["ledger_unrevoked"]

@@ -200,7 +200,7 @@ public struct ReviewService {
     ) throws -> TransitionOutcome {
         let person = decider.name
         let note = try Self.note(note, required: false)
-        let decided = try connection.transaction { () throws -> Decided in
+        let decided = try decision { () throws -> Decided in
             var item = try lockedItem(id)
             try decider.admit?(item)
             let waitingAlready = item.status == .awaitingApproval && item.pending?.resolution == resolution
@@ -452,7 +452,7 @@ public struct ReviewService {
     func dismiss(id: Int64, as decider: Decider, note: String?) throws -> TransitionOutcome {
         let person = decider.name
         let note = try Self.note(note, required: true)
-        return try connection.transaction {
+        return try decision {
             let item = try lockedItem(id)
             try decider.admit?(item)
             if let outcome = try undecided(item, unless: item.status == .dismissed && item.resolvedBy == person, {
@@ -470,6 +470,14 @@ public struct ReviewService {
     }
 
     // MARK: Plumbing
+
+    /// Runs a decision's work in a transaction of its own or, inside the caller's (a bulk
+    /// decision's hundred items, judged again together: ``BulkDecision/run(_:note:only:on:confirming:progress:)``),
+    /// as part of it. A refusal there leaves at most the item's refresh from its finding as
+    /// judged now, which is what the next run would write.
+    private func decision<T>(_ body: () throws -> T) throws -> T {
+        connection.isInTransaction ? try body() : try connection.transaction(body)
+    }
 
     /// Refuses an approval or rejection from a page that showed another decision than `pending`.
     private static func check(_ seen: SeenDecision?, against pending: PendingDecision, id: Int64) throws {
@@ -719,7 +727,6 @@ public struct ReviewService {
         static let bulkCandidates: SQLFile = "review/bulk_candidates.sql"
         static let bulkSummary: SQLFile = "review/bulk_summary.sql"
         static let rejudged: SQLFile = "review/rejudged.sql"
-        static let refreshFromFinding: SQLFile = "review/refresh_from_finding.sql"
         static let autoResolveStale: SQLFile = "review/auto_resolve_stale.sql"
         static let pendingAction: SQLFile = "review/pending_action.sql"
     }
