@@ -540,13 +540,34 @@ public struct ReviewService {
         static let bulkSummary: SQLFile = "review/bulk_summary.sql"
     }
 
-    /// The actor the job itself records (auto-resolutions); no person may take it.
+    /// The actor the job itself records (a run's items and auto-resolutions, the desk's lookups);
+    /// no person may take it.
     public static let jobActor = "reconcile"
+    /// The actor the notification receiver records (its passes' auto-resolutions); no person may
+    /// take it.
+    public static let receiverActor = "receiver"
+    /// Every name the product acts under, which no person may take (``validatedName(_:)``): the
+    /// job's and the receiver's, and every name starting with a policy's prefix
+    /// (``PolicyRule/actorPrefix``: `policy:<rule>`). Compared without regard to case, accents or
+    /// character width (`Receiver`, `ＲＥＣＯＮＣＩＬＥ`, `Policy：x`), after trimming.
+    public static let reservedNames = [jobActor, receiverActor]
+    public static let reservedPrefixes = [PolicyRule.actorPrefix]
+
+    /// The reserved name or prefix that `name` (trimmed) is, or starts with; nil for a person's name.
+    public static func reservation(of name: String) -> String? {
+        func folded(_ text: String) -> String {
+            text.trimmingCharacters(in: .whitespacesAndNewlines)
+                .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        }
+        let name = folded(name)
+        return reservedNames.first { folded($0) == name } ?? reservedPrefixes.first { name.hasPrefix(folded($0)) }
+    }
 
     /// A trimmed, non-empty actor name, or `ReviewError.invalidInput`: at most
     /// ``maximumNameLength`` Unicode scalars (a cluster of combining marks counts for each of
     /// them), no control or format characters (bidi overrides and isolates, zero-width joiners,
-    /// U+0600 prefixes: a name must read as what it is), and not the job's own name.
+    /// U+0600 prefixes: a name must read as what it is), and none the product acts under
+    /// (``reservedNames``, ``reservedPrefixes``).
     public static func validatedName(_ raw: String) throws -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw ReviewError.invalidInput("a name is required (who is deciding?)") }
@@ -560,14 +581,14 @@ public struct ReviewService {
         }) else {
             throw ReviewError.invalidInput("a name cannot hold control or invisible formatting characters")
         }
-        guard name.lowercased() != jobActor else {
-            throw ReviewError.invalidInput("\(jobActor) is reserved for the job itself; use your own name")
+        switch reservation(of: name) {
+        case nil: return name
+        case let prefix? where reservedPrefixes.contains(prefix):
+            throw ReviewError.invalidInput("names starting with \(prefix) are the policies'; use your own name")
+        case let reserved?:
+            throw ReviewError.invalidInput("\(reserved) is the product's own name (\(reservedNames.joined(separator: ", ")) "
+                + "and \(reservedPrefixes.map { $0 + "…" }.joined(separator: ", ")) are reserved); use your own name")
         }
-        guard !name.lowercased().hasPrefix(PolicyRule.actorPrefix) else {
-            throw ReviewError.invalidInput(
-                "names starting with \(PolicyRule.actorPrefix) are the policies'; use your own name")
-        }
-        return name
     }
 
     /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as
