@@ -26,6 +26,9 @@ public struct BulkDecision: Sendable {
     /// `RECONCILE_APPROVAL_ABOVE`: items above it go to `awaiting_approval`, as a single decision's
     /// would (``ReviewService/approval``).
     public var approval: ApprovalThreshold
+    /// The command line's operating-system login, recorded with each decision
+    /// (``ReviewService/osLogin``); nil for the pages.
+    public var osLogin: String?
 
     public init(filter: ReviewFilter, person: String, limit: Int = BulkDecision.defaultLimit, approval: ApprovalThreshold) {
         self.filter = filter
@@ -191,7 +194,8 @@ public struct BulkDecision: Sendable {
             throw TooMany(matching: try preview(on: connection, first: 0).items, limit: limit)
         }
         if let digest, digest != Self.digest(candidates) { throw SelectionChanged() }
-        let service = ReviewService(connection: connection, approval: approval)
+        var service = ReviewService(connection: connection, approval: approval)
+        service.osLogin = osLogin
         // Checked on the locked item, in its decision's transaction: an item is taken only while it is
         // open or claimed by this person (bulk_candidates.sql's rule, which held when it was listed).
         let decider = ReviewService.Decider(name: person, admit: { item in

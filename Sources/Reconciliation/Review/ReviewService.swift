@@ -22,8 +22,15 @@ public struct ReviewService {
     private let connection: Connection
     /// `RECONCILE_APPROVAL_ABOVE`: a decision above it waits for a second person. Every decider
     /// (a person, a bulk command, a policy) comes through ``resolve(id:resolution:by:note:)``, so
-    /// the gate is here and nowhere else.
+    /// the gate is here and nowhere else. A decision applies the stricter of this and the threshold
+    /// recorded in the database, which it records first where this one is stricter
+    /// (``ApprovalThreshold/record(on:by:)``).
     public let approval: ApprovalThreshold
+    /// The operating-system login of whoever runs the command line (where `--by` is only a claim),
+    /// recorded with every event this service writes and with a decision that waits; an approval
+    /// from the login that made the decision is refused like one's own. Nil for the pages (their
+    /// session proves the name) and the job.
+    public var osLogin: String?
 
     /// A service on one connection; use it from one task at a time, like the connection. The
     /// threshold has no default on purpose: whoever builds a service says which one holds
@@ -193,6 +200,8 @@ public struct ReviewService {
                 return outcome
             }
             let draft = try actionDraft(for: item, resolution: resolution)
+            let approval = draft == nil ? approval : try approval.record(
+                on: connection, by: ApprovalThreshold.process("decision by \(person)", login: osLogin))
             if draft != nil, approval.isExceeded(by: item.value) {
                 _ = try recordEvent(
                     item, by: person, to: .awaitingApproval, note: note,
@@ -200,7 +209,8 @@ public struct ReviewService {
                               "value": item.value?.text() ?? "unknown"],
                     run: decider.runID)
                 let updated = try update(
-                    SQL.awaitApproval, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
+                    SQL.awaitApproval,
+                    ["id": id, "resolution": resolution.rawValue, "person": person, "note": note, "os_login": osLogin])
                 Failpoint.pass("review.decide")
                 return TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
@@ -244,6 +254,12 @@ public struct ReviewService {
                 guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
                 try Self.check(seen, against: pending, id: id)
                 guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
+                // On the command line the name is only a claim: the login that decided cannot approve.
+                if let osLogin, let row = try connection.queryFirst(SQL.pendingOSLogin, ["id": id]),
+                    let decidedFrom = try row["pending_os_login", as: String?.self], osLogin == decidedFrom
+                {
+                    throw ReviewError.ownDecision(id: id, by: "\(pending.by) from the operating-system login \(decidedFrom)")
+                }
                 let draft = try actionDraft(for: item, resolution: pending.resolution)
                 var details = Self.details(pending.resolution, draft)
                 details["decided_by"] = pending.by
@@ -365,7 +381,8 @@ public struct ReviewService {
         try connection.query(
             SQL.recordEvent,
             ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
-             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run]
+             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run,
+             "os_login": osLogin]
         )[0].decode(Int64.self, at: 0)
     }
 
@@ -538,6 +555,7 @@ public struct ReviewService {
         static let actionAccounts: SQLFile = "review/action_accounts.sql"
         static let bulkCandidates: SQLFile = "review/bulk_candidates.sql"
         static let bulkSummary: SQLFile = "review/bulk_summary.sql"
+        static let pendingOSLogin: SQLFile = "review/pending_os_login.sql"
     }
 
     /// The actor the job itself records (a run's items and auto-resolutions, the desk's lookups);
