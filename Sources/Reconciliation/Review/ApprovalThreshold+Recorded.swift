@@ -31,15 +31,15 @@ extension ApprovalThreshold {
     /// Runs in the caller's transaction, if any (a decision's). Nothing is written when the
     /// recorded threshold is as strict already, so decisions do not queue on its rows; a limit
     /// higher than the recorded one never replaces it (an operator raises or removes one:
-    /// ``replaceRecorded(with:on:by:)``).
+    /// ``replaceRecorded(with:on:by:)``). `process` is asked only when something is written.
     @discardableResult
-    public func record(on connection: Connection, by process: String) throws -> ApprovalThreshold {
+    public func record(on connection: Connection, by process: @autoclosure () -> String) throws -> ApprovalThreshold {
         let recorded = try Self.recorded(on: connection)
         let lower = milliByCurrency.filter { currency, limit in recorded.milliByCurrency[currency].map { limit < $0 } ?? true }
             .sorted { $0.key < $1.key }
         if !lower.isEmpty {
             try connection.execute(
-                SQL.record, ["currencies": lower.map(\.key), "above_millis": lower.map(\.value), "recorded_by": process])
+                SQL.record, ["currencies": lower.map(\.key), "above_millis": lower.map(\.value), "recorded_by": process()])
         }
         return stricter(recorded)
     }
