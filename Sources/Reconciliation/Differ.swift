@@ -293,7 +293,7 @@ public struct Differ: Sendable {
     /// `last_seen_run` stays the last run that judged them (82_queue_auto_resolve.sql reads the
     /// scope, not that column).
     public func upsertQueue(
-        runID: Int64, resolving: GoneItems = .inScope, actor: String = "reconcile", on connection: Connection
+        runID: Int64, resolving: GoneItems = .inScope, actor: String = ReviewService.jobActor, on connection: Connection
     ) throws -> QueueChanges {
         let only: [String]? = if case .only(let transactions) = resolving { transactions } else { nil }
         var stages = Stages(

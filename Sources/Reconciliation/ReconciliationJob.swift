@@ -61,6 +61,7 @@ public struct ReconciliationJob: Sendable {
         let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
         let connection = try Connection(url: settings.databaseURL)
         try Schema.requireUpToDate(connection)
+        if !options.dryRun { try settings.approvalAbove.recordAtStart("run", on: connection) }
         guard try await Self.takeRunLock(connection) else {
             throw RunLockedError(holder: try RunLedger.runningRun(on: connection))
         }

@@ -15,6 +15,9 @@ actor SessionStore {
         var expires: Date
         /// The end of the session however busy it is (its absolute lifetime).
         let ends: Date
+        /// The session whose login link made this one (nil for a login): logging that one out
+        /// ends this one too.
+        var madeBy: String? = nil
         /// A one-shot message shown on the next page (what the last action did).
         var flash: Flash?
         /// The language chosen with the switch; nil follows the browser.
@@ -36,6 +39,8 @@ actor SessionStore {
         let expires: Date
         /// The end of the session that made the link, which the link's session keeps.
         let ends: Date
+        /// The session that made the link.
+        let madeBy: String
     }
 
     private var sessions: [String: Session] = [:]
@@ -53,8 +58,9 @@ actor SessionStore {
         self.now = now
     }
 
-    /// A new session, ending after the absolute lifetime or at `ends` if sooner.
-    func create(name: String, language: Language? = nil, ends: Date = .distantFuture) -> Session {
+    /// A new session, ending after the absolute lifetime or at `ends` if sooner; `madeBy` is the
+    /// session whose login link made it.
+    func create(name: String, language: Language? = nil, ends: Date = .distantFuture, madeBy: String? = nil) -> Session {
         purge()
         if sessions.count >= capacity, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
             sessions[oldest.id] = nil
@@ -63,7 +69,8 @@ actor SessionStore {
         let ends = min(now.addingTimeInterval(absoluteLifetime), ends)
         let session = Session(
             id: Self.randomToken(), name: name, csrfToken: Self.randomToken(),
-            expires: min(now.addingTimeInterval(idleLifetime), ends), ends: ends, flash: nil, language: language)
+            expires: min(now.addingTimeInterval(idleLifetime), ends), ends: ends, madeBy: madeBy, flash: nil,
+            language: language)
         sessions[session.id] = session
         return session
     }
@@ -81,8 +88,20 @@ actor SessionStore {
         return session
     }
 
+    /// Ends a session (logging out, or a new login in its browser), and with it every session its
+    /// login links made, theirs in turn, and the links it made not yet used: a link's session never
+    /// outlives the logout of the session that made it.
     func remove(id: String) {
-        sessions[id] = nil
+        var ending: Set<String> = [id]
+        var next: [String] = [id]
+        while let parent = next.popLast() {
+            for (child, session) in sessions where session.madeBy == parent && !ending.contains(child) {
+                ending.insert(child)
+                next.append(child)
+            }
+        }
+        for id in ending { sessions[id] = nil }
+        tickets = tickets.filter { !ending.contains($0.value.madeBy) }
     }
 
     func setFlash(_ flash: Flash, for id: String) {
@@ -107,7 +126,8 @@ actor SessionStore {
         purge()
         let id = Self.randomToken()
         tickets[id] = Ticket(
-            name: session.name, next: next, expires: min(now().addingTimeInterval(60), session.ends), ends: session.ends)
+            name: session.name, next: next, expires: min(now().addingTimeInterval(60), session.ends), ends: session.ends,
+            madeBy: session.id)
         return id
     }
 
@@ -115,7 +135,7 @@ actor SessionStore {
     /// nil when unknown, used or expired.
     func redeem(ticket id: String) -> (Session, next: String)? {
         guard let ticket = tickets.removeValue(forKey: id), ticket.expires > now() else { return nil }
-        return (create(name: ticket.name, ends: ticket.ends), ticket.next)
+        return (create(name: ticket.name, ends: ticket.ends, madeBy: ticket.madeBy), ticket.next)
     }
 
     private func purge() {

@@ -66,12 +66,14 @@ struct LookupCommand: AsyncParsableCommand {
     func run() async throws {
         let query = try query()
         let picture = try await common.run { logger in
+            // The items `--enqueue` opens name who asked: a person's name, never one the product acts under.
+            let actor = enqueue ? try ReviewService.validatedName(ActorName.resolve(nil)) : ActorName.resolve(nil)
             let settings = try await config.settings()
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
             return try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { _, api in
                 try await DeskService(settings: settings, serverAPI: api, logger: logger)
-                    .lookup(query, enqueue: enqueue, actor: ActorName.resolve(nil), on: connection)
+                    .lookup(query, enqueue: enqueue, actor: actor, on: connection)
             }
         }
         if json {

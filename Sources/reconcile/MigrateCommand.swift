@@ -32,6 +32,7 @@ struct MigrateCommand: AsyncParsableCommand {
             let settings = try await config.settings(requireBundleIDs: false)
             let connection = try Connection(url: settings.databaseURL)
             let outcome = try Schema.migrate(connection)
+            try settings.approvalAbove.recordAtStart("migrate", on: connection)
             if outcome.applied.isEmpty {
                 print("schema reconcile is up to date (\(outcome.alreadyApplied.count) migrations applied)")
             } else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Postgres
 import Reconciliation
 import ReviewWeb
 
@@ -41,6 +42,12 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         try await common.run(label: "reconcile.serve") { logger in
             let settings = try await config.settings(requireBundleIDs: false)
+            // Recorded before the first page: a shell without the setting applies it from now on.
+            if settings.approvalAbove.isEnabled {
+                let connection = try Connection(url: settings.databaseURL)
+                try Schema.requireUpToDate(connection)
+                try settings.approvalAbove.recordAtStart("serve", on: connection)
+            }
             let users: WebUsers?
             do {
                 users = try settings.webUsersFile.map(WebUsers.load(path:))

@@ -53,6 +53,7 @@ struct BulkDecisionTests {
     /// each uploaded and verified by its buyer, and the duplicate's two credits, so that a
     /// decision, which judges its item again with the nightly rules (SPEC section 6), finds each
     /// finding still there.
+    /// Run again after a test adds items or changes their value: Apple's price follows the item's.
     static func plantInputs(on connection: Connection) throws {
         try connection.execute(
             """
@@ -62,38 +63,44 @@ struct BulkDecisionTests {
             SELECT transaction_id, transaction_id, product_id, 'com.hncs.szj', 'Production', 1,
                    now() - interval '2 days', 'jws', now() - interval '2 days', amount_milli, currency
               FROM reconcile.review_items
+            ON CONFLICT (transaction_id) DO UPDATE SET price_milli = EXCLUDED.price_milli, currency = EXCLUDED.currency
             """)
         try connection.execute(
             """
             INSERT INTO reconcile.receipt_uploads (id, user_id, kind, payload, claimed_transaction_id, uploaded_at)
             SELECT id, user_id, 'signed_transaction', 'payload', transaction_id, now() - interval '2 days'
               FROM reconcile.review_items
+            ON CONFLICT (id) DO NOTHING
             """)
         try connection.execute(
             """
             INSERT INTO reconcile.upload_verifications (upload_id, state, bundle_id, environment, first_run_id, last_run_id)
-            SELECT id, 'verified', 'com.hncs.szj', 'Production', 1, 1 FROM reconcile.review_items
+            SELECT r.id, 'verified', 'com.hncs.szj', 'Production', 1, 1 FROM reconcile.review_items r
+             WHERE NOT EXISTS (SELECT 1 FROM reconcile.upload_verifications v WHERE v.upload_id = r.id)
             """)
         try connection.execute(
             """
             INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source, run_id)
-            SELECT transaction_id, id, user_id, 'jws', 1 FROM reconcile.review_items
+            SELECT r.transaction_id, r.id, r.user_id, 'jws', 1 FROM reconcile.review_items r
+             WHERE NOT EXISTS (SELECT 1 FROM reconcile.transaction_claims c WHERE c.upload_id = r.id)
             """)
         try connection.execute(
             """
             INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
-            VALUES ('DUP', 'player-1', 'coins_600', 1, now() - interval '2 days'),
-                   ('DUP', 'player-1', 'coins_600', 1, now() - interval '2 days')
+            SELECT 'DUP', 'player-1', 'coins_600', 1, now() - interval '2 days' FROM generate_series(1, 2)
+             WHERE NOT EXISTS (SELECT 1 FROM reconcile.deliveries WHERE transaction_id = 'DUP')
             """)
     }
 
     static let outage = ["--kind", "missed_delivery", "--run", "1", "--max-amount", "6", "--currency", "cny"]
 
+    /// `reconcile review ARGUMENTS` (or `command` instead of `review`) on `database`.
     static func reconcile(
-        _ arguments: [String], _ database: TestDatabase, environment: [String: String] = [:]
+        _ arguments: [String], _ database: TestDatabase, environment: [String: String] = [:],
+        command: [String] = ["review"]
     ) async throws -> (Int32, String, String) {
         let result = try await DeskCommandLineTests.reconcile(
-            ["review"] + arguments,
+            command + arguments,
             environment: environment.merging(["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj"]) { $1 },
             label: "bulk")
         return (result.status, result.out, result.err)
@@ -158,7 +165,7 @@ struct BulkDecisionTests {
         var filter = ReviewFilter()
         filter.kinds = [.missedDelivery]
         filter.runID = 1
-        filter.maxAmountMilli = 6_000
+        filter.maxAmountMilliByCurrency = ["CNY": 6_000]
         filter.currency = "CNY"
         let bulk = BulkDecision(filter: filter, person: "mei", approval: .none, judgement: .asStored)
         #expect(try bulk.preview(on: connection).items == 400)
@@ -179,7 +186,7 @@ struct BulkDecisionTests {
         var filter = ReviewFilter()
         filter.kinds = [.missedDelivery]
         filter.runID = 1
-        filter.maxAmountMilli = 6_000
+        filter.maxAmountMilliByCurrency = ["CNY": 6_000]
         filter.currency = "CNY"
         return filter
     }
@@ -261,6 +268,87 @@ struct BulkDecisionTests {
         let status = try connection.query(
             "SELECT status FROM reconcile.review_items WHERE transaction_id = 'DUP'")[0].decode(String.self, at: 0)
         #expect(status == "dismissed")
+    }
+
+    /// Issue 36 item 8: SPEC section 17's command line. `--max-amount CUR=N`, repeatable, bounds
+    /// each currency it names, several in one batch (an item in another currency never matches);
+    /// `--dry-run --json` prints `{"count", "amount", "ids"}`, amounts in major units. The first
+    /// form, `--max-amount N --currency C`, is C's bound; a bare amount without a currency is
+    /// refused, for it took a US$29.99 item with the ¥30 ones.
+    @Test func theContractsMaxAmountPerCurrencyAndTheDryRunsJSON() async throws {
+        let (database, connection) = try Self.outageDay("bulk_contract", count: 4)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, user_id, product_id, suggested_action, evidence,
+                 first_seen_run, last_seen_run, amount_milli, currency, grant_to_user_id, grant_product_id, grant_quantity)
+            SELECT 'missed_delivery:' || t, 'missed_delivery', 'high', 'open', t, 'player-us', 'coins_600', 'grant', '{}',
+                   1, 1, amount, 'USD', 'player-us', 'coins_600', 1
+              FROM (VALUES ('DOLLAR', 29990), ('FIVER', 5000)) x(t, amount)
+            """)
+        try Self.plantInputs(on: connection)
+        let ids = try connection.query(
+            "SELECT id FROM reconcile.review_items WHERE transaction_id IN ('OUT-1', 'OUT-2', 'OUT-3', 'OUT-4', 'FIVER') ORDER BY id"
+        ).map { try $0.decode(Int64.self, at: 0) }
+        let resolve = ["resolve", "--resolution", "granted", "--by", "mei", "--kind", "missed_delivery", "--run", "1"]
+        func preview(_ arguments: [String]) async throws -> [String: Any] {
+            let result = try await Self.reconcile(resolve + ["--dry-run", "--json"] + arguments, database)
+            #expect(result.0 == 0, "\(arguments): \(result.2)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.1.utf8))
+            return try #require(object as? [String: Any], "\(result.1)")
+        }
+
+        let both = try await preview(["--max-amount", "CNY=6", "--max-amount", "usd=5"])
+        #expect(both["count"] as? Int == 5)
+        #expect(both["amount"] as? [String: Double] == ["CNY": 24, "USD": 5])
+        #expect(both["ids"] as? [Int64] == ids)
+        #expect(Set(both.keys) == ["count", "amount", "ids"])
+        #expect(try Self.decided(connection).events == 0, "a dry run decides nothing")
+
+        let dollars = try await preview(["--max-amount", "30", "--currency", "USD"])
+        #expect(dollars["count"] as? Int == 2 && dollars["amount"] as? [String: Double] == ["USD": 34.99], "\(dollars)")
+        let yuan = try await preview(["--max-amount", "CNY=30"])
+        #expect(yuan["count"] as? Int == 5 && yuan["amount"] as? [String: Double] == ["CNY": 30.01], "\(yuan)")
+
+        let bare = try await Self.reconcile(resolve + ["--dry-run", "--max-amount", "30"], database)
+        #expect(bare.0 == 64 && bare.2.contains("name its currency"), "\(bare.2)")
+        for arguments in [
+            ["--yes", "--json", "--max-amount", "CNY=6"], ["--dry-run", "--max-amount", "CNY=6", "--currency", "USD"],
+            ["--dry-run", "--max-amount", "CNY=6", "--max-amount", "cny=7"], ["--dry-run", "--max-amount", "C1=6"],
+            ["--dry-run", "--max-amount", "CNY=-6"],
+        ] {
+            let refused = try await Self.reconcile(resolve + arguments, database)
+            #expect(refused.0 == 64, "\(arguments): \(refused.2)")
+        }
+
+        let done = try await Self.reconcile(resolve + ["--yes", "--max-amount", "CNY=6", "--max-amount", "USD=5"], database)
+        #expect(done.0 == 0 && done.1.contains("5 item(s) resolved by mei"), "\(done.1) \(done.2)")
+        let open = try connection.query(
+            "SELECT transaction_id FROM reconcile.review_items WHERE transaction_id IN ('DOLLAR', 'PRICIER', 'YEN') AND status = 'open' ORDER BY 1"
+        ).map { try $0.decode(String.self, at: 0) }
+        #expect(open == ["DOLLAR", "PRICIER", "YEN"], "US$29.99 is over USD=5, ¥6.01 over CNY=6, yen not named")
+    }
+
+    /// Issue 36 item 20: `--by receiver` (the name the receiver's own events carry) is refused on
+    /// the command line like `reconcile` and `policy:…`, for a decision and for an outbox ack.
+    @Test func theCommandLineRefusesTheProductsOwnNames() async throws {
+        let (database, connection) = try Self.outageDay("bulk_reserved_names", count: 1)
+        let id = try ApprovalTests.item("OUT-1", connection)
+        for name in ["receiver", " Receiver ", "RECONCILE", "policy:routine"] {
+            let resolved = try await Self.reconcile(["resolve", String(id), "--resolution", "granted", "--by", name], database)
+            #expect(resolved.0 == 64, "\(name): \(resolved.1) \(resolved.2)")
+            let bulk = try await Self.reconcile(
+                ["resolve", "--resolution", "granted", "--by", name, "--yes", "--kind", "missed_delivery"], database)
+            #expect(bulk.0 == 64, "\(name): \(bulk.1) \(bulk.2)")
+        }
+        #expect(try Self.decided(connection).events == 0)
+        let granted = try await Self.reconcile(["resolve", String(id), "--resolution", "granted", "--by", "mei"], database)
+        #expect(granted.0 == 0, "\(granted.2)")
+        let row = try #require(try connection.query("SELECT id FROM reconcile.action_outbox").first).decode(Int64.self, at: 0)
+        let ack = try await Self.reconcile(["ack", String(row), "--by", "receiver"], database, command: ["outbox"])
+        #expect(ack.0 == 64, "\(ack.1) \(ack.2)")
+        let consumed = try connection.query("SELECT consumed_by FROM reconcile.action_outbox WHERE id = $1", [row])
+        #expect(try consumed.first?.decode(String?.self, at: 0) == .some(nil), "not acked")
     }
 
     /// A confirmed selection is named by its items, not their count: the digest changes when an
@@ -362,6 +450,9 @@ struct BulkDecisionTests {
         #expect(own.0 == 1 && own.2.contains("cannot approve their own decision"), "\(own.1) \(own.2)")
         #expect(try Self.decided(connection).outbox == 38, "refused, nothing changed")
 
+        // Tom approves from his own login (this test runs every command as one: issue 36 item 4).
+        try connection.execute(
+            "UPDATE reconcile.review_items SET pending_os_login = 'mei-login' WHERE status = 'awaiting_approval'")
         let approved = try await Self.reconcile(["approve", String(ids[0]), "--by", "tom"], database, environment: approval)
         #expect(approved.0 == 0 && approved.1.contains("approved mei's decision"), "\(approved.1) \(approved.2)")
         #expect(approved.1.contains("queued grant coins_600 ×1 to player-1"), "\(approved.1)")

@@ -184,6 +184,38 @@ struct ReviewServiceTests {
         #expect(throws: ReviewError.notFound(id: 999_999)) { try service.detail(id: 999_999) }
     }
 
+    /// Issue 36 item 20: no person acts under a name the product acts under: the job's
+    /// (`reconcile`), the receiver's (`receiver`, which its passes' events carry) and the policies'
+    /// (`policy:…`), whatever their case, surrounding whitespace or character width.
+    @Test(arguments: [
+        "receiver", "Receiver", " RECEIVER ", "\treceiver\n", "ｒｅｃｅｉｖｅｒ", "reconcile", " Reconcile", "ＲＥＣＯＮＣＩＬＥ",
+        "policy:x", "Policy:routine", " POLICY:", "policy：x",
+    ])
+    func theProductsOwnNamesAreReserved(name: String) throws {
+        let events = "SELECT count(*) FROM reconcile.review_events WHERE review_item_id = $1"
+        let before = try count(events, [try id("t-m1")])
+        #expect(ReviewService.reservation(of: name) != nil, "\(name)")
+        #expect(throws: ReviewError.self) { try ReviewService.validatedName(name) }
+        #expect(throws: ReviewError.self) {
+            try service.resolve(id: try id("t-m1"), resolution: .noAction, by: name, note: nil)
+        }
+        #expect(throws: ReviewError.self) { try ActionOutbox(connection: connection).ack([1], by: name) }
+        #expect(try count(events, [try id("t-m1")]) == before, "nothing recorded")
+    }
+
+    @Test(arguments: ["receivers", "the receiver", "reconciler", "mei", "policy", "policyholder"])
+    func namesThatOnlyResembleThemAreAPersons(name: String) throws {
+        #expect(ReviewService.reservation(of: name) == nil)
+        #expect(try ReviewService.validatedName(" \(name) ") == name)
+    }
+
+    /// One list: every actor the product writes is in it.
+    @Test func theReservedListHoldsEveryActorTheProductWrites() {
+        #expect(ReviewService.reservedNames.contains(ReviewService.jobActor))
+        #expect(ReviewService.reservedNames.contains(ReviewService.receiverActor))
+        #expect(ReviewService.reservedPrefixes == [PolicyRule.actorPrefix])
+    }
+
     // MARK: Reading
 
     @Test func listFiltersAndPages() throws {

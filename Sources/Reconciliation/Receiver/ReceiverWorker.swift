@@ -259,7 +259,7 @@ public struct ReceiverWorker: Sendable {
         return try connection.transaction {
             try differ.computeFindings(parameters, evidence: true, on: connection)
             let changes = try differ.upsertQueue(
-                runID: runID, resolving: .only(transactions), actor: "receiver", on: connection)
+                runID: runID, resolving: .only(transactions), actor: ReviewService.receiverActor, on: connection)
             try connection.execute(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
             Failpoint.pass("receiver.judge")
             return changes

@@ -8,6 +8,10 @@ import Foundation
 /// currency the setting does not name) waits too: the setting exists so that no one person moves
 /// value unchecked, and a value nobody can read is not known to be below the line. Set a limit for
 /// every currency the app sells in. Without the setting (``none``) nothing waits.
+///
+/// Every process configured with it records it in the database (``record(on:by:)``), and a
+/// decision applies the stricter of its own and the recorded one (``ReviewService``), so a shell,
+/// a `serve` or a receiver started without the setting cannot skip approval.
 public struct ApprovalThreshold: Sendable, Equatable, CustomStringConvertible {
     /// The limit per currency (upper-case ISO code), in milliunits.
     public var milliByCurrency: [String: Int64]
@@ -44,6 +48,14 @@ public struct ApprovalThreshold: Sendable, Equatable, CustomStringConvertible {
         guard isEnabled else { return false }
         guard let value, let limit = milliByCurrency[value.currency.uppercased()] else { return true }
         return value.milli > limit
+    }
+
+    /// The stricter of this threshold and `other` (SPEC section 17: a decision applies the stricter
+    /// of its own setting and the recorded one): per currency, the lower limit; a currency only one
+    /// of them names, that one's limit. An item in a currency neither names still waits, as the
+    /// type's comment says.
+    public func stricter(_ other: ApprovalThreshold) -> ApprovalThreshold {
+        ApprovalThreshold(milliByCurrency: milliByCurrency.merging(other.milliByCurrency, uniquingKeysWith: min))
     }
 
     /// `CNY=648.00,USD=99.00`, currencies in order.

@@ -28,6 +28,9 @@ public struct BulkDecision: Sendable {
     public var approval: ApprovalThreshold
     /// How each decision judges its item again first, as a single decision's does.
     var judgement: DecisionJudgement
+    /// The command line's operating-system login, recorded with each decision
+    /// (``ReviewService/osLogin``); nil for the pages.
+    public var osLogin: String?
 
     public init(
         filter: ReviewFilter, person: String, limit: Int = BulkDecision.defaultLimit, approval: ApprovalThreshold,
@@ -236,7 +239,8 @@ public struct BulkDecision: Sendable {
                 let judged = acts
                     ? try judgement.judgingOnce(chunk.compactMap(\.transactionID), on: connection) ?? judgement
                     : judgement
-                let service = ReviewService(connection: connection, approval: approval, judgement: judged)
+                var service = ReviewService(connection: connection, approval: approval, judgement: judged)
+                service.osLogin = osLogin
                 for candidate in chunk {
                     if Task.isCancelled { break }
                     do {

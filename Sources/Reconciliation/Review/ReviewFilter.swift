@@ -23,9 +23,10 @@ public struct ReviewFilter: Sendable, Equatable {
     public var until: Date?
     /// First detected by this run.
     public var runID: Int64?
-    /// Worth at most this much (milliunits of the item's currency); an item of unknown value is
-    /// left out.
-    public var maxAmountMilli: Int64?
+    /// Worth at most this much, per currency (upper-case ISO code → milliunits), as a policy's
+    /// `max_amount`: an item in a currency not named, or of unknown value, is left out. Empty does
+    /// not filter.
+    public var maxAmountMilliByCurrency: [String: Int64] = [:]
     /// In this currency.
     public var currency: String?
     /// Any of these items (by id): those a person ticked on the queue page.
@@ -35,15 +36,18 @@ public struct ReviewFilter: Sendable, Equatable {
     public init() {}
 
     /// The filter's values for the statements of `sql/review/` (`reconcile.review_item_matches`,
-    /// migrations 0015, 0019 and 0020): null where the filter does not filter. `excludingKinds` leaves the kind
-    /// filter out, for counts by kind beside a kind filter.
+    /// migrations 0015, 0019, 0020 and 0027): null where the filter does not filter.
+    /// `excludingKinds` leaves the kind filter out, for counts by kind beside a kind filter.
     func values(excludingKinds: Bool = false) -> SQLValues {
         func list(_ values: [String]) -> [String]? { values.isEmpty ? nil : values }
+        let maxAmounts = maxAmountMilliByCurrency.sorted { $0.key < $1.key }
         return [
             "statuses": list(statuses.map(\.rawValue)), "kinds": excludingKinds ? nil : list(kinds.map(\.rawValue)),
             "severities": list(severities.map(\.rawValue)), "user_id": userID, "product_id": productID,
             "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until, "run_id": runID,
-            "max_amount_milli": maxAmountMilli, "currency": currency, "ids": ids.isEmpty ? [Int64]?.none : ids,
+            "max_amount_currencies": list(maxAmounts.map(\.key)),
+            "max_amount_millis": maxAmounts.isEmpty ? [Int64]?.none : maxAmounts.map(\.value), "currency": currency,
+            "ids": ids.isEmpty ? [Int64]?.none : ids,
         ]
     }
 }

@@ -22,10 +22,17 @@ public struct ReviewService {
     private let connection: Connection
     /// `RECONCILE_APPROVAL_ABOVE`: a decision above it waits for a second person. Every decider
     /// (a person, a bulk command, a policy) comes through ``resolve(id:resolution:by:note:)``, so
-    /// the gate is here and nowhere else.
+    /// the gate is here and nowhere else. A decision applies the stricter of this and the threshold
+    /// recorded in the database, which it records first where this one is stricter
+    /// (``ApprovalThreshold/record(on:by:)``).
     public let approval: ApprovalThreshold
     /// How a decision that makes the app act judges its item again first (SPEC section 6).
     let judgement: DecisionJudgement
+    /// The operating-system login of whoever runs the command line (where `--by` is only a claim),
+    /// recorded with every event this service writes and with a decision that waits; an approval
+    /// from the login that made the decision is refused like one's own. Nil for the pages (their
+    /// session proves the name) and the job.
+    public var osLogin: String?
 
     /// A service on one connection; use it from one task at a time, like the connection. The
     /// threshold and the judgement have no default on purpose: whoever builds a service says
@@ -228,6 +235,8 @@ public struct ReviewService {
             if let seen, seen != draft {
                 throw ReviewError.actionChanged(id: id, was: seen.description, now: draft?.description ?? "nothing")
             }
+            let approval = draft == nil ? approval : try approval.record(
+                on: connection, by: ApprovalThreshold.process("decision by \(person)", login: osLogin))
             if draft != nil, approval.isExceeded(by: item.value) {
                 _ = try recordEvent(
                     item, by: person, to: .awaitingApproval, note: note,
@@ -237,7 +246,7 @@ public struct ReviewService {
                 let updated = try update(
                     SQL.awaitApproval,
                     ["id": id, "resolution": resolution.rawValue, "person": person, "note": note,
-                     "action": try draft.map { try PostgresJSON(encoding: $0) }])
+                     "action": try draft.map { try PostgresJSON(encoding: $0) }, "os_login": osLogin])
                 Failpoint.pass("review.decide")
                 return .done(TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
@@ -332,6 +341,12 @@ public struct ReviewService {
                 guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
                 try Self.check(seen, against: pending, id: id)
                 guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
+                // On the command line the name is only a claim: the login that decided cannot approve.
+                if let osLogin, let row = try connection.queryFirst(SQL.pendingOSLogin, ["id": id]),
+                    let decidedFrom = try row["pending_os_login", as: String?.self], osLogin == decidedFrom
+                {
+                    throw ReviewError.ownDecision(id: id, by: "\(pending.by) from the operating-system login \(decidedFrom)")
+                }
                 resolution = pending.resolution
                 // Approved, the decision takes effect as it was decided on what is true now, or
                 // not at all (SPEC sections 6 and 17).
@@ -506,7 +521,8 @@ public struct ReviewService {
         try connection.query(
             SQL.recordEvent,
             ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
-             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run]
+             "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run,
+             "os_login": osLogin]
         )[0].decode(Int64.self, at: 0)
     }
 
@@ -729,15 +745,37 @@ public struct ReviewService {
         static let rejudged: SQLFile = "review/rejudged.sql"
         static let autoResolveStale: SQLFile = "review/auto_resolve_stale.sql"
         static let pendingAction: SQLFile = "review/pending_action.sql"
+        static let pendingOSLogin: SQLFile = "review/pending_os_login.sql"
     }
 
-    /// The actor the job itself records (auto-resolutions); no person may take it.
+    /// The actor the job itself records (a run's items and auto-resolutions, the desk's lookups);
+    /// no person may take it.
     public static let jobActor = "reconcile"
+    /// The actor the notification receiver records (its passes' auto-resolutions); no person may
+    /// take it.
+    public static let receiverActor = "receiver"
+    /// Every name the product acts under, which no person may take (``validatedName(_:)``): the
+    /// job's and the receiver's, and every name starting with a policy's prefix
+    /// (``PolicyRule/actorPrefix``: `policy:<rule>`). Compared without regard to case, accents or
+    /// character width (`Receiver`, `ＲＥＣＯＮＣＩＬＥ`, `Policy：x`), after trimming.
+    public static let reservedNames = [jobActor, receiverActor]
+    public static let reservedPrefixes = [PolicyRule.actorPrefix]
+
+    /// The reserved name or prefix that `name` (trimmed) is, or starts with; nil for a person's name.
+    public static func reservation(of name: String) -> String? {
+        func folded(_ text: String) -> String {
+            text.trimmingCharacters(in: .whitespacesAndNewlines)
+                .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        }
+        let name = folded(name)
+        return reservedNames.first { folded($0) == name } ?? reservedPrefixes.first { name.hasPrefix(folded($0)) }
+    }
 
     /// A trimmed, non-empty actor name, or `ReviewError.invalidInput`: at most
     /// ``maximumNameLength`` Unicode scalars (a cluster of combining marks counts for each of
     /// them), no control or format characters (bidi overrides and isolates, zero-width joiners,
-    /// U+0600 prefixes: a name must read as what it is), and not the job's own name.
+    /// U+0600 prefixes: a name must read as what it is), and none the product acts under
+    /// (``reservedNames``, ``reservedPrefixes``).
     public static func validatedName(_ raw: String) throws -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw ReviewError.invalidInput("a name is required (who is deciding?)") }
@@ -751,14 +789,14 @@ public struct ReviewService {
         }) else {
             throw ReviewError.invalidInput("a name cannot hold control or invisible formatting characters")
         }
-        guard name.lowercased() != jobActor else {
-            throw ReviewError.invalidInput("\(jobActor) is reserved for the job itself; use your own name")
+        switch reservation(of: name) {
+        case nil: return name
+        case let prefix? where reservedPrefixes.contains(prefix):
+            throw ReviewError.invalidInput("names starting with \(prefix) are the policies'; use your own name")
+        case let reserved?:
+            throw ReviewError.invalidInput("\(reserved) is the product's own name (\(reservedNames.joined(separator: ", ")) "
+                + "and \(reservedPrefixes.map { $0 + "…" }.joined(separator: ", ")) are reserved); use your own name")
         }
-        guard !name.lowercased().hasPrefix(PolicyRule.actorPrefix) else {
-            throw ReviewError.invalidInput(
-                "names starting with \(PolicyRule.actorPrefix) are the policies'; use your own name")
-        }
-        return name
     }
 
     /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as

@@ -92,13 +92,16 @@ struct BulkController: Sendable {
         let t = reader.catalog
         var preview: BulkDecision.Preview?
         var digest = ""
+        // The threshold the decisions will apply: this server's and the recorded one, the stricter.
+        var approval = database.approval
         if let filter = selection.filter {
             let bulk = BulkDecision(filter: filter, person: context.session.name, limit: limit, approval: database.approval,
-            judgement: database.judgement)
-            (preview, digest) = try await database.run(connection: { connection in
+                judgement: database.judgement)
+            (preview, digest, approval) = try await database.run(connection: { connection in
+                let approval = try ApprovalThreshold.recorded(on: connection).stricter(bulk.approval)
                 let preview = try bulk.preview(on: connection, first: Self.shown)
-                guard preview.items > 0, preview.items <= bulk.limit else { return (preview, "") }
-                return (preview, try bulk.digest(on: connection))
+                guard preview.items > 0, preview.items <= bulk.limit else { return (preview, "", approval) }
+                return (preview, try bulk.digest(on: connection), approval)
             })
         }
         let count = preview?.items ?? 0
@@ -140,7 +143,7 @@ struct BulkController: Sendable {
             firstText: t.text("bulk.first", ["count": String(rows.count)]), items: rows,
             canDecide: count > 0 && !tooMany, none: count == 0 ? t["bulk.none"] : nil,
             tooMany: tooMany ? t.text("bulk.too_many", ["count": String(count), "limit": String(limit)]) : nil,
-            approval: database.approval.isEnabled ? t.text("bulk.approval", ["threshold": thresholdText(reader)]) : nil,
+            approval: approval.isEnabled ? t.text("bulk.approval", ["threshold": Self.text(approval, reader)]) : nil,
             submitText: t.text("bulk.submit", ["count": String(count)]), options: options)
         return pages.render(
             "bulk", view, title: t["bulk.title"], context: context, status: status,
@@ -148,8 +151,8 @@ struct BulkController: Sendable {
     }
 
     /// The threshold in the reader's money format (`¥648.00, US$99.00`).
-    private func thresholdText(_ reader: Reader) -> String {
-        database.approval.milliByCurrency.sorted { $0.key < $1.key }
+    private static func text(_ approval: ApprovalThreshold, _ reader: Reader) -> String {
+        approval.milliByCurrency.sorted { $0.key < $1.key }
             .map { reader.money(milli: $0.value, currency: $0.key) }.joined(separator: ", ")
     }
 }

@@ -88,6 +88,7 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
             let connection = try Connection(url: settings.databaseURL)
             try Schema.requireUpToDate(connection)
+            try settings.approvalAbove.recordAtStart("notifications receive", on: connection)
             let (host, port) = listenAddress(listen) ?? ("127.0.0.1", 8091)
             var configuration = NotificationReceiverConfiguration(
                 host: host, port: port, path: path, databaseURL: settings.databaseURL, logger: logger)

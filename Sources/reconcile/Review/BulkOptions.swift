@@ -11,6 +11,11 @@ struct BulkOptions: ParsableArguments {
     @Flag(name: .customLong("dry-run"), help: "With a filter: print how many items, their value and the first few; decide nothing.")
     var dryRun = false
 
+    @Flag(help: """
+        With --dry-run: print {"count": n, "amount": {"CNY": 123.0}, "ids": [...]} instead (amounts in major units).
+        """)
+    var json = false
+
     @Flag(help: "With a filter: decide without asking (otherwise a terminal asks to type the count).")
     var yes = false
 
@@ -42,8 +47,11 @@ struct ItemSelection: ParsableArguments {
         if id == nil, filter.isEmpty {
             throw ValidationError("give an item id, or a filter (--kind, --status, --run, --max-amount, …) to decide many")
         }
-        if id != nil, bulk.dryRun || bulk.yes || bulk.limit != nil {
-            throw ValidationError("--dry-run, --yes and --limit go with a filter, not an item id")
+        if id != nil, bulk.dryRun || bulk.yes || bulk.limit != nil || bulk.json {
+            throw ValidationError("--dry-run, --json, --yes and --limit go with a filter, not an item id")
+        }
+        if bulk.json, !bulk.dryRun {
+            throw ValidationError("--json goes with --dry-run: it prints what a batch would take")
         }
     }
 
@@ -70,15 +78,24 @@ struct ItemSelection: ParsableArguments {
     ) async throws {
         let settings = try await database.settings()
         let connection = try Connection(url: settings.databaseURL)
-        let bulkDecision = BulkDecision(
+        var bulkDecision = BulkDecision(
             filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit(settings),
             approval: settings.approvalAbove, judgement: try DecisionJudgement.rules(settings))
+        bulkDecision.osLogin = OperatingSystemLogin.current()
         // What the person confirms by typing the count is exactly these items, not what a run or
         // the receiver opens while they read (with --yes, the filter is what is confirmed).
         let shown = try bulkDecision.confirmable(on: connection)
         // Over the limit, the whole filter's count is shown, and refused below.
         let previewed = shown.count <= bulkDecision.limit ? bulkDecision.narrowed(to: shown) : nil
         let preview = try (previewed ?? bulkDecision).preview(on: connection)
+        if bulk.json {
+            print(Self.json(preview, ids: Array(shown.prefix(bulkDecision.limit))))
+            if preview.items > bulkDecision.limit {
+                FileHandle.standardError.write(Data(
+                    "reconcile: \(BulkDecision.TooMany(matching: preview.items, limit: bulkDecision.limit))\n".utf8))
+            }
+            return
+        }
         print(Self.describe(preview, verb: verb))
         guard preview.items > 0, !bulk.dryRun else { return }
         guard preview.items <= bulkDecision.limit else {
@@ -108,6 +125,17 @@ struct ItemSelection: ParsableArguments {
         for (id, reason) in outcome.skipped { print("  #\(id) left as it is: \(terminalSafe(reason))") }
         // The decisions reach the app's webhook at once when one is configured.
         _ = try? await database.deliverOutbox(logger: logger)
+    }
+
+    /// `--dry-run --json` (SPEC section 17): `{"count": n, "amount": {"CNY": 123.0}, "ids": [...]}`, the
+    /// value per currency in major units (items of unknown value are counted, not summed), the ids
+    /// oldest first (at most the limit: a batch over it is refused, and stderr says so).
+    static func json(_ preview: BulkDecision.Preview, ids: [Int64]) -> String {
+        let amounts = preview.valueByCurrency.map {
+            "\(JSONText.string($0.currency)): \(Money(milli: $0.amountMilli, currency: $0.currency).majorUnitsJSON)"
+        }
+        return "{\"count\": \(preview.items), \"amount\": {\(amounts.joined(separator: ", "))}, "
+            + "\"ids\": [\(ids.map(String.init).joined(separator: ", "))]}"
     }
 
     static func describe(_ preview: BulkDecision.Preview, verb: String) -> String {

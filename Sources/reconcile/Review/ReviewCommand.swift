@@ -13,13 +13,18 @@ struct ReviewCommand: AsyncParsableCommand {
 
             With RECONCILE_APPROVAL_ABOVE set (e.g. CNY=648,USD=99), a granted, revoked or moved decision on an \
             item worth more (or of unknown value) waits in awaiting_approval, queueing nothing, until another \
-            person runs `review approve ID` (it takes effect) or `review reject ID --note WHY` (open again).
+            person runs `review approve ID` (it takes effect) or `review reject ID --note WHY` (open again). \
+            The threshold is recorded in the database by every process configured with it, and a decision \
+            applies the stricter of its own setting and the recorded one (`review approval-threshold`). On the \
+            command line each decision records the operating-system login beside --by, and an approval from \
+            the login that made the decision is refused.
 
             Exit codes: 0 done; 1 refused (e.g. the item is already decided) or failed; 64 bad usage.
             """,
         subcommands: [
             ReviewListCommand.self, ReviewShowCommand.self, ReviewClaimCommand.self, ReviewResolveCommand.self,
             ReviewDismissCommand.self, ReviewApproveCommand.self, ReviewRejectCommand.self, ReviewExportCommand.self,
+            ReviewApprovalThresholdCommand.self,
         ]
     )
 }

@@ -14,12 +14,15 @@ struct ReviewDatabaseOptions: ParsableArguments {
         try await common.run(work)
     }
 
-    /// Connects and hands back the queue's service, with the settings' approval threshold.
+    /// Connects and hands back the queue's service, with the settings' approval threshold and the
+    /// operating-system login recorded with every decision (``OperatingSystemLogin``).
     func service() async throws -> ReviewService {
         let settings = try await settings()
-        return ReviewService(
+        var service = ReviewService(
             connection: try Connection(url: settings.databaseURL), approval: settings.approvalAbove,
             judgement: try DecisionJudgement.rules(settings))
+        service.osLogin = OperatingSystemLogin.current()
+        return service
     }
 
     /// The settings (environment, else the `--config` file); review commands need no bundle id.
@@ -62,8 +65,17 @@ struct ReviewFilterOptions: ParsableArguments {
     @Option(help: "Only items first detected by this run (its id).")
     var run: Int64?
 
-    @Option(name: .customLong("max-amount"), help: "Only items worth at most this much (e.g. 6 or 6.50), in their currency.")
-    var maxAmount: String?
+    @Option(
+        name: .customLong("max-amount"),
+        help: ArgumentHelp(
+            "Only items worth at most this much in a currency: CUR=N (e.g. CNY=30; repeat for several currencies).",
+            discussion: """
+                Amounts are in major units (30 is ¥30.00); an item in a currency not named, or of unknown value, \
+                is left out. A bare amount (--max-amount 30) needs --currency, which names its currency: amounts \
+                of different currencies are not comparable, so a bare amount alone is refused.
+                """,
+            valueName: "CUR=N"))
+    var maxAmount: [String] = []
 
     @Option(help: "Only items in this currency (ISO code, e.g. CNY).")
     var currency: String?
@@ -71,7 +83,7 @@ struct ReviewFilterOptions: ParsableArguments {
     /// Whether any filter is given.
     var isEmpty: Bool {
         status.isEmpty && kind.isEmpty && severity.isEmpty && user == nil && product == nil && transaction == nil
-            && assignee == nil && since == nil && until == nil && run == nil && maxAmount == nil && currency == nil
+            && assignee == nil && since == nil && until == nil && run == nil && maxAmount.isEmpty && currency == nil
     }
 
     func validate() throws { _ = try filter() }
@@ -95,15 +107,45 @@ struct ReviewFilterOptions: ParsableArguments {
         }
         filter.runID = run
         filter.currency = currency?.uppercased()
-        if let maxAmount {
-            guard let amount = Decimal(string: maxAmount, locale: Locale(identifier: "en_US_POSIX")), amount >= 0,
-                maxAmount.allSatisfy({ $0.isNumber || $0 == "." })
-            else {
-                throw ValidationError("--max-amount \(maxAmount): expected an amount such as 6 or 6.50")
-            }
-            filter.maxAmountMilli = NSDecimalNumber(decimal: amount * 1000).int64Value
-        }
+        filter.maxAmountMilliByCurrency = try Self.maxAmounts(maxAmount, currency: filter.currency)
         return filter
+    }
+
+    /// `--max-amount`'s values per currency: each `CUR=N` (SPEC section 17), or a bare `N` in the
+    /// `--currency` given (the first form of the option). A bare amount without a currency, a
+    /// currency twice, or `--currency` naming none of the currencies bounded is a usage error.
+    static func maxAmounts(_ values: [String], currency: String?) throws -> [String: Int64] {
+        var amounts: [String: Int64] = [:]
+        for text in values {
+            let pair = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            let code: String
+            if pair.count == 2 {
+                guard (3...8).contains(pair[0].count), pair[0].allSatisfy({ $0.isASCII && $0.isLetter }) else {
+                    throw ValidationError("--max-amount \(text): expected a currency code before =, such as CNY=30")
+                }
+                code = pair[0].uppercased()
+            } else {
+                guard let currency else {
+                    throw ValidationError(
+                        "--max-amount \(text): name its currency (--max-amount CNY=\(text), or --currency CNY): "
+                            + "amounts in different currencies are not comparable")
+                }
+                code = currency
+            }
+            guard let milli = Money.milli(major: pair[pair.count - 1]) else {
+                throw ValidationError("--max-amount \(text): expected an amount such as 6 or 6.50 (CUR=6.50)")
+            }
+            guard amounts[code] == nil else {
+                throw ValidationError("--max-amount: \(code) is bounded twice")
+            }
+            amounts[code] = milli
+        }
+        if let currency, !amounts.isEmpty, amounts[currency] == nil {
+            throw ValidationError(
+                "--currency \(currency) and --max-amount \(amounts.keys.sorted().joined(separator: ", ")) select no item")
+        }
+        return amounts
     }
 }
 

@@ -14,10 +14,13 @@ struct ReviewResolveCommand: AsyncParsableCommand {
             back from the delivery's account; moved queues moving them from that account to the buyer; \
             no_action queues nothing. Exactly one action per item, however often the command is repeated. \
             An item already resolved, dismissed or auto-resolved is refused (exit 1). \
-            With a filter (the options of `review list`, and --run, --max-amount, --currency) instead of an id, \
-            every open item it matches (and those you claimed) is decided the same way, one at a time: \
-            --dry-run prints how many, their value and the first few; --yes decides them (on a terminal, \
-            typing the count does too). Run again after an interruption, it decides only what is left.
+            With a filter (the options of `review list`, and --run, --max-amount CUR=N, --currency) instead of \
+            an id, every open item it matches (and those you claimed) is decided the same way, one at a time: \
+            --dry-run prints how many, their value and the first few (--dry-run --json: {"count": n, \
+            "amount": {"CNY": 123.0}, "ids": [...]}, amounts in major units); --yes decides them (on a \
+            terminal, typing the count does too). Run again after an interruption, it decides only what is left. \
+            --max-amount CNY=30 --max-amount USD=5 takes items worth at most ¥30.00 or US$5.00 and none in \
+            another currency; a bare --max-amount 30 needs --currency, which names its currency.
             """
     )
 
