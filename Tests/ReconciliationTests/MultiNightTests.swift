@@ -303,6 +303,23 @@ extension MultiNightWorld {
                     + "and not \(open.subtracting(listed).sorted()) that are")
         }
 
+        // Issue 36 item 13 (SPEC section 5): a consumable's rows that make up Apple's quantity (a
+        // correction credited as a second row, the job's own quantity_mismatch grant carried out)
+        // are no duplicate: an open duplicate_delivery holds more units than Apple sold.
+        let notDuplicates = try connection.query(
+            """
+            SELECT r.fingerprint FROM reconcile.review_items r
+              JOIN reconcile.apple_transactions a ON a.transaction_id = r.transaction_id
+              JOIN reconcile.products p ON p.product_id = a.product_id AND p.product_type = 'consumable'
+             WHERE r.kind = 'duplicate_delivery' AND r.status IN ('open', 'in_review')
+               AND (SELECT coalesce(sum(d.quantity), 0) FROM reconcile.deliveries d
+                     WHERE d.transaction_id = r.transaction_id AND d.revoked_at IS NULL) <= a.quantity
+            """
+        ).map { try $0.decode(String.self, at: 0) }
+        if !notDuplicates.isEmpty {
+            problems.append("[a duplicate that makes up Apple's quantity] \(notDuplicates.sorted())")
+        }
+
         let now = try connection.query(
             """
             SELECT id, concat_ws(' | ', fingerprint, kind, status, transaction_id, user_id, resolution, resolved_by,
@@ -491,6 +508,7 @@ extension MultiNightWorld {
     /// not a proof.
     func classify(_ key: Key, missing: Bool, uploaded: Bool) -> String {
         let purchase = purchases.first { $0.id == key.transaction }
+        if tiedReceipts.contains(key.transaction) { return "receipts of one second, before and after Apple's change" }
         if lateOldUploads.contains(key.transaction) { return "late upload with old uploaded_at" }
         if key.kind == "unverified_delivery" && configuration.serverAPI && backdatedGrants.contains(key.transaction) {
             return "backdated ledger change, Server API"

@@ -75,6 +75,10 @@ final class MultiNightWorld {
         /// The JWS as Apple signs it now (after a refund or its reversal).
         var signed = ""
         var refunded = false
+        /// When Apple's last refund of it took effect, and whether it was prorated (a receipt cannot
+        /// say so).
+        var refundedAt: Date?
+        var refundProrated = false
         var uploaded = false
     }
 
@@ -103,6 +107,8 @@ final class MultiNightWorld {
     /// Facts a difference's class is read from.
     var lateOldUploads: Set<String> = []
     var backdatedGrants: Set<String> = []
+    /// Transactions two receipts of one second told of, one from before Apple's change and one after.
+    var tiedReceipts: Set<String> = []
     var appleOnlyNews: Set<String> = []
     /// Transactions the last whole-history run has a shared_receipt open for.
     var sharedInWhole: Set<String> = []
@@ -233,22 +239,25 @@ final class MultiNightWorld {
             "INSERT INTO reconcile.notifications (signed_payload, received_at) VALUES ($1, $2)", [body, moment()])
     }
 
+    /// `created`: the receipt's creation time (its signedDate for the white table), now if nil.
     func receipt(_ purchase: Purchase, cancelled: Date? = nil, by issuer: AppStoreSimulator? = nil,
-                 bundle: String = MultiNightWorld.bundle) throws -> String {
+                 bundle: String = MultiNightWorld.bundle, created: Date? = nil) throws -> String {
         try (issuer ?? simulator).issueReceipt(SimulatedReceipt(
-            bundleID: bundle, environment: .production,
+            bundleID: bundle, environment: .production, creationDate: created,
             purchases: [.init(productID: purchase.product, transactionID: purchase.id,
                               originalTransactionID: purchase.id, purchaseDate: purchase.purchasedAt,
                               quantity: purchase.quantity, cancellationDate: cancelled)])).receiptData
     }
 
     /// Uploads what the purchase's device holds now (a receipt or the JWS as Apple signs it today).
-    func uploadPurchase(_ purchase: Purchase, at uploadedAt: Date, cancelled: Date? = nil) throws {
+    /// `created`: a receipt's creation time, now if nil.
+    func uploadPurchase(_ purchase: Purchase, at uploadedAt: Date, cancelled: Date? = nil, created: Date? = nil) throws {
         if purchase.jws {
             try upload(purchase.uploader, kind: "signed_transaction", payload: purchase.signed, token: purchase.token,
                        claimed: purchase.id, at: uploadedAt)
         } else {
-            try upload(purchase.uploader, kind: "app_receipt", payload: try receipt(purchase, cancelled: cancelled),
+            try upload(purchase.uploader, kind: "app_receipt",
+                       payload: try receipt(purchase, cancelled: cancelled, created: created),
                        username: purchase.username, claimed: purchase.id, at: uploadedAt)
         }
     }
@@ -389,6 +398,20 @@ final class MultiNightWorld {
         let user = purchase.uploader
         let credits: [(String, String, Int, String)]
         switch Int.random(in: 0..<100, using: &random) {
+        case 0..<55 where purchase.quantity > 1 && chance(0.4):
+            // Issue 36 item 13: credited short, then the rest as a second row (the app's own
+            // correction, tonight or later): the ledger makes up Apple's quantity, no finding.
+            let first = Int.random(in: 1..<purchase.quantity, using: &random)
+            try deliver(purchase.id, user, purchase.product, quantity: first, at: at.addingTimeInterval(90))
+            count("credited short")
+            note(purchase.id, "credited short: \(first) \(purchase.product) to \(user)")
+            let rest = purchase.quantity - first
+            try defer_(chance(0.5) ? 0 : Int.random(in: 1...2, using: &random), "correction as a second row") { world in
+                try world.deliver(purchase.id, user, purchase.product, quantity: rest, at: world.moment())
+                world.count("a correction credited as a second row")
+                world.note(purchase.id, "the rest credited as a second row: \(rest) \(purchase.product) to \(user)")
+            }
+            return
         case 0..<55: credits = [(user, purchase.product, purchase.quantity, "credited")]
         case 55..<67: credits = []
         case 67..<75:
@@ -397,7 +420,10 @@ final class MultiNightWorld {
         case 75..<83:
             credits = [(user, purchase.product == "coin42" ? "coin4886" : "coin42", purchase.quantity,
                         "credited the wrong product")]
-        case 83..<91: credits = [(user, purchase.product, purchase.quantity + 1, "credited the wrong quantity")]
+        case 83..<91:
+            // A pack credited one unit short (its quantity_mismatch granted is a second row) or over.
+            let short = purchase.quantity > 1 && chance(0.5)
+            credits = [(user, purchase.product, purchase.quantity + (short ? -1 : 1), "credited the wrong quantity")]
         default:
             credits = [(other(than: user), purchase.product, purchase.quantity, "credited to the wrong account")]
         }
@@ -432,6 +458,8 @@ final class MultiNightWorld {
         purchases[index].signed = try simulator.refundTransaction(
             purchases[index].id, date: at, type: prorated ? .refundProrated : .refundFull,
             percentage: prorated ? pick([33_333, 66_667]) : nil).signedTransaction
+        purchases[index].refundedAt = at
+        purchases[index].refundProrated = prorated
         let purchase = purchases[index]
         count(prorated ? "partial refund" : "refund")
         note(purchase.id, "Apple refunds it\(prorated ? " in part" : "")")
@@ -446,19 +474,42 @@ final class MultiNightWorld {
         purchases[index].signed = try simulator.reverseRefund(purchases[index].id).signedTransaction
         count("refund reversed")
         note(purchases[index].id, "Apple reverses the refund")
-        try tell(purchases[index], prorated: false, cancelled: nil, what: "reversal")
+        let before = purchases[index].refundProrated ? nil : purchases[index].refundedAt
+        try tell(purchases[index], prorated: false, cancelled: nil, what: "reversal", before: before)
     }
 
     /// How the news of Apple's change reaches the job. Apple signs its notification at once; the
     /// app's endpoint stores it (maybe nights later) or misses it (then only Notification History,
     /// with the Server API, has it); the device may upload the changed purchase. Without the
     /// Server API and with neither, nobody tells the job: both runs are equally blind to it.
-    func tell(_ purchase: Purchase, prorated: Bool, cancelled: Date?, what: String) throws {
+    /// `before`: the receipt's cancellation before this change (a reversal's refund), when a receipt
+    /// can say it.
+    func tell(_ purchase: Purchase, prorated: Bool, cancelled: Date?, what: String, before: Date? = nil) throws {
         let id = purchase.id
         let type: NotificationType = cancelled == nil ? .refundReversed : .refund
         let stored = chance(0.5)
         let body = try simulator.signNotification(type: type, transactionId: id, delivered: stored)
         let uploaded = (purchase.jws || !prorated) && chance(0.4)
+        // Issue 36 item 12: two receipts created in the same second, one from before Apple's change
+        // and one from after it (two devices, or one refreshed within the second), uploaded in
+        // either order, tonight or later: the white table must end the same whichever is applied
+        // last (at an equal date the revoked one wins, so after a reversal both sides keep the
+        // revocation until something signed later says otherwise).
+        let tie = !purchase.jws && !prorated && (cancelled != nil || before != nil) && chance(0.35)
+        if tie {
+            let created = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            var copies = [(before, "before the \(what)"), (cancelled, "after the \(what)")]
+            if chance(0.5) { copies.reverse() }
+            count("two receipts of one second, before and after the \(what)")
+            tiedReceipts.insert(id)
+            for (index, (state, label)) in copies.enumerated() {
+                let wait = index == 0 ? 0 : Int.random(in: 0...2, using: &random)
+                try defer_(wait, "receipt \(label)") { world in
+                    try world.uploadPurchase(purchase, at: world.moment(), cancelled: state, created: created)
+                    world.note(id, "a receipt of \(label) (created \(TimeExpression.format(created))) uploaded")
+                }
+            }
+        }
         if stored {
             let wait = chance(0.3) ? Int.random(in: 1...2, using: &random) : 0
             try defer_(wait, "\(what) notified") { world in
@@ -480,7 +531,7 @@ final class MultiNightWorld {
                 world.note(id, "the \(what) uploaded by \(purchase.uploader)")
             }
         }
-        if !stored && !uploaded && !configuration.serverAPI {
+        if !stored && !uploaded && !tie && !configuration.serverAPI {
             appleOnlyNews.insert(id)
             count("\(what) nobody tells")
             note(id, "nobody tells the job of the \(what)")
@@ -663,17 +714,25 @@ final class MultiNightWorld {
     func decide() throws {
         let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
         let open = try connection.query(
-            "SELECT id, kind, transaction_id FROM reconcile.review_items WHERE status = 'open' ORDER BY id")
+            """
+            SELECT id, kind, transaction_id, coalesce(grant_quantity, 0), coalesce(revoke_quantity, 0)
+              FROM reconcile.review_items WHERE status = 'open' ORDER BY id
+            """)
         guard !open.isEmpty else { return }
         for _ in 0..<min(open.count, Int.random(in: 1...2, using: &random)) {
             let row = pick(open)
             let id = try row.decode(Int64.self, at: 0)
             let kind = try row.decode(String.self, at: 1)
             let transaction = try row.decode(String?.self, at: 2) ?? "-"
+            let (grants, revokes) = (try row.decode(Int.self, at: 3) > 0, try row.decode(Int.self, at: 4) > 0)
             let decided: Resolution = switch kind {
             case "missed_delivery": .granted
             case "duplicate_delivery", "refunded_delivery", "unverified_delivery": .revoked
             case "wrong_account": .moved
+            // The missing units granted (the app credits them as a second row, item 13), the
+            // units over Apple's revoked.
+            case "quantity_mismatch" where grants: .granted
+            case "quantity_mismatch" where revokes: .revoked
             default: .noAction
             }
             let resolution: Resolution? = chance(0.25) ? nil : decided
