@@ -340,7 +340,7 @@ struct DecisionRejudgeTests {
     @Test func aDecisionOnAnActionThePageNoLongerShowsChangesNothing() throws {
         let world = try World("rejudge_seen")
         let id = try world.item("T-TOK", .missedDelivery)
-        let shown = try #require(try world.service().proposedAction(id: id, resolution: .granted))
+        let shown = try #require(try world.service().detail(id: id).proposedActions[.granted])
         #expect(shown.description == "grant coins_600 ×1 to uploader-1")
         try world.connection.execute(
             """

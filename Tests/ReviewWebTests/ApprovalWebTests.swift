@@ -249,6 +249,11 @@ struct ApprovalWebTests {
             let body = String(buffer: refused.body)
             #expect(body.contains("grant coin42 ×1 to someone-else") && body.contains("not grant coin42 ×1 to u1"), "\(body)")
             #expect(try Self.statuses(url)["t-m1"] == "open" && (try Self.outboxRows(url)) == 0)
+            // A shown action that is not one is a bad request, not a server error.
+            let garbled = try await ReviewWebTests.post(
+                client, "/items/\(item)/resolve", cookie: mei,
+                shown.map { $0.0 == "shown_granted" ? ($0.0, "{not json") : $0 } + [("resolution", "granted")])
+            #expect(garbled.status == .badRequest)
             let (_, now) = try await Self.get(client, "/items/\(item)", cookie: mei, language: language)
             let decided = try await ReviewWebTests.post(
                 client, "/items/\(item)/resolve", cookie: mei,

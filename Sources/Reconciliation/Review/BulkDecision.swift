@@ -5,8 +5,8 @@ import Postgres
 /// Deciding many items at once (`review resolve|dismiss` with a filter): the outage day's thousands
 /// of `missed_delivery` items granted by one command. Each item is decided exactly as a single
 /// decision is (``ReviewService/resolve(id:resolution:by:note:seen:)``: one event, one outbox row,
-/// its finding judged again first, refused if already decided), a hundred to a transaction, so a command interrupted half-way and run again takes only what is
-/// left and repeats nothing.
+/// its finding judged again first, refused if already decided), a hundred to a transaction, so a
+/// command interrupted half-way and run again takes only what is left and repeats nothing.
 public struct BulkDecision: Sendable {
     /// The most items one command decides unless told otherwise (`RECONCILE_BULK_LIMIT`).
     public static let defaultLimit = 5_000
@@ -179,8 +179,9 @@ public struct BulkDecision: Sendable {
         return narrowed
     }
 
-    /// Decides every item the filter takes, oldest first, a ``chunk`` of them to a transaction; `progress` hears after each item how many of how many
-    /// are done (committed with the item's chunk; cancelled, the chunk commits what it decided). Refused (`TooMany`) before anything is
+    /// Decides every item the filter takes, oldest first, a ``chunk`` of them to a transaction;
+    /// `progress` hears after each item how many of how many are done (committed with the item's
+    /// chunk; cancelled, the chunk commits what it decided). Refused (`TooMany`) before anything is
     /// decided when the filter takes more than the limit. Cancellation stops between items.
     ///
     /// `only`: the items the person confirmed (``confirmable(on:)``): nothing else is decided, so

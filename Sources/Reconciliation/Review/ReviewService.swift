@@ -227,7 +227,7 @@ public struct ReviewService {
             if resolution.action != nil {
                 switch try judged(item, by: person, deciding: resolution, run: decider.runID) {
                 case .holds(let now): item = now
-                case .gone(let now): return .gone(now)
+                case .gone(let now): return .gone(resolution, now: now)
                 case .held: throw Self.held(item)
                 }
             }
@@ -264,20 +264,20 @@ public struct ReviewService {
             if let entry { message += "; queued \(Self.describe(entry)) for the app" }
             return .done(TransitionOutcome(item: updated, changed: true, outbox: entry, message: message))
         }
-        return try decided.outcome(id: id, resolution: resolution)
+        return try decided.outcome(id: id)
     }
 
     /// What a decision's transaction ended with: taken (or repeated), or the item's finding gone
     /// (the item auto-resolved, committed, and the decider told by throwing after the commit).
     private enum Decided {
         case done(TransitionOutcome)
-        case gone(String)
+        case gone(Resolution, now: String)
         case sentBack(was: String, now: String)
 
-        func outcome(id: Int64, resolution: Resolution) throws -> TransitionOutcome {
+        func outcome(id: Int64) throws -> TransitionOutcome {
             switch self {
             case .done(let outcome): return outcome
-            case .gone(let now): throw ReviewError.findingGone(id: id, resolution: resolution, now: now)
+            case .gone(let resolution, let now): throw ReviewError.findingGone(id: id, resolution: resolution, now: now)
             case .sentBack(let was, let now): throw ReviewError.approvalOutdated(id: id, was: was, now: now)
             }
         }
@@ -333,7 +333,6 @@ public struct ReviewService {
         // A policy cannot approve: its name (`policy:…`) is no person's name.
         let person = try Self.validatedName(person)
         let note = try Self.note(note, required: false)
-        var resolution: Resolution?
         let decided = try connection.transaction { () throws -> Decided in
             var item = try lockedItem(id)
             switch item.status {
@@ -347,23 +346,22 @@ public struct ReviewService {
                 {
                     throw ReviewError.ownDecision(id: id, by: "\(pending.by) from the operating-system login \(decidedFrom)")
                 }
-                resolution = pending.resolution
                 // Approved, the decision takes effect as it was decided on what is true now, or
                 // not at all (SPEC sections 6 and 17).
                 if pending.resolution.action != nil {
                     switch try judged(item, by: pending.by, deciding: pending.resolution, run: nil) {
                     case .holds(let now): item = now
-                    case .gone(let now): return .gone(now)
+                    case .gone(let now): return .gone(pending.resolution, now: now)
                     case .held: throw Self.held(item)
                     }
                 }
+                let decidedAction = try pendingAction(id)
                 let draft: ActionDraft?
                 do {
                     draft = try actionDraft(for: item, resolution: pending.resolution)
                 } catch ReviewError.actionNotApplicable(_, _, let reason) {
-                    return try sendBack(item, pending: pending, by: person, was: try pendingAction(id), now: reason)
+                    return try sendBack(item, pending: pending, by: person, was: decidedAction, now: reason)
                 }
-                let decidedAction = try pendingAction(id)
                 if pending.resolution.action != nil, decidedAction != draft {
                     return try sendBack(item, pending: pending, by: person, was: decidedAction,
                                         now: draft?.description ?? "nothing")
@@ -388,7 +386,7 @@ public struct ReviewService {
                 throw ReviewError.autoResolved(id: id)
             }
         }
-        return try decided.outcome(id: id, resolution: resolution ?? .noAction)
+        return try decided.outcome(id: id)
     }
 
     /// What the decision waiting on item `id` would make the app do, as its decider was shown it.
@@ -587,26 +585,6 @@ public struct ReviewService {
             if let fromUserID { text += " from \(fromUserID)" }
             if let toUserID { text += " to \(toUserID)" }
             return text
-        }
-    }
-
-    /// What deciding item `id` as `resolution` would make the app do now, judged again with the
-    /// nightly rules (``resolve(id:resolution:by:note:seen:)``'s judgement), without deciding
-    /// anything but the item's refresh from its finding: what the item page shows beside its
-    /// decision. Nil when the resolution makes the app do nothing; throws what the decision would
-    /// be refused with (its finding gone included, then without auto-resolving it).
-    public func proposedAction(id: Int64, resolution: Resolution) throws -> ActionDraft? {
-        guard resolution.action != nil else { return nil }
-        return try connection.transaction {
-            var item = try lockedItem(id)
-            try Self.allow(resolution, on: item)
-            switch try judgement.judge(item, on: connection) {
-            case .holds(let now): item = now
-            case .gone(let now): throw ReviewError.findingGone(id: id, resolution: resolution, now: now)
-            case .held: throw Self.held(item)
-            }
-            // The item keeps its finding as judged now (what the next run's upsert would write).
-            return try actionDraft(for: item, resolution: resolution)
         }
     }
 

@@ -26,13 +26,16 @@ struct ItemController: Sendable {
         }
         routes.post("/items/:id/resolve") { request, context in
             let unchosen = context.catalog["error.choose_resolution"]
+            let unreadable = context.catalog["error.http_400"]
             return try await decide(request, context: context, noteRequired: false) { service, id, person, note, form in
                 guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
                     throw HTTPError(.badRequest, message: unchosen)
                 }
                 // The action the page showed for this resolution (a script may send none).
-                let seen = try form["shown_\(resolution.rawValue)"].map {
-                    try JSONDecoder().decode(ReviewService.ActionDraft.self, from: Data($0.utf8))
+                let seen = try form["shown_\(resolution.rawValue)"].map { shown in
+                    guard let draft = try? JSONDecoder().decode(ReviewService.ActionDraft.self, from: Data(shown.utf8))
+                    else { throw HTTPError(.badRequest, message: unreadable) }
+                    return draft
                 }
                 return try service.resolve(id: id, resolution: resolution, by: person, note: note, seen: seen)
             }
