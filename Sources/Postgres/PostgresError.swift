@@ -28,6 +28,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public let hint: String?
     /// The statement that failed, if any.
     public let sql: String?
+    /// The file under `sql/` the statement came from (`sql/review/page.sql`), when it came from one.
+    public var file: String?
 
     /// Creates an error.
     public init(
@@ -52,7 +54,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         if let sqlState { text += "SQLSTATE \(sqlState): " }
         text += message
         if let hint { text += " (hint: \(hint))" }
-        if let sql { text += " — in: \(Self.oneLine(sql))" }
+        if let file { text += " — in \(file)" }
+        if let sql { text += (file == nil ? " — in: " : ": ") + Self.oneLine(sql) }
         return text
     }
 

@@ -31,7 +31,7 @@ struct DeskCommand: AsyncParsableCommand {
         let settings = try Settings(lookup: {
             environment[$0] ?? ($0 == "RECONCILE_BUNDLE_IDS" ? "com.hncs.szj" : nil)
         })
-        let connection = try Connection(url: settings.databaseURL)
+        let connection = try settings.connect()
         try plant(bundle: settings.bundleIDs[0], on: connection)
         let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
         let desk = DeskService(settings: settings, serverAPI: nil, logger: quiet)

@@ -69,7 +69,7 @@ struct LookupCommand: AsyncParsableCommand {
             // The items `--enqueue` opens name who asked: a person's name, never one the product acts under.
             let actor = enqueue ? try ReviewService.validatedName(ActorName.resolve(nil)) : ActorName.resolve(nil)
             let settings = try await config.settings()
-            let connection = try Connection(url: settings.databaseURL)
+            let connection = try settings.connect()
             try Schema.requireUpToDate(connection)
             return try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { _, api in
                 try await DeskService(settings: settings, serverAPI: api, logger: logger)

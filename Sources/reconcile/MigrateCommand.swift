@@ -30,7 +30,7 @@ struct MigrateCommand: AsyncParsableCommand {
         }
         try await common.run { _ in
             let settings = try await config.settings(requireBundleIDs: false)
-            let connection = try Connection(url: settings.databaseURL)
+            let connection = try settings.connect()
             let outcome = try Schema.migrate(connection)
             try settings.approvalAbove.recordAtStart("migrate", on: connection)
             if outcome.applied.isEmpty {

@@ -116,7 +116,7 @@ struct OutboxDeliverCommand: AsyncParsableCommand {
 extension ReviewDatabaseOptions {
     /// A connection to the database of the settings.
     func connection() async throws -> Connection {
-        try Connection(url: try await settings().databaseURL)
+        try await settings().connect()
     }
 
     /// Delivers the outbox when a webhook is configured (nil when not). After a decision a failure

@@ -44,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
             let settings = try await config.settings(requireBundleIDs: false)
             // Recorded before the first page: a shell without the setting applies it from now on.
             if settings.approvalAbove.isEnabled {
-                let connection = try Connection(url: settings.databaseURL)
+                let connection = try settings.connect()
                 try Schema.requireUpToDate(connection)
                 try settings.approvalAbove.recordAtStart("serve", on: connection)
             }

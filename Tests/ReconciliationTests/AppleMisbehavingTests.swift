@@ -188,7 +188,7 @@ struct AppleMisbehavingTests {
     /// the customers' histories (a purchase never uploaded, a refund) and the unknown ledger
     /// transaction end as in a run against a healthy API.
     @Test func aRateLimitedServerAPIIsWaitedOutAndAskedAgainByTheNextRun() async throws {
-        let state = FileManager.default.temporaryDirectory
+        let state = Scratch.root
             .appendingPathComponent("apple-429-\(UUID().uuidString.prefix(8))")
         let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: CrashWorld.quiet))
         let dayAgo = Date().addingTimeInterval(-86_400)

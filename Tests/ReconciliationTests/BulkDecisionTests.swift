@@ -399,7 +399,7 @@ struct BulkDecisionTests {
                 "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
                 "RECONCILE_FAILPOINT": "review.decide@1500",
             ],
-            logDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("bulk-killed-\(UUID().uuidString)"),
+            logDirectory: Scratch.root.appendingPathComponent("bulk-killed-\(UUID().uuidString)"),
             label: "killed")
         try await killed.waitUntilStopped()
         try await killed.killNow()

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Reconciliation
+import TestSupport
 import Testing
 
 /// The catalogs behind the pages and reports (SPEC section 15).
@@ -171,7 +172,7 @@ struct ChineseReportTests {
     }
 
     @Test func theWriterWritesForItsReader() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("report-zh-\(UUID().uuidString)")
+        let root = Scratch.root.appendingPathComponent("report-zh-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = try ReportWriter(root: root.path, reader: Self.reader)
             .write(ReportHTMLTests.report, findings: ReportHTMLTests.findings)

@@ -147,7 +147,7 @@ struct ClaimFactsTests {
     /// the claims' trigger, made to recompute every one of them, writes the same facts.
     @Test func theGeneratorsFactsAreTheTriggers() async throws {
         let (database, connection) = try TestDatabase.migrated("claim_facts_bench")
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("claim-facts-\(UUID().uuidString)")
+        let work = Scratch.root.appendingPathComponent("claim-facts-\(UUID().uuidString)")
         let sim = work.appendingPathComponent("sim")
         try FileManager.default.createDirectory(at: sim, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }

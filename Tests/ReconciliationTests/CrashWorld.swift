@@ -52,7 +52,7 @@ struct CrashWorld: Sendable {
     static let quiet = Logger(label: "crash-world", factory: { _ in SwiftLogNoOpLogHandler() })
 
     static func make(filler: Int) throws -> CrashWorld {
-        let scratch = FileManager.default.temporaryDirectory
+        let scratch = Scratch.root
             .appendingPathComponent("crash-\(UUID().uuidString.prefix(8))")
         let state = scratch.appendingPathComponent("sim")
         let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: quiet))

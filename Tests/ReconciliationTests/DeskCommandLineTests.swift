@@ -13,7 +13,7 @@ struct DeskCommandLineTests {
     static func reconcile(
         _ arguments: [String], environment: [String: String], label: String
     ) async throws -> (status: Int32, out: String, err: String) {
-        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("desk-cli-\(UUID().uuidString)")
+        let logs = Scratch.root.appendingPathComponent("desk-cli-\(UUID().uuidString)")
         let child = try ChildProcess(
             try ChildProcess.executable("reconcile"), arguments: arguments + ["--log-level", "error"],
             environment: environment, logDirectory: logs, label: label)
@@ -114,7 +114,7 @@ struct DeskCommandLineTests {
     /// `reconcile --since 36h` is `reconcile run --since 36h`.
     @Test func runIsTheDefaultSubcommand() async throws {
         let (database, connection) = try TestDatabase.migrated("desk_cli_default")
-        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("desk-cli-\(UUID().uuidString)")
+        let reports = Scratch.root.appendingPathComponent("desk-cli-\(UUID().uuidString)")
         let result = try await Self.reconcile(
             ["--since", "36h"],
             environment: [

@@ -261,7 +261,7 @@ struct HostileUploadTests {
                 ('J-FORGED', 'jws-alg-none', 'coin4886', now() - interval '20 hours')
             """)
 
-        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
+        let reports = Scratch.root.appendingPathComponent("hostile-\(UUID().uuidString)")
         let report = try await sim.withRunning { running in
             let settings = try Settings(lookup: [
                 "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": Self.bundle,

@@ -50,7 +50,7 @@ struct InputBoundsTests {
         let process = try ChildProcess(
             try ChildProcess.executable("reconcile"), arguments: arguments,
             environment: ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.example.game"],
-            logDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("bounds-cli-\(UUID().uuidString)"),
+            logDirectory: Scratch.root.appendingPathComponent("bounds-cli-\(UUID().uuidString)"),
             label: "cli")
         let status = try await process.waitForExit(timeout: .seconds(60))
         #expect(status == 64, "\(arguments): \(process.output)")
@@ -66,7 +66,7 @@ struct InputBoundsTests {
             let process = try ChildProcess(
                 try ChildProcess.executable("reconcile"), arguments: arguments,
                 environment: ["DATABASE_URL": database.url],
-                logDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("codes-\(UUID().uuidString)"),
+                logDirectory: Scratch.root.appendingPathComponent("codes-\(UUID().uuidString)"),
                 label: "codes")
             return (try await process.waitForExit(timeout: .seconds(60)), process)
         }

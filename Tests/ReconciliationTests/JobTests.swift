@@ -73,7 +73,7 @@ struct JobTests {
 
     init() throws {
         database = try TestDatabase.create("job")
-        reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
+        reports = Scratch.root.appendingPathComponent("reports-\(UUID().uuidString)")
         let connection = try database.connect()
         _ = try Schema.migrate(connection)
         // Six uploads of one transaction each; two delivered, four missed; one forged.

@@ -193,7 +193,7 @@ extension MultiNightWorld {
         guard let runID = pass.runID, pass.judged > 0 else { return [] }
         let uploadKinds = FindingKind.allCases.filter(\.isAboutAnUpload).map(\.rawValue)
         let (found, blocked, pendingUsers) = try connection.transaction {
-            try Differ(relations: try Differ.Relations(settings)).computeFindings(
+            try Differ(relations: settings.relations).computeFindings(
                 Differ.Parameters(
                     runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
                     judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .wholeHistory(until: Date()),

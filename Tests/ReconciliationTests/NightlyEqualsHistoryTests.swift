@@ -45,7 +45,7 @@ struct NightlyEqualsHistoryTests {
 
     init() throws {
         database = try TestDatabase.create("nightly_history")
-        reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
+        reports = Scratch.root.appendingPathComponent("reports-\(UUID().uuidString)")
         connection = try database.connect()
         _ = try Schema.migrate(connection)
         try connection.execute(

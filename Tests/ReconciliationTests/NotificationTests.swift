@@ -47,7 +47,7 @@ struct NotificationTests {
             INSERT INTO reconcile.notifications (signed_payload)
             SELECT '{"signedPayload": "' || repeat('A', 10000000) || '"}' FROM generate_series(1, 60)
             """)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("notifications-huge-\(getpid())")
+        let scratch = Scratch.root.appendingPathComponent("notifications-huge-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let run = try await MeasuredRun.run(
             try ChildProcess.executable("reconcile"), arguments: ["run", "--log-level", "notice"],

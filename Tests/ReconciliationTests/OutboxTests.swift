@@ -200,7 +200,7 @@ struct OutboxTests {
         let (database, connection) = try Self.world("outbox_run_sigterm")
         let server = try TricklingHTTPServer(body: .chunkedForever)
         defer { server.stop() }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-sigterm-\(getpid())")
+        let scratch = Scratch.root.appendingPathComponent("outbox-sigterm-\(getpid())")
         let child = try ChildProcess(
             try ChildProcess.executable("reconcile"), arguments: ["run", "--log-level", "notice"],
             environment: [

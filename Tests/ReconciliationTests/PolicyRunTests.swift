@@ -18,7 +18,7 @@ struct PolicyRunTests {
     /// each, and one it credited.
     init() throws {
         database = try TestDatabase.create("policy_run")
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString)")
+        folder = Scratch.root.appendingPathComponent("policy-\(UUID().uuidString)")
         reports = folder.appendingPathComponent("reports")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let connection = try database.connect()

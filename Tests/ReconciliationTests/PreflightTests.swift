@@ -74,7 +74,7 @@ struct ApplePreflightTests {
     }
 
     @Test func aReadableP8KeyPasses() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey_\(UUID()).p8").path
+        let path = Scratch.root.appendingPathComponent("AuthKey_\(UUID()).p8").path
         try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(Preflight.checkKey(key(path)).passed)
@@ -83,7 +83,7 @@ struct ApplePreflightTests {
     @Test func anUnreadableOrWrongKeySaysWhatToFix() throws {
         let missing = Preflight.checkKey(key("/nonexistent/AuthKey.p8"))
         #expect(!missing.passed && missing.detail.contains("cannot read APPSTORE_PRIVATE_KEY_FILE"))
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-key-\(UUID())").path
+        let path = Scratch.root.appendingPathComponent("not-a-key-\(UUID())").path
         try Data("hello".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let wrong = Preflight.checkKey(key(path))

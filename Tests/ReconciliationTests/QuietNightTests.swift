@@ -21,7 +21,7 @@ struct QuietNightTests {
     /// is delivered to user-9 (wrong_account).
     init() throws {
         database = try TestDatabase.create("quiet_night")
-        reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)")
+        reports = Scratch.root.appendingPathComponent("reports-\(UUID().uuidString)")
         connection = try database.connect()
         _ = try Schema.migrate(connection)
         try ScriptedVerifier.upload(["tx-1", "tx-2", "tx-3", "tx-4", "tx-5", "forged-6"], on: connection)

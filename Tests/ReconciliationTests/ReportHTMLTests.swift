@@ -1,6 +1,7 @@
 import Foundation
 import Mustache
 @testable import Reconciliation
+import TestSupport
 import Testing
 
 /// `report.html` (SPEC section 10): self-contained, charts present, every value escaped.
@@ -220,7 +221,7 @@ struct ReportHTMLTests {
     }
 
     @Test func writeAddsReportHTMLBesideTheOthers() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString)")
+        let root = Scratch.root.appendingPathComponent("report-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = try ReportWriter(root: root.path).write(Self.report, findings: Self.findings)
         for name in ["report.json", "report.md", "report.html", "review.csv"] {

@@ -14,7 +14,7 @@ import Testing
 struct ScenarioTests {
     static let bundle = "com.hncs.szj"
     let database: TestDatabase
-    let reports = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString)")
+    let reports = Scratch.root.appendingPathComponent("scenario-\(UUID().uuidString)")
     let old = Date().addingTimeInterval(-2 * 86_400)
 
     init() throws {

@@ -2,6 +2,7 @@ import AppStore
 import AppStoreSimulator
 import Foundation
 import Reconciliation
+import TestSupport
 import Testing
 
 /// The Server API client configuration read from SPEC section 9's variables.
@@ -11,7 +12,7 @@ import Testing
     }
 
     func keyFile() throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey_\(UUID().uuidString).p8")
+        let url = Scratch.root.appendingPathComponent("AuthKey_\(UUID().uuidString).p8")
         try Data(SimulatorAPIKey.generate().privateKeyPEM.utf8).write(to: url)
         return url.path
     }

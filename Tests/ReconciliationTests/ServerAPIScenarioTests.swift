@@ -106,7 +106,7 @@ struct ServerAPIScenarioTests {
     /// A fresh migrated database and a quiet simulator with its own state directory.
     static func world(_ name: String) throws -> (TestDatabase, Connection, AppStoreSimulator, URL) {
         let (database, connection) = try TestDatabase.migrated(name)
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        let state = Scratch.root.appendingPathComponent("sim-\(UUID().uuidString)")
         var logger = Logger(label: "sim")
         logger.logLevel = .critical
         let sim = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))

@@ -19,8 +19,8 @@ struct SettingsTests {
         #expect(settings.concurrency == 16)
         #expect(settings.reportDirectory == "./reports")
         #expect(settings.verifyReceiptURL == "https://buy.itunes.apple.com/verifyReceipt")
-        #expect(settings.uploadsRelation == "\"reconcile\".\"receipt_uploads\"")
-        #expect(settings.deliveriesRelation == "\"reconcile\".\"deliveries\"")
+        #expect(settings.uploadsRelation.sql == "\"reconcile\".\"receipt_uploads\"")
+        #expect(settings.deliveriesRelation.sql == "\"reconcile\".\"deliveries\"")
         #expect(settings.serverAPIKey == nil)
         #expect(settings.databaseURL == nil)
     }

@@ -50,7 +50,7 @@ struct WorkerTests {
         try Settings(lookup: [
             "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": bundle,
             "APPLE_VERIFY_RECEIPT_URL": running.productionURL, "APPLE_VERIFY_RECEIPT_SANDBOX_URL": running.sandboxURL,
-            "RECONCILE_REPORT_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("workers").path,
+            "RECONCILE_REPORT_DIR": Scratch.root.appendingPathComponent("workers").path,
             "RECONCILE_CONCURRENCY": "4",
         ].lookup)
     }

@@ -25,7 +25,7 @@ struct DeskAppleWaitTests {
     ) async throws {
         let database = try TestDatabase.create("desk_apple_wait")
         _ = try Schema.migrate(try database.connect())
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        let state = Scratch.root.appendingPathComponent("sim-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
         var simLogger = Logger(label: "sim")
         simLogger.logLevel = .critical

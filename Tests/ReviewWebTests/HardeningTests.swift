@@ -308,7 +308,7 @@ struct HardeningTests {
     // MARK: 5. report.html
 
     @Test func theReportIsServedWithAStrictCSP() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hard-report-\(UUID().uuidString)")
+        let folder = Scratch.root.appendingPathComponent("hard-report-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data("<!DOCTYPE html><p>report</p>".utf8).write(to: folder.appendingPathComponent("report.html"))

@@ -31,7 +31,7 @@ struct NotificationReceiverTests {
 
         init(_ name: String, retryScale: Double = 0.00001) throws {
             (database, connection) = try TestDatabase.migrated(name)
-            state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+            state = Scratch.root.appendingPathComponent("sim-\(UUID().uuidString)")
             var logger = Logger(label: "sim")
             logger.logLevel = .critical
             sim = try AppStoreSimulator(

@@ -21,7 +21,7 @@ struct RefundRequestPageTests {
 
     @Test func theAnswerAndApplesDecisionAreShownInBothLanguages() async throws {
         let (database, connection) = try TestDatabase.migrated("refund_pages")
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        let state = Scratch.root.appendingPathComponent("sim-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
         var simLogger = Logger(label: "sim")
         simLogger.logLevel = .critical

@@ -239,7 +239,7 @@ struct ReviewWebTests {
     }
 
     @Test func theRunsPageLinksToEachReport() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reviewweb-\(UUID().uuidString)")
+        let directory = Scratch.root.appendingPathComponent("reviewweb-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data("<!DOCTYPE html><title>Run report</title>".utf8).write(to: directory.appendingPathComponent("report.html"))

@@ -2,7 +2,8 @@ import Foundation
 import Postgres
 import Reconciliation
 
-/// A fresh, empty database on the throwaway cluster that `scripts/test` starts.
+/// A fresh, empty database on the throwaway cluster that `scripts/test` starts, dropped when the
+/// test process exits (``Scratch``).
 ///
 /// Integration tests never skip themselves: without `DATABASE_URL` they fail and say how to run
 /// them, so that CI cannot go green without having talked to PostgreSQL.
@@ -24,6 +25,7 @@ public struct TestDatabase: Sendable {
             .lowercased().replacingOccurrences(of: "-", with: "_")
         let admin = try Connection(url: serverURL)
         try admin.execute("CREATE DATABASE \(Identifier.quote(name))")
+        Scratch.created(database: name, on: serverURL)
         return TestDatabase(serverURL: serverURL, url: TestDatabase.url(serverURL, database: name), name: name)
     }
 

@@ -81,7 +81,7 @@ public struct DeskService: Sendable {
         }
         if let ids, ids.isEmpty { return CustomerPicture(query: query, order: order, transactions: []) }
 
-        let differ = Differ(relations: try Differ.Relations(settings))
+        let differ = Differ(relations: settings.relations)
         let settings = self.settings
         let logger = self.logger
         let transactions = try await database.run { [ids] connection -> [CustomerPicture.Transaction] in
@@ -148,7 +148,7 @@ public struct DeskService: Sendable {
         case .transaction:
             return [query.value]
         case .user:
-            let relations = try Differ.Relations(settings)
+            let relations = settings.relations
             rows = try connection.query(
                 SQL.userTransactions, ["user_id": query.value, "most": Self.maximumTransactions],
                 relations: ["deliveries": relations.deliveries, "uploads": relations.uploads])
@@ -161,7 +161,7 @@ public struct DeskService: Sendable {
     /// Uploads of the customer no run has seen yet are queued for the next run's verification, so
     /// that the diff calls what they carry `pending` rather than judging without them.
     private func queueUnseenUploads(of query: DeskQuery, ids: [String], on connection: Connection) throws {
-        let uploads = ["uploads": try Differ.Relations(settings).uploads]
+        let uploads = ["uploads": settings.relations.uploads]
         try connection.execute(SQL.queueUnseenUploadsOfTransactions, ["transaction_ids": ids], relations: uploads)
         guard query.kind == .user else { return }
         try connection.execute(SQL.queueUnseenUploadsOfUser, ["user_id": query.value], relations: uploads)
@@ -227,7 +227,7 @@ public struct DeskService: Sendable {
         database: ConnectionLender
     ) async throws {
         let settings = self.settings
-        let deliveries = try Differ.Relations(settings).deliveries
+        let deliveries = settings.relations.deliveries
         let unknown = try await database.run { connection in
             try connection.query(
                 SQL.unknownTransactions, ["transaction_ids": ids, "bundle_ids": settings.bundleIDs],

@@ -225,7 +225,7 @@ extension ActionOutbox {
     /// Delivers the outbox of the settings' database when a webhook is configured; nil when not.
     public static func deliverIfConfigured(settings: Settings, logger: Logger) async throws -> Delivery? {
         guard let webhook = Webhook(settings: settings) else { return nil }
-        let connection = try Connection(url: settings.databaseURL)
+        let connection = try settings.connect()
         return try await ActionOutbox(connection: connection).deliver(to: webhook, logger: logger)
     }
 }

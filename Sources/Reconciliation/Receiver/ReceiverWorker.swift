@@ -251,7 +251,7 @@ public struct ReceiverWorker: Sendable {
     private func judge(_ transactions: [String], runID: Int64, on connection: Connection) throws
         -> Differ.QueueChanges
     {
-        let differ = Differ(relations: try Differ.Relations(settings))
+        let differ = Differ(relations: settings.relations)
         let parameters = Differ.Parameters(
             runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
             judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .transactions(transactions),

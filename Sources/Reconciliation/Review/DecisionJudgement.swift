@@ -26,7 +26,7 @@ public struct DecisionJudgement: Sendable {
     /// environment, grace, whether the Server API is on). Throws when a relation name is invalid.
     public static func rules(_ settings: Settings) throws -> DecisionJudgement {
         DecisionJudgement(source: .rules(
-            Differ(relations: try Differ.Relations(settings)), bundleIDs: settings.bundleIDs,
+            Differ(relations: settings.relations), bundleIDs: settings.bundleIDs,
             environment: settings.environment, grace: settings.grace, serverAPIEnabled: settings.serverAPIKey != nil))
     }
 

@@ -18,6 +18,14 @@ public enum ReviewStatus: String, Sendable, CaseIterable, Codable, PostgresNonNu
     /// Nobody's decision has taken effect and the job still judges it: open, claimed, or a
     /// decision waiting for approval (the diff refreshes, reports and auto-resolves these).
     public var isUndecided: Bool { self == .open || self == .inReview || self == .awaitingApproval }
+
+    /// The undecided statuses (``isUndecided``), as the SQL files spell them in
+    /// `status IN ('open', 'in_review', 'awaiting_approval')` (literal, so that the planner matches
+    /// the partial indexes written the same way; `SQLFileTests` holds every such list to this).
+    public static var undecided: [ReviewStatus] { allCases.filter(\.isUndecided) }
+
+    /// The statuses a person can still take an item from: open, or claimed by someone.
+    public static let takeable: [ReviewStatus] = [.open, .inReview]
 }
 
 /// A person's decision on a review item.

@@ -86,7 +86,7 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             // Read once, at the start: a file that does not load stops the receiver (exit 64); a
             // changed file takes effect when the receiver is restarted.
             let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
-            let connection = try Connection(url: settings.databaseURL)
+            let connection = try settings.connect()
             try Schema.requireUpToDate(connection)
             try settings.approvalAbove.recordAtStart("notifications receive", on: connection)
             let (host, port) = listenAddress(listen) ?? ("127.0.0.1", 8091)

@@ -43,7 +43,7 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
                     "notifications sync needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID "
                         + "and APPSTORE_PRIVATE_KEY_FILE")
             }
-            let connection = try Connection(url: settings.databaseURL)
+            let connection = try settings.connect()
             try Schema.requireUpToDate(connection)
             let summary = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) {
                 verifier, api in

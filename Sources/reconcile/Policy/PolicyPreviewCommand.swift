@@ -41,7 +41,7 @@ struct PolicyPreviewCommand: AsyncParsableCommand {
                 throw ConfigurationError("no policy file: set RECONCILE_POLICY_FILE or give --file")
             }
             let policies = try PolicyFile.load(path: path)
-            let connection = try Connection(url: settings.databaseURL)
+            let connection = try settings.connect()
             try Schema.requireUpToDate(connection)
             let matches = try PolicyEngine(
                 file: policies, approval: settings.approvalAbove, judgement: try DecisionJudgement.rules(settings),

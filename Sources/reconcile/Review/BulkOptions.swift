@@ -77,7 +77,7 @@ struct ItemSelection: ParsableArguments {
         database: ReviewDatabaseOptions, logger: Logger
     ) async throws {
         let settings = try await database.settings()
-        let connection = try Connection(url: settings.databaseURL)
+        let connection = try settings.connect()
         var bulkDecision = BulkDecision(
             filter: try filter.filter(), person: person, limit: try bulk.resolvedLimit(settings),
             approval: settings.approvalAbove, judgement: try DecisionJudgement.rules(settings))

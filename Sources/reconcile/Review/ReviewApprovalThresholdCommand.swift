@@ -40,7 +40,7 @@ struct ReviewApprovalThresholdCommand: AsyncParsableCommand {
     func run() async throws {
         try await database.run { logger in
             let settings = try await database.settings()
-            let connection = try Connection(url: settings.databaseURL)
+            let connection = try settings.connect()
             try Schema.requireUpToDate(connection)
             let process = ApprovalThreshold.process("review approval-threshold", login: OperatingSystemLogin.current())
             if clear || set != nil {

@@ -19,7 +19,7 @@ struct ReviewDatabaseOptions: ParsableArguments {
     func service() async throws -> ReviewService {
         let settings = try await settings()
         var service = ReviewService(
-            connection: try Connection(url: settings.databaseURL), approval: settings.approvalAbove,
+            connection: try settings.connect(), approval: settings.approvalAbove,
             judgement: try DecisionJudgement.rules(settings))
         service.osLogin = OperatingSystemLogin.current()
         return service

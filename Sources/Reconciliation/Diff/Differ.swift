@@ -21,19 +21,6 @@ public struct Differ: Sendable {
             self.products = products
         }
 
-        /// The relations the settings name (validated when the settings were read).
-        public init(_ settings: Settings) throws {
-            func relation(_ text: String, _ key: String) throws -> QualifiedRelation {
-                guard let relation = QualifiedRelation(text) else {
-                    throw SettingsError(key: key, problem: "must be a table or view name such as app.deliveries")
-                }
-                return relation
-            }
-            uploads = try relation(settings.uploadsRelation, "RECONCILE_UPLOADS_RELATION")
-            deliveries = try relation(settings.deliveriesRelation, "RECONCILE_DELIVERIES_RELATION")
-            products = try relation(settings.productsRelation, "RECONCILE_PRODUCTS_RELATION")
-        }
-
         /// The tables of the job's own schema (the defaults of SPEC section 9).
         public static let standard = Relations(
             uploads: QualifiedRelation("reconcile.receipt_uploads")!,
@@ -336,8 +323,9 @@ public struct Differ: Sendable {
         /// (`checks/work_tables.sql`): then the statements that declare them if missing are skipped.
         var declared = false
 
-        /// Statements bound and waiting to be sent together (`flush`).
+        /// Statements bound and waiting to be sent together (`flush`), with the file of each.
         var queued: [(sql: String, parameters: [any PostgresEncodable])] = []
+        var queuedFiles: [String] = []
 
         /// The statements of a file this diff runs (`declared` and `analysing` say which are skipped).
         private func runnable(_ path: String) throws -> [SQLScript.Statement] {
@@ -351,7 +339,7 @@ public struct Differ: Sendable {
         mutating func run(_ path: String) throws -> [Row] {
             try flush()
             var rows: [Row] = []
-            for statement in try runnable(path) { rows = try query(statement) }
+            for statement in try runnable(path) { rows = try query(statement, in: path) }
             return rows
         }
 
@@ -359,25 +347,40 @@ public struct Differ: Sendable {
         /// result is next needed (`flush`): the stages return nothing the runner reads, and the
         /// desk's lookup ran sixty statements, each a round trip (docs/benchmarks.md).
         mutating func queue(_ path: String) throws {
-            for statement in try runnable(path) { queued.append(try statement.bind(relations: relations, values: values)) }
+            for statement in try runnable(path) {
+                queued.append(try statement.bind(relations: relations, values: values))
+                queuedFiles.append(path)
+            }
         }
 
         /// Sends what is queued (``Connection/pipeline(_:)``); its first failure is thrown.
         mutating func flush() throws {
             guard !queued.isEmpty else { return }
-            defer { queued.removeAll() }
-            try connection.pipeline(queued)
+            defer {
+                queued.removeAll()
+                queuedFiles.removeAll()
+            }
+            do {
+                try connection.pipeline(queued)
+            } catch var error as PostgresError {
+                // The statement that failed, by its text: the error names its file.
+                if let index = queued.firstIndex(where: { $0.sql == error.sql }) {
+                    error.file = "sql/diff/\(queuedFiles[index])"
+                }
+                throw error
+            }
         }
 
         /// Runs every statement of a file in one round trip (after those queued); returns the rows
         /// of each.
         mutating func results(_ path: String) throws -> [[Row]] {
             try flush()
-            return try connection.pipeline(script(path).statements.map { try $0.bind(relations: relations, values: values) })
+            let statements = try script(path).statements.map { try $0.bind(relations: relations, values: values) }
+            return try SQLFile("diff/" + path).naming { try connection.pipeline(statements) }
         }
 
-        private func query(_ statement: SQLScript.Statement) throws -> [Row] {
-            try connection.query(statement, relations: relations, values: values)
+        private func query(_ statement: SQLScript.Statement, in path: String) throws -> [Row] {
+            try SQLFile("diff/" + path).naming { try connection.query(statement, relations: relations, values: values) }
         }
 
         /// Runs a file of one statement; returns how many rows it affected.
@@ -385,7 +388,7 @@ public struct Differ: Sendable {
             var affected = 0
             for statement in try script(path).statements {
                 let (sql, parameters) = try statement.bind(relations: relations, values: values)
-                affected = try connection.execute(sql, parameters)
+                affected = try SQLFile("diff/" + path).naming { try connection.execute(sql, parameters) }
             }
             return affected
         }
@@ -400,7 +403,9 @@ public struct Differ: Sendable {
 
         /// Queues restoring the setting `lookUpByIndex` replaced.
         mutating func queueRestoringSeqScan(_ saved: String) throws {
-            queued += try SQLFile("diff/checks/by_index_off.sql").bound(["saved": saved], relations: [:])
+            let statements = try SQLFile("diff/checks/by_index_off.sql").bound(["saved": saved], relations: [:])
+            queued += statements
+            queuedFiles += statements.map { _ in "checks/by_index_off.sql" }
         }
 
         private func script(_ path: String) throws -> SQLScript {

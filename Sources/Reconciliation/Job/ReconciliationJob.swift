@@ -59,7 +59,7 @@ public struct ReconciliationJob: Sendable {
         // A policy file that does not load stops the run before it starts (PolicyFileError, exit 64):
         // a run never goes on without the policies it was given.
         let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
-        let connection = try Connection(url: settings.databaseURL)
+        let connection = try settings.connect()
         try Schema.requireUpToDate(connection)
         if !options.dryRun { try settings.approvalAbove.recordAtStart("run", on: connection) }
         guard try await Self.takeRunLock(connection) else {
@@ -98,7 +98,7 @@ public struct ReconciliationJob: Sendable {
                 ? "interrupted by a signal: work in flight was rolled back; the next run resumes it" : "\(error)"
             let status: RunStatus = interrupted ? .interrupted : .failed
             if (try? RunLedger.fail(runID: runID, status: status, error: reason, on: connection)) == nil,
-                let fresh = try? Connection(url: settings.databaseURL)
+                let fresh = try? settings.connect()
             {
                 // The run's own session is gone (the server restarted): say why on a new one; if
                 // the server is not back yet, the next run records the run as abandoned.
@@ -126,7 +126,7 @@ public struct ReconciliationJob: Sendable {
             }
         }
         try await stages.run("verify") {
-            let queue = VerificationQueue(uploads: try Differ.Relations(settings).uploads, maxAttempts: settings.maxAttempts)
+            let queue = VerificationQueue(uploads: settings.relations.uploads, maxAttempts: settings.maxAttempts)
             let total = try queue.enqueue(runID: run.id, since: run.since, until: run.until, on: connection)
             try await verifyAll(queue: queue, runID: run.id, total: total, connection: connection, logger: run.logger,
                                 progress: progress)
@@ -147,7 +147,7 @@ public struct ReconciliationJob: Sendable {
             ])
         }
         let (summary, changes) = try await stages.run("diff_and_queue") {
-            let differ = Differ(relations: try Differ.Relations(settings))
+            let differ = Differ(relations: settings.relations)
             return try connection.transaction {
                 let ledgerChangesAfter = try RunLedger.ledgerChangesAfter(run)
                 var parameters = Differ.Parameters(run: run, settings: settings, ledgerChangesAfter: ledgerChangesAfter)
@@ -221,14 +221,14 @@ public struct ReconciliationJob: Sendable {
     /// `reconcile run --worker`: helps the run in progress verify its uploads, then returns how
     /// many this worker verified (0 when no run is in progress).
     public func work(progress: (@Sendable (RunProgress) -> Void)? = nil) async throws -> Int {
-        let connection = try Connection(url: settings.databaseURL)
+        let connection = try settings.connect()
         try Schema.requireUpToDate(connection)
         guard let run = try RunLedger.runningRun(on: connection) else { return 0 }
         var log = logger
         log[metadataKey: "run.id"] = "\(run.id)"
         log[metadataKey: "worker"] = "\(worker)"
         log.info("worker joined the run")
-        let queue = VerificationQueue(uploads: try Differ.Relations(settings).uploads, maxAttempts: settings.maxAttempts)
+        let queue = VerificationQueue(uploads: settings.relations.uploads, maxAttempts: settings.maxAttempts)
         var done = 0
         let started = Date()
         // A worker stops on an outage like the run does (verifyDue throws): it would otherwise

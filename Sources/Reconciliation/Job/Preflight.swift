@@ -34,7 +34,7 @@ public enum Preflight {
     public static func database(_ settings: Settings) -> [CheckResult] {
         let connection: Connection
         do {
-            connection = try Connection(url: settings.databaseURL)
+            connection = try settings.connect()
         } catch {
             return [CheckResult(
                 "database", passed: false,
@@ -61,30 +61,27 @@ public enum Preflight {
 
     /// Checks one input relation: `read` reads every one of `columns` from it, named `:name` there.
     static func check(
-        relation: String, as name: String, setting: String, columns: [String], reading read: SQLFile,
+        relation: QualifiedRelation, as name: String, setting: String, columns: [String], reading read: SQLFile,
         on connection: Connection
     ) -> CheckResult {
         do {
-            let present = try connection.query(SQL.relationColumns, ["relation": relation])
+            let present = try connection.query(SQL.relationColumns, ["relation": relation.sql])
                 .map { try $0.decode(String.self, at: 0) }
             let missing = columns.filter { !present.contains($0) }
             guard missing.isEmpty else {
                 return CheckResult(
-                    relation, passed: false,
+                    relation.sql, passed: false,
                     "missing column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")): "
                         + "add \(missing.count > 1 ? "them" : "it") or point \(setting) at a view that renames yours")
             }
-            guard let qualified = QualifiedRelation(relation) else {
-                return CheckResult(relation, passed: false, "\(setting) must be a table or view name such as app.deliveries")
-            }
-            try connection.query(read, relations: [name: qualified])
-            return CheckResult(relation, passed: true, "readable, with every column the job reads")
+            try connection.query(read, relations: [name: relation])
+            return CheckResult(relation.sql, passed: true, "readable, with every column the job reads")
         } catch let error as PostgresError where ["42P01", "3F000"].contains(error.sqlState ?? "") {
-            return CheckResult(relation, passed: false, "does not exist: run `reconcile migrate` or set \(setting)")
+            return CheckResult(relation.sql, passed: false, "does not exist: run `reconcile migrate` or set \(setting)")
         } catch let error as PostgresError where error.sqlState == "42501" {
-            return CheckResult(relation, passed: false, "permission denied: GRANT SELECT ON \(relation) to the job's role")
+            return CheckResult(relation.sql, passed: false, "permission denied: GRANT SELECT ON \(relation) to the job's role")
         } catch {
-            return CheckResult(relation, passed: false, "\(error)")
+            return CheckResult(relation.sql, passed: false, "\(error)")
         }
     }
 

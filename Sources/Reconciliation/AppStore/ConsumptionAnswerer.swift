@@ -195,7 +195,7 @@ struct LedgerFacts {
     static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
         -> LedgerFacts?
     {
-        let relations = try Differ.Relations(settings)
+        let relations = settings.relations
         // The transactions whose deliveries count (for a non-consumable, its restores too), with
         // the asked transaction's product and type.
         let family = try connection.query(
@@ -219,9 +219,7 @@ struct LedgerFacts {
         let disputed: Bool = try row["disputed"]
         let account: String? = delivered ? try row["holder"] : try row["bound_buyer"]
         guard let account, !disputed else { return nil }
-        guard let consent = QualifiedRelation(settings.consumption.consentRelation) else {
-            throw SettingsError(key: "RECONCILE_CONSENT_RELATION", problem: "must be a table or view name")
-        }
+        let consent = settings.consumption.consentRelation
         let consented = try connection.queryFirst(
             ConsumptionAnswerer.SQL.consented, ["user_id": account], relations: ["consent": consent]) != nil
         let product: String? = try family[0]["product_id"]

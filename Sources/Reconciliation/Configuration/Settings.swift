@@ -69,12 +69,17 @@ public struct Settings: Sendable {
     public var concurrency: Int
     /// `RECONCILE_REPORT_DIR`.
     public var reportDirectory: String
-    /// The uploads relation, validated and quoted.
-    public var uploadsRelation: String
-    /// The deliveries relation, validated and quoted.
-    public var deliveriesRelation: String
-    /// The products relation, validated and quoted.
-    public var productsRelation: String
+    /// `RECONCILE_UPLOADS_RELATION`, validated and quoted.
+    public var uploadsRelation: QualifiedRelation
+    /// `RECONCILE_DELIVERIES_RELATION`, validated and quoted.
+    public var deliveriesRelation: QualifiedRelation
+    /// `RECONCILE_PRODUCTS_RELATION`, validated and quoted.
+    public var productsRelation: QualifiedRelation
+
+    /// The operator's relations the job reads, as the SQL files name them (SPEC section 2).
+    public var relations: Differ.Relations {
+        Differ.Relations(uploads: uploadsRelation, deliveries: deliveriesRelation, products: productsRelation)
+    }
     /// `RECONCILE_WEB_TOKEN`.
     public var webToken: Secret?
     /// `RECONCILE_WEB_USERS_FILE`: the review pages' people, each with a password (`reconcile serve`).
@@ -119,7 +124,7 @@ public struct Settings: Sendable {
         /// `RECONCILE_CONSUMPTION_ANSWERS=on`: answer at all (off by default).
         public var enabled = false
         /// `RECONCILE_CONSENT_RELATION`, validated and quoted: who agreed to share consumption data.
-        public var consentRelation = "\"reconcile\".\"refund_consent\""
+        public var consentRelation = QualifiedRelation("reconcile.refund_consent")!
         /// `RECONCILE_SAMPLE_CONTENT`: whether the app offers a free sample before purchase.
         public var sampleContentProvided = false
         /// `RECONCILE_REFUND_PREFERENCE`.
@@ -186,12 +191,11 @@ public struct Settings: Sendable {
             else { throw SettingsError(key: key, problem: "must be an http(s) URL") }
             return text
         }
-        func relation(_ key: String, default fallback: String) throws(SettingsError) -> String {
-            let text = value(key) ?? fallback
-            guard let quoted = Identifier.qualifiedRelation(text) else {
+        func relation(_ key: String, default fallback: String) throws(SettingsError) -> QualifiedRelation {
+            guard let relation = QualifiedRelation(value(key) ?? fallback) else {
                 throw SettingsError(key: key, problem: "must be a table or view name such as app.deliveries")
             }
-            return quoted
+            return relation
         }
 
         databaseURL = value("DATABASE_URL")
@@ -331,4 +335,12 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
 
     public var description: String { "‹redacted›" }
     public var debugDescription: String { "‹redacted›" }
+}
+
+extension Settings {
+    /// A new connection to the job's database (`DATABASE_URL`, else libpq's `PG*` variables): the
+    /// one way every command and service of the product connects.
+    public func connect() throws -> Connection {
+        try Connection(url: databaseURL)
+    }
 }

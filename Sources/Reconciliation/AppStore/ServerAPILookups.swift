@@ -222,7 +222,7 @@ public struct ServerAPILookups: Sendable {
         into summary: inout Summary, outage: inout ServerAPIOutage
     ) async throws {
         // Paged by transaction id, so memory stays flat.
-        let deliveries = try Differ.Relations(settings).deliveries
+        let deliveries = settings.relations.deliveries
         var after = ""
         while true {
             let candidates = try connection.query(

@@ -83,6 +83,18 @@ public struct SQLFile: Sendable, Hashable, ExpressibleByStringLiteral, CustomStr
     }
 }
 
+extension SQLFile {
+    /// Runs `body`, a statement of this file: a failure from the server names the file.
+    func naming<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as PostgresError {
+            error.file = description
+            throw error
+        }
+    }
+}
+
 extension Connection {
     /// Runs every statement of a file; returns the rows of the last.
     @discardableResult
@@ -90,7 +102,9 @@ extension Connection {
         _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:]
     ) throws -> [Row] {
         var rows: [Row] = []
-        for (sql, parameters) in try file.bound(values, relations: relations) { rows = try query(sql, parameters) }
+        for (sql, parameters) in try file.bound(values, relations: relations) {
+            rows = try file.naming { try query(sql, parameters) }
+        }
         return rows
     }
 
@@ -101,7 +115,7 @@ extension Connection {
     ) throws -> [Row] {
         let statements = try file.bound(values, relations: relations)
         guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one statement to prepare") }
-        return try queryPrepared(statements[0].sql, statements[0].parameters)
+        return try file.naming { try queryPrepared(statements[0].sql, statements[0].parameters) }
     }
 
     /// Runs every statement of a file; returns the first row of the last.
@@ -117,7 +131,9 @@ extension Connection {
         _ file: SQLFile, _ values: SQLValues = [:], relations: [String: QualifiedRelation] = [:]
     ) throws -> Int {
         var affected = 0
-        for (sql, parameters) in try file.bound(values, relations: relations) { affected = try execute(sql, parameters) }
+        for (sql, parameters) in try file.bound(values, relations: relations) {
+            affected = try file.naming { try execute(sql, parameters) }
+        }
         return affected
     }
 
@@ -128,7 +144,7 @@ extension Connection {
     ) throws {
         let statements = try file.bound(values, relations: relations)
         guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one statement to stream") }
-        try stream(statements[0].sql, statements[0].parameters, body)
+        try file.naming { try stream(statements[0].sql, statements[0].parameters, body) }
     }
 
     /// Runs a file's one `COPY … FROM STDIN` statement with the rows `body` writes.
