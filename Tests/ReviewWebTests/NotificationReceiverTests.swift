@@ -189,12 +189,20 @@ struct NotificationReceiverTests {
             #expect(metrics.contains("reconcile_receiver_notifications{type=\"REFUND\"} 1\n"), "\(metrics)")
             #expect(metrics.contains("reconcile_receiver_items_opened_since_nightly 1\n"), "\(metrics)")
 
-            // The next nightly run finds the same and opens, reopens or resolves nothing (its
-            // report lists the item as new since the previous night: the receiver opened it since).
+            // The next nightly run finds the same and opens, reopens or resolves nothing; its
+            // report lists the item, the same id, as not new: `new` means first seen by any
+            // judgement, and the receiver's saw it at noon (SPEC section 10).
             let before = try world.items()
+            let itemID = try world.connection.query("SELECT id FROM reconcile.review_items")[0].decode(Int64.self, at: 0)
             let night = try await world.nightly(settings)
             #expect(night.changes.created == 0 && night.changes.reopened == 0 && night.changes.autoResolved == 0)
             #expect(try world.items() == before)
+            #expect(night.newFindings == 0)
+            let json = try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: "\(try #require(night.reportDirectory))/report.json")))
+            let findings = try #require((json as? [String: Any])?["findings"] as? [[String: Any]])
+            #expect(findings.map { ($0["review_item_id"] as? Int).map(Int64.init) } == [itemID])
+            #expect(findings.map { $0["new"] as? Bool } == [false])
             let after = try ReceiverMetrics.text(counters: .init(), lastPass: Date(), on: world.connection)
             #expect(after.contains("reconcile_receiver_items_opened_since_nightly 0\n"), "\(after)")
         }
@@ -580,6 +588,61 @@ struct NotificationReceiverTests {
             "SELECT notification_type FROM reconcile.notifications_seen ORDER BY 1"
         ).map { try $0.decode(String.self, at: 0) }
         #expect(types == ["METADATA_UPDATE", "RESCIND_CONSENT"])
+    }
+
+    /// `EXTERNAL_PURCHASE_TOKEN` carries `externalPurchaseToken` and neither `data` nor `appData`
+    /// (SPEC section 16: stored raw and acknowledged): its bundle id and app id are the token's,
+    /// its environment read from the token's id (`SANDBOX…` is the sandbox's), so it verifies
+    /// like any other; one for another app is still refused.
+    @Test func anExternalPurchaseTokenIsStoredAndAcknowledged() async throws {
+        let world = try World("receiver_external_token")
+        func token(bundle: String, id: String) throws -> String {
+            var payload = NotificationPayload()
+            payload.notificationType = .externalPurchaseToken
+            payload.subtype = NotificationSubtype(rawValue: "UNREPORTED")
+            payload.notificationUUID = UUID().uuidString.lowercased()
+            payload.version = "2.0"
+            payload.signedDate = Date()
+            var token = NotificationExternalPurchaseToken()
+            token.externalPurchaseId = id
+            token.tokenCreationDate = Date().addingTimeInterval(-3600)
+            token.appAppleId = world.sim.configuration.appAppleId
+            token.bundleId = bundle
+            token.tokenType = "SERVICES"
+            payload.externalPurchaseToken = token
+            return #"{"signedPayload":"\#(try world.sim.ca.signJWS(payload))"}"#
+        }
+        let accepted = [
+            try token(bundle: Self.bundle, id: UUID().uuidString),
+            try token(bundle: Self.bundle, id: "SANDBOX_\(UUID().uuidString)"),
+        ]
+        let refused = try token(bundle: "com.example.other", id: UUID().uuidString)
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings) { client in
+                for body in accepted {
+                    let response = try await client.execute(
+                        uri: "/apple/notifications", method: .post, body: ByteBuffer(string: body))
+                    #expect(response.status == .ok)
+                }
+                let response = try await client.execute(
+                    uri: "/apple/notifications", method: .post, body: ByteBuffer(string: refused))
+                #expect(response.status.code / 100 == 4)
+            }
+            let pass = try await AppleServices.withVerifier(settings: settings, logger: Self.quiet) { verifier in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: nil, forwarder: nil, logger: Self.quiet
+                ).pass(on: world.connection)
+            }
+            #expect(pass.applied == 2)
+        }
+        let stored = try world.connection.query("SELECT signed_payload FROM reconcile.notifications ORDER BY id")
+        #expect(try stored.map { try $0.decode(String.self, at: 0) } == accepted)
+        let types = try world.connection.query(
+            "SELECT notification_type FROM reconcile.notifications_seen ORDER BY 1"
+        ).map { try $0.decode(String.self, at: 0) }
+        #expect(types == ["EXTERNAL_PURCHASE_TOKEN", "EXTERNAL_PURCHASE_TOKEN"])
     }
 
     // MARK: - Forwarding
