@@ -147,7 +147,8 @@ struct NotificationReceiverTests {
     @Test func everyReceiverSQLFileParsesAndSaysWhatItReadsAndWrites() throws {
         let files = [
             ReceiverSQL.claimForward, ReceiverSQL.dueJudgements, ReceiverSQL.finishRun, ReceiverSQL.forwardAttempted,
-            ReceiverSQL.markJudged, ReceiverSQL.metrics, ReceiverSQL.noteJudgements, ReceiverSQL.pendingNotifications,
+            ReceiverSQL.judgedItems, ReceiverSQL.markJudged, ReceiverSQL.metrics, ReceiverSQL.noteJudgements,
+            ReceiverSQL.noteTransactions, ReceiverSQL.pendingNotifications,
             ReceiverSQL.recentRuns, ReceiverSQL.startRun, ReceiverSQL.storeNotification,
         ]
         for file in files {
@@ -396,6 +397,60 @@ struct NotificationReceiverTests {
                     try world.items() == ["refunded_delivery \(pack.transactionId) open"]
                 }
             }
+        }
+    }
+
+    /// The documented set-up, the hourly sync beside the receiver: the sync fetched a REFUND from
+    /// Notification History first (Apple's POST failed), so Apple's retry reaching the receiver is
+    /// a duplicate of a history record nobody applied yet. The receiver's next pass applies the
+    /// record and judges the refund, whether the retry came (`retried`) or not: a
+    /// `refunded_delivery` item within the pass, not at night.
+    @Test(arguments: [true, false])
+    func aRefundTheHourlySyncFetchedFirstIsJudgedByTheReceiversNextPass(_ retried: Bool) async throws {
+        let world = try World("receiver_history_first_\(retried)")
+        let pack = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            _ = try await world.nightly(settings)
+            _ = try world.sim.refundTransaction(pack.transactionId)
+            let body = try world.sim.signNotification(type: .refund, transactionId: pack.transactionId, delivered: false)
+            let synced = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: Self.quiet) {
+                verifier, api in
+                try await #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
+                    .sync(on: world.connection)
+            }
+            #expect(synced?.stored == 1)
+            if retried {
+                let json = String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
+                try await Self.withListener(settings) { client in
+                    let response = try await client.execute(
+                        uri: "/apple/notifications", method: .post, body: ByteBuffer(string: json))
+                    #expect(response.status == .ok)
+                }
+            }
+            let pass = try await AppleServices.withVerifier(settings: settings, logger: Self.quiet) { verifier in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: nil, forwarder: nil, logger: Self.quiet
+                ).pass(on: world.connection)
+            }
+            #expect(pass.judged == 1 && pass.itemsOpened == 1, "\(pass)")
+            #expect(try world.items() == ["refunded_delivery \(pack.transactionId) open"])
+            // Each UUID once: the record applied, the receiver's copy (if any) a duplicate.
+            let states = try world.connection.query(
+                """
+                SELECT 'history ' || state FROM reconcile.notification_history
+                UNION ALL SELECT 'endpoint ' || state FROM reconcile.notification_verifications ORDER BY 1
+                """).map { try $0.decode(String.self, at: 0) }
+            #expect(states == (retried ? ["endpoint duplicate", "history applied"] : ["history applied"]))
+            // The next pass has nothing left to apply or judge.
+            let next = try await AppleServices.withVerifier(settings: settings, logger: Self.quiet) { verifier in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: nil, forwarder: nil, logger: Self.quiet
+                ).pass(on: world.connection)
+            }
+            #expect(next.runID == nil && next.applied == 0 && next.judged == 0, "\(next)")
         }
     }
 
