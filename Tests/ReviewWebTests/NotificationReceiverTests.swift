@@ -147,7 +147,8 @@ struct NotificationReceiverTests {
     @Test func everyReceiverSQLFileParsesAndSaysWhatItReadsAndWrites() throws {
         let files = [
             ReceiverSQL.claimForward, ReceiverSQL.dueJudgements, ReceiverSQL.finishRun, ReceiverSQL.forwardAttempted,
-            ReceiverSQL.markJudged, ReceiverSQL.metrics, ReceiverSQL.noteJudgements, ReceiverSQL.pendingNotifications,
+            ReceiverSQL.judgedItems, ReceiverSQL.markJudged, ReceiverSQL.metrics, ReceiverSQL.noteJudgements,
+            ReceiverSQL.noteTransactions, ReceiverSQL.pendingNotifications,
             ReceiverSQL.recentRuns, ReceiverSQL.startRun, ReceiverSQL.storeNotification,
         ]
         for file in files {
@@ -189,12 +190,20 @@ struct NotificationReceiverTests {
             #expect(metrics.contains("reconcile_receiver_notifications{type=\"REFUND\"} 1\n"), "\(metrics)")
             #expect(metrics.contains("reconcile_receiver_items_opened_since_nightly 1\n"), "\(metrics)")
 
-            // The next nightly run finds the same and opens, reopens or resolves nothing (its
-            // report lists the item as new since the previous night: the receiver opened it since).
+            // The next nightly run finds the same and opens, reopens or resolves nothing; its
+            // report lists the item, the same id, as not new: `new` means first seen by any
+            // judgement, and the receiver's saw it at noon (SPEC section 10).
             let before = try world.items()
+            let itemID = try world.connection.query("SELECT id FROM reconcile.review_items")[0].decode(Int64.self, at: 0)
             let night = try await world.nightly(settings)
             #expect(night.changes.created == 0 && night.changes.reopened == 0 && night.changes.autoResolved == 0)
             #expect(try world.items() == before)
+            #expect(night.newFindings == 0)
+            let json = try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: "\(try #require(night.reportDirectory))/report.json")))
+            let findings = try #require((json as? [String: Any])?["findings"] as? [[String: Any]])
+            #expect(findings.map { ($0["review_item_id"] as? Int).map(Int64.init) } == [itemID])
+            #expect(findings.map { $0["new"] as? Bool } == [false])
             let after = try ReceiverMetrics.text(counters: .init(), lastPass: Date(), on: world.connection)
             #expect(after.contains("reconcile_receiver_items_opened_since_nightly 0\n"), "\(after)")
         }
@@ -391,6 +400,60 @@ struct NotificationReceiverTests {
         }
     }
 
+    /// The documented set-up, the hourly sync beside the receiver: the sync fetched a REFUND from
+    /// Notification History first (Apple's POST failed), so Apple's retry reaching the receiver is
+    /// a duplicate of a history record nobody applied yet. The receiver's next pass applies the
+    /// record and judges the refund, whether the retry came (`retried`) or not: a
+    /// `refunded_delivery` item within the pass, not at night.
+    @Test(arguments: [true, false])
+    func aRefundTheHourlySyncFetchedFirstIsJudgedByTheReceiversNextPass(_ retried: Bool) async throws {
+        let world = try World("receiver_history_first_\(retried)")
+        let pack = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            _ = try await world.nightly(settings)
+            _ = try world.sim.refundTransaction(pack.transactionId)
+            let body = try world.sim.signNotification(type: .refund, transactionId: pack.transactionId, delivered: false)
+            let synced = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: Self.quiet) {
+                verifier, api in
+                try await #require(api).notificationSync(NotificationApplier(verify: verifier.verifyNotification))
+                    .sync(on: world.connection)
+            }
+            #expect(synced?.stored == 1)
+            if retried {
+                let json = String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
+                try await Self.withListener(settings) { client in
+                    let response = try await client.execute(
+                        uri: "/apple/notifications", method: .post, body: ByteBuffer(string: json))
+                    #expect(response.status == .ok)
+                }
+            }
+            let pass = try await AppleServices.withVerifier(settings: settings, logger: Self.quiet) { verifier in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: nil, forwarder: nil, logger: Self.quiet
+                ).pass(on: world.connection)
+            }
+            #expect(pass.judged == 1 && pass.itemsOpened == 1, "\(pass)")
+            #expect(try world.items() == ["refunded_delivery \(pack.transactionId) open"])
+            // Each UUID once: the record applied, the receiver's copy (if any) a duplicate.
+            let states = try world.connection.query(
+                """
+                SELECT 'history ' || state FROM reconcile.notification_history
+                UNION ALL SELECT 'endpoint ' || state FROM reconcile.notification_verifications ORDER BY 1
+                """).map { try $0.decode(String.self, at: 0) }
+            #expect(states == (retried ? ["endpoint duplicate", "history applied"] : ["history applied"]))
+            // The next pass has nothing left to apply or judge.
+            let next = try await AppleServices.withVerifier(settings: settings, logger: Self.quiet) { verifier in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: nil, forwarder: nil, logger: Self.quiet
+                ).pass(on: world.connection)
+            }
+            #expect(next.runID == nil && next.applied == 0 && next.judged == 0, "\(next)")
+        }
+    }
+
     /// A nightly run that starts while the receiver judges (it holds the run lock, and no run is
     /// recorded as running) waits for it instead of exiting 3.
     @Test func aNightlyRunWaitsForTheReceiversJudgementInsteadOfExiting() async throws {
@@ -580,6 +643,61 @@ struct NotificationReceiverTests {
             "SELECT notification_type FROM reconcile.notifications_seen ORDER BY 1"
         ).map { try $0.decode(String.self, at: 0) }
         #expect(types == ["METADATA_UPDATE", "RESCIND_CONSENT"])
+    }
+
+    /// `EXTERNAL_PURCHASE_TOKEN` carries `externalPurchaseToken` and neither `data` nor `appData`
+    /// (SPEC section 16: stored raw and acknowledged): its bundle id and app id are the token's,
+    /// its environment read from the token's id (`SANDBOX…` is the sandbox's), so it verifies
+    /// like any other; one for another app is still refused.
+    @Test func anExternalPurchaseTokenIsStoredAndAcknowledged() async throws {
+        let world = try World("receiver_external_token")
+        func token(bundle: String, id: String) throws -> String {
+            var payload = NotificationPayload()
+            payload.notificationType = .externalPurchaseToken
+            payload.subtype = NotificationSubtype(rawValue: "UNREPORTED")
+            payload.notificationUUID = UUID().uuidString.lowercased()
+            payload.version = "2.0"
+            payload.signedDate = Date()
+            var token = NotificationExternalPurchaseToken()
+            token.externalPurchaseId = id
+            token.tokenCreationDate = Date().addingTimeInterval(-3600)
+            token.appAppleId = world.sim.configuration.appAppleId
+            token.bundleId = bundle
+            token.tokenType = "SERVICES"
+            payload.externalPurchaseToken = token
+            return #"{"signedPayload":"\#(try world.sim.ca.signJWS(payload))"}"#
+        }
+        let accepted = [
+            try token(bundle: Self.bundle, id: UUID().uuidString),
+            try token(bundle: Self.bundle, id: "SANDBOX_\(UUID().uuidString)"),
+        ]
+        let refused = try token(bundle: "com.example.other", id: UUID().uuidString)
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings) { client in
+                for body in accepted {
+                    let response = try await client.execute(
+                        uri: "/apple/notifications", method: .post, body: ByteBuffer(string: body))
+                    #expect(response.status == .ok)
+                }
+                let response = try await client.execute(
+                    uri: "/apple/notifications", method: .post, body: ByteBuffer(string: refused))
+                #expect(response.status.code / 100 == 4)
+            }
+            let pass = try await AppleServices.withVerifier(settings: settings, logger: Self.quiet) { verifier in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification),
+                    answerer: nil, forwarder: nil, logger: Self.quiet
+                ).pass(on: world.connection)
+            }
+            #expect(pass.applied == 2)
+        }
+        let stored = try world.connection.query("SELECT signed_payload FROM reconcile.notifications ORDER BY id")
+        #expect(try stored.map { try $0.decode(String.self, at: 0) } == accepted)
+        let types = try world.connection.query(
+            "SELECT notification_type FROM reconcile.notifications_seen ORDER BY 1"
+        ).map { try $0.decode(String.self, at: 0) }
+        #expect(types == ["EXTERNAL_PURCHASE_TOKEN", "EXTERNAL_PURCHASE_TOKEN"])
     }
 
     // MARK: - Forwarding

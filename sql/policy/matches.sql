@@ -6,7 +6,8 @@
 --         reconcile.transaction_sources
 -- Writes: nothing.
 -- Values: :'item_id' (bigint: only this item, to check it again in its decision's transaction;
---         null: every open item), :'kinds' (text[]), :'products' (text[], or null: any product),
+--         null: every open item), :'item_ids' (bigint[]: only these items, the ones a receiver
+--         pass's judgement opened or changed; null: every open item), :'kinds' (text[]), :'products' (text[], or null: any product),
 --         :'max_currencies' (text[]) and :'max_amounts_milli' (bigint[]: the cap of the currency at
 --         the same place; both null: any value), :'environment' (text: Apple's spelling,
 --         Production or Sandbox; null: any), :'sources' (text[]: at least one of them confirmed the
@@ -33,6 +34,7 @@ SELECT r.id, r.user_id, r.amount_milli, r.currency
                     WHERE e.review_item_id = r.id
                       AND (e.to_status = 'in_review' OR e.from_status = 'awaiting_approval'))
    AND (:'item_id'::bigint IS NULL OR r.id = :'item_id'::bigint)
+   AND (:'item_ids'::bigint[] IS NULL OR r.id = ANY (:'item_ids'::bigint[]))
    AND r.kind = ANY (:'kinds'::text[])
    AND (:'products'::text[] IS NULL OR r.product_id = ANY (:'products'::text[]))
    -- An item in a currency the cap does not name, or of unknown value, is not "at most" anything.

@@ -1,6 +1,7 @@
 -- Stage: whether a stored notification waits to be applied (the receiver stored it, or the app's
--- own endpoint did): a receiver pass records a run only when there is work.
--- Reads:  reconcile.notifications, reconcile.notification_verifications
+-- own endpoint did), or a Notification History record the hourly sync accepted (state
+-- 'accepted': nobody applied it yet): a receiver pass records a run only when there is work.
+-- Reads:  reconcile.notifications, reconcile.notification_verifications, reconcile.notification_history
 -- Writes: nothing
 -- Values: none.
 --
@@ -16,4 +17,7 @@ SELECT EXISTS (
      WHERE n.received_at > now() - interval '1 day'
        AND NOT EXISTS (SELECT 1 FROM reconcile.notification_verifications v
                         WHERE v.notification_id = n.id AND v.state <> 'retry')
+) OR EXISTS (
+    -- notification_history_accepted_idx: the few rows a sync stored since the last pass.
+    SELECT 1 FROM reconcile.notification_history h WHERE h.state = 'accepted'
 );

@@ -1,15 +1,18 @@
 -- Collects the run's findings into the session's report_findings table, from which the report
 -- files are streamed after the diff's transaction committed (however many findings there are,
 -- none is held in memory): the diff's findings joined to the queue, and the open items the diff
--- carried over unchanged, in report order. Items first seen after the last finished run were
--- never reported by a finished run, so they are new here even when a killed run created them.
+-- carried over unchanged, in report order. `new` means first seen by any judgement (SPEC section
+-- 10): an item first seen after the last finished run by a nightly run was never reported by a
+-- finished run, so it is new here even when a killed run created it; one the notification
+-- receiver or a desk lookup opened meanwhile (a run of kind 'receiver' or 'lookup') was already
+-- seen, by staff at noon, and is not new in the next nightly report.
 -- Each keeps its item's last_seen_run (judged_run: the queue upsert set it already), so that
 -- streaming the findings (findings.sql) need not read the items again, and a finding the run
 -- judged keeps `inputs`, a digest of everything its report rows are rendered from, so that rows
 -- kept for the item when it was last rendered are written again when nothing of it changed
 -- (reconcile.report_rows.inputs, migration 0024).
 -- Call inside the diff's transaction.
--- Reads:  diff_findings, diff_unchanged, diff_kinds, reconcile.review_items
+-- Reads:  diff_findings, diff_unchanged, diff_kinds, reconcile.review_items, reconcile.runs
 -- Writes: report_findings (a session table: it outlives the transaction, dropped by discard.sql)
 -- Values: :'resumes_after' (bigint: the last finished run).
 DROP TABLE IF EXISTS report_findings;
@@ -28,7 +31,9 @@ SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.
             sha256(convert_to(ROW(f.review_item_id, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
                                   f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date)::text, 'UTF8'))
        END
-  FROM (SELECT f.fingerprint, r.id AS review_item_id, (r.id IS NULL OR r.first_seen_run > :'resumes_after'::bigint) AS is_new,
+  FROM (SELECT f.fingerprint, r.id AS review_item_id,
+               (r.id IS NULL OR (r.first_seen_run > :'resumes_after'::bigint AND NOT EXISTS (
+                   SELECT 1 FROM reconcile.runs o WHERE o.id = r.first_seen_run AND o.kind <> 'run'))) AS is_new,
                f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
                f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run
           FROM diff_findings f
@@ -41,7 +46,10 @@ SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.
         -- found them (sql/diff/75_unchanged.sql brings what the report lists of them). Their
         -- evidence is read once, when the report is streamed.
         UNION ALL
-        SELECT u.fingerprint, u.id, u.first_seen_run > :'resumes_after'::bigint, u.kind, u.transaction_id,
+        SELECT u.fingerprint, u.id,
+               u.first_seen_run > :'resumes_after'::bigint AND NOT EXISTS (
+                   SELECT 1 FROM reconcile.runs o WHERE o.id = u.first_seen_run AND o.kind <> 'run'),
+               u.kind, u.transaction_id,
                u.original_transaction_id, u.detected_user_id, u.product_id, NULL,
                u.amount_milli, u.currency, u.purchase_date, u.last_seen_run
           FROM diff_unchanged u) f

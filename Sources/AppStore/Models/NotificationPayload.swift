@@ -15,6 +15,8 @@ public struct NotificationPayload: Codable, Hashable, Sendable {
     public var summary: NotificationSummary?
     /// The app, for notifications about the app rather than a purchase (`RESCIND_CONSENT`).
     public var appData: NotificationAppData?
+    /// The external purchase token, for `EXTERNAL_PURCHASE_TOKEN` (no `data`, no `appData`).
+    public var externalPurchaseToken: NotificationExternalPurchaseToken?
     /// The notification format version ("2.0").
     public var version: String?
     /// When Apple signed the notification.
@@ -24,9 +26,15 @@ public struct NotificationPayload: Codable, Hashable, Sendable {
     public init() {}
 
     /// The bundle id the notification is about, wherever the notification kind carries it.
-    var bundleId: String? { data?.bundleId ?? summary?.bundleId ?? appData?.bundleId }
+    var bundleId: String? { data?.bundleId ?? summary?.bundleId ?? appData?.bundleId ?? externalPurchaseToken?.bundleId }
     /// The environment the notification is about.
-    var environment: AppStoreEnvironment? { data?.environment ?? summary?.environment ?? appData?.environment }
+    var environment: AppStoreEnvironment? {
+        data?.environment ?? summary?.environment ?? appData?.environment
+            ?? externalPurchaseToken?.environment
+    }
     /// The app's Apple id, wherever the notification kind carries it.
-    var appAppleId: Int64? { data?.appAppleId ?? summary?.appAppleId ?? appData?.appAppleId }
+    var appAppleId: Int64? {
+        data?.appAppleId ?? summary?.appAppleId ?? appData?.appAppleId
+            ?? externalPurchaseToken?.appAppleId
+    }
 }

@@ -45,4 +45,6 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, C
     public static let test = NotificationType(rawValue: "TEST")
     /// The customer withdrew consent to share data with the app; carries `appData`, no `data`.
     public static let rescindConsent = NotificationType(rawValue: "RESCIND_CONSENT")
+    /// An external purchase token to report; carries `externalPurchaseToken`, no `data`.
+    public static let externalPurchaseToken = NotificationType(rawValue: "EXTERNAL_PURCHASE_TOKEN")
 }

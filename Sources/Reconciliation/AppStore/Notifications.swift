@@ -144,8 +144,13 @@ public struct NotificationApplier: Sendable {
     }
 
     /// Notifications `reconcile notifications sync` accepted from Get Notification History: their
-    /// transactions enter the white table in a run, so that the diff sees what changed.
-    func applyHistory(runID: Int64, on connection: Connection, batchSize: Int) async throws -> Int {
+    /// transactions enter the white table in a run (or a receiver pass), so that the diff sees what
+    /// changed. `withEachBatch` runs in each batch's transaction with the ids of the transactions
+    /// it applied (the receiver notes them for judgement).
+    func applyHistory(
+        runID: Int64, on connection: Connection, batchSize: Int,
+        withEachBatch: (_ transactionIDs: [String]) throws -> Void = { _ in }
+    ) async throws -> Int {
         var applied = 0
         while true {
             try Task.checkCancellation()
@@ -160,6 +165,7 @@ public struct NotificationApplier: Sendable {
             try connection.transaction {
                 try TransactionStore.upsert(records, runID: runID, on: connection)
                 try connection.execute(SQL.historyApplied, ["ids": batch.map(\.0), "run_id": runID])
+                try withEachBatch(records.map(\.0.transactionID))
             }
             applied += batch.count
         }

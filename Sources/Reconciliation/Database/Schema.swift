@@ -11,6 +11,10 @@ public enum Schema {
         public static let migrate: Int64 = 0x6961_7072_6563_0001
         /// Held by the one reconciliation run allowed per database.
         public static let run: Int64 = 0x6961_7072_6563_0002
+        /// Held by a nightly run while it waits for the run lock (``ReconciliationJob``): a receiver
+        /// pass that finds it held does not take the run lock, so a nightly run started while
+        /// notifications keep arriving gets it after at most the one judgement in progress.
+        public static let runWanted: Int64 = 0x6961_7072_6563_0032
         /// The first key of the two-key advisory locks (a space apart from the one-key locks above)
         /// each policy rule takes while it decides (`sql/policy/lock_rule.sql`); the second is its
         /// actor's hash.

@@ -322,10 +322,16 @@ extension ReconciliationJob {
     static let receiverJudgementWait: Duration = .seconds(30)
 
     /// Takes the run lock. Held while no run is recorded as running, its holder is the
-    /// notification receiver judging what its notifications brought (a fraction of a second,
-    /// `ReceiverWorker`): the run waits for it (up to ``receiverJudgementWait``) rather than exit
-    /// 3. Held by a recorded run, the answer is at once: false.
+    /// notification receiver judging what its notifications brought (one judgement of at most
+    /// `ReceiverWorker.Timing.judgementsPerPass` transactions; its policies decide outside the
+    /// lock): the run waits for it (up to ``receiverJudgementWait``) rather than exit 3, and holds
+    /// `LockKey.runWanted` while it waits, so that no later pass takes the lock before it. Held by
+    /// a recorded run, the answer is at once: false.
     static func takeRunLock(_ connection: Connection) async throws -> Bool {
+        if try connection.tryAdvisoryLock(Schema.LockKey.run) { return true }
+        // Another run waiting holds it already: the receiver yields to both all the same.
+        let wanted = try connection.tryAdvisoryLock(Schema.LockKey.runWanted)
+        defer { if wanted { _ = try? connection.advisoryUnlock(Schema.LockKey.runWanted) } }
         let end = ContinuousClock.now + receiverJudgementWait
         while true {
             if try connection.tryAdvisoryLock(Schema.LockKey.run) { return true }

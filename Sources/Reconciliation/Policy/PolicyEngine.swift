@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import Postgres
 
-/// Applies a policy file's rules to the review queue (SPEC section 17): after every run and every
-/// judgement of the notification receiver, and, deciding nothing, for `reconcile policy preview`.
+/// Applies a policy file's rules to the review queue (SPEC section 17): after every run (every
+/// open item) and every judgement of the notification receiver (only the items that judgement
+/// opened or changed), and, deciding nothing, for `reconcile policy preview`.
 ///
 /// Each rule's conditions are one set-based statement over the open items (`sql/policy/matches.sql`,
 /// the conditions bound as typed values); the rules are asked in file order and an item belongs
@@ -80,12 +81,17 @@ public struct PolicyEngine: Sendable {
     }
 
     /// Decides every item the rules take now, each in its own transaction, for run `runID` (its
-    /// events carry it: the per-run limits and the report count them). Cancellation stops between
-    /// items.
-    public func apply(runID: Int64, on connection: Connection) throws -> Outcome {
+    /// events carry it: the per-run limits and the report count them). `items`: only these (a
+    /// receiver pass decides only the items its own judgement opened or changed; the rest of the
+    /// queue is the nightly run's); nil: every open item. Cancellation stops between items.
+    public func apply(runID: Int64, items: [Int64]? = nil, on connection: Connection) throws -> Outcome {
         var decided = Array(repeating: 0, count: file.rules.count)
         var outcome = Outcome()
-        for entry in try matches(on: connection) {
+        if let items, items.isEmpty {
+            outcome.decided = file.rules.map { ($0.name, 0) }
+            return outcome
+        }
+        for entry in try matches(items: items, on: connection) {
             if Task.isCancelled { break }
             let rule = file.rules[entry.rule]
             do {
@@ -125,12 +131,13 @@ public struct PolicyEngine: Sendable {
 
     // MARK: Matching
 
-    /// Each open item with the first rule that takes it, in rule order, then oldest first.
-    private func matches(on connection: Connection) throws -> [(rule: Int, match: Match)] {
+    /// Each open item (of `items`, when given) with the first rule that takes it, in rule order,
+    /// then oldest first.
+    private func matches(items: [Int64]? = nil, on connection: Connection) throws -> [(rule: Int, match: Match)] {
         var taken = Set<Int64>()
         var matches: [(rule: Int, match: Match)] = []
         for (index, rule) in file.rules.enumerated() {
-            for row in try connection.query(SQL.matches, Self.values(rule, itemID: nil)) {
+            for row in try connection.query(SQL.matches, Self.values(rule, itemID: nil, itemIDs: items)) {
                 let id: Int64 = try row["id"]
                 guard taken.insert(id).inserted else { continue }
                 let amount: Int64? = try row["amount_milli"]
@@ -144,11 +151,11 @@ public struct PolicyEngine: Sendable {
     }
 
     /// The rule's conditions as the values of `matches.sql`.
-    static func values(_ rule: PolicyRule, itemID: Int64?) -> SQLValues {
+    static func values(_ rule: PolicyRule, itemID: Int64?, itemIDs: [Int64]? = nil) -> SQLValues {
         let conditions = rule.conditions
         let caps = conditions.maxAmountMilli?.sorted { $0.key < $1.key }
         return [
-            "item_id": itemID, "kinds": conditions.kinds.map(\.rawValue), "products": conditions.products,
+            "item_id": itemID, "item_ids": itemIDs, "kinds": conditions.kinds.map(\.rawValue), "products": conditions.products,
             "max_currencies": caps?.map(\.key), "max_amounts_milli": caps?.map(\.value),
             "environment": conditions.environment?.rawValue, "sources": conditions.sources,
             "buyer_bases": conditions.buyerBasis, "no_open_kinds": conditions.noOpen?.map(\.rawValue),
@@ -170,7 +177,8 @@ public struct PolicyEngine: Sendable {
     }
 
     /// Why the rule's limits hold `match` back after what it decided (`account`: about the item's
-    /// account in 24 hours; `run`: in this run), or nil when it may decide it.
+    /// account in 24 hours; `run`: within this run's budget, a nightly run's with the receiver
+    /// passes after it, `counts.sql`), or nil when it may decide it.
     static func hold(_ rule: PolicyRule, _ match: Match, account: Spent, run: Spent) -> String? {
         if let limit = rule.limits.perAccountPerDay {
             guard match.userID != nil else {
@@ -184,7 +192,7 @@ public struct PolicyEngine: Sendable {
         if let limit = rule.limits.perRun,
             !limit.admits(value: match.value, decided: run.items, spent: run.amountMilli)
         {
-            return "over the rule's per_run limit (\(run.items) item(s) decided in this run)"
+            return "over the rule's per_run limit (\(run.items) item(s) decided in this nightly run's budget)"
         }
         return nil
     }

@@ -97,7 +97,8 @@ public struct PolicyRule: Sendable, Equatable {
     public struct Limits: Sendable, Equatable {
         /// What it may decide for one account in 24 hours, across every process and run.
         public var perAccountPerDay: Limit?
-        /// What it may decide in one run (or one pass of the notification receiver).
+        /// What it may decide in one nightly run's budget: the run's decisions and those of the
+        /// notification receiver's passes after it, until the next nightly run, together.
         public var perRun: Limit?
 
         public init(perAccountPerDay: Limit? = nil, perRun: Limit? = nil) {

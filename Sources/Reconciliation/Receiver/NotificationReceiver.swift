@@ -49,9 +49,10 @@ public struct NotificationReceiver: Sendable {
     }
 
     /// The body verified, or why it is refused. A refusal is never trusted and never stored.
-    /// `RESCIND_CONSENT` (which carries `appData` and no `data`) and types the job does not know
-    /// verify like any other: their signature, chain, bundle id and environment are checked all
-    /// the same.
+    /// `RESCIND_CONSENT` (which carries `appData` and no `data`), `EXTERNAL_PURCHASE_TOKEN` (which
+    /// carries `externalPurchaseToken`, its environment read from the token's id as Apple's
+    /// libraries do) and types the job does not know verify like any other: their signature,
+    /// chain, bundle id and environment are checked all the same.
     public func verify(_ bytes: some Collection<UInt8>) async -> Result<Verified, Refusal> {
         guard let body = String(validating: bytes, as: UTF8.self) else {
             return .failure(Refusal("the body is not UTF-8 text"))

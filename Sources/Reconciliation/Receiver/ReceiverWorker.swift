@@ -8,19 +8,23 @@ import Synchronization
 /// What the receiver does with the notifications it stored, the same hour and in the same
 /// process (SPEC section 16), one pass at a time:
 ///
-/// 1. applies every stored notification not yet applied (``NotificationApplier``, the nightly
-///    run's code: each notificationUUID once, its transaction into the white table) and queues
-///    the transactions they brought for judgement once their grace period has passed, in the same
-///    transaction as each batch it applies;
+/// 1. applies every stored notification not yet applied, and every Notification History record
+///    the hourly sync accepted and nobody applied yet (``NotificationApplier``, the nightly run's
+///    code: each notificationUUID once, whichever copy came first, its transaction into the white
+///    table) and queues the transactions they brought for judgement once their grace period has
+///    passed, in the same transaction as each batch it applies;
 /// 2. answers each `CONSUMPTION_REQUEST` (``ConsumptionAnswerer``, SPEC section 14's rules);
 /// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
 ///    them (``DiffScope/transactions(_:)``, as the support desk does), and upserts what it finds
 ///    into the review queue with the nightly fingerprints, and auto-resolves their items whose
-///    finding is gone (a refund reversed) — never while a nightly run holds the
-///    run lock: it waits for the next pass, then goes on; then the policies
-///    (`RECONCILE_POLICY_FILE`, ``PolicyEngine``) decide what they take of the queue, under the
-///    same lock, as the pass's run; their decisions wake the outbox's delivery, which runs beside
-///    the passes (``OutboxDelivery``), never in them;
+///    finding is gone (a refund reversed) — under the run lock, held for that one judgement of at
+///    most `Timing.judgementsPerPass` transactions, and never while a nightly run holds the lock
+///    or waits for it (`LockKey.runWanted`): it waits for the next pass, then goes on; then,
+///    the lock released, the policies (`RECONCILE_POLICY_FILE`, ``PolicyEngine``) decide what
+///    they take of the items this judgement opened or changed (never the rest of the queue, the
+///    nightly run's), as the pass's run, within their limits (a `per_run` limit is the last
+///    nightly run's budget, which the passes after it share); their decisions wake the outbox's
+///    delivery, which runs beside the passes (``OutboxDelivery``), never in them;
 /// 4. forwards stored notifications to the app's endpoint (``NotificationForwarder``).
 ///
 /// A pass that applies or judges is recorded as a run of kind `receiver`. Its transactions are
@@ -45,6 +49,8 @@ public struct ReceiverWorker: Sendable {
         public var answersRetry: Duration = .seconds(300)
         /// Told of every pass that ended (tests).
         public var observe: @Sendable (Pass) -> Void = { _ in }
+        /// Called when a pass is about to apply the policies, the run lock released (tests).
+        public var beforePolicies: @Sendable () -> Void = {}
         /// The metrics file (`--metrics-file`), rewritten after a pass at most this often.
         public var metricsFile: String?
         public var metricsInterval: Duration = .seconds(15)
@@ -193,6 +199,13 @@ public struct ReceiverWorker: Sendable {
                 try connection.execute(
                     ReceiverSQL.noteJudgements, ["notification_ids": notifications, "grace_seconds": settings.grace])
             }
+            // What the hourly sync fetched from Notification History and nobody applied yet: a
+            // REFUND it stored first makes Apple's retry to this receiver a duplicate, so its own
+            // copy is applied and judged here, within the minute, not left for the night.
+            pass.applied += try await applier.applyHistory(runID: id, on: connection, batchSize: 100) { transactions in
+                try connection.execute(
+                    ReceiverSQL.noteTransactions, ["transaction_ids": transactions, "grace_seconds": settings.grace])
+            }
             Failpoint.pass("receiver.applied")
         }
         if let answerer, pass.applied > 0 || retryingAnswers {
@@ -201,24 +214,34 @@ public struct ReceiverWorker: Sendable {
         let due = try connection.query(ReceiverSQL.dueJudgements, ["limit": timing.judgementsPerPass])
             .map { try $0.decode(String.self, at: 0) }
         if !due.isEmpty {
-            if try connection.tryAdvisoryLock(Schema.LockKey.run) {
-                defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
-                let id = try runID()
-                let changes = try judge(due, runID: id, on: connection)
+            // The run lock is held for one judgement of at most `judgementsPerPass` transactions,
+            // and not taken at all while a nightly run waits for it (it holds `runWanted`).
+            if try !nightlyRunWaits(on: connection), try connection.tryAdvisoryLock(Schema.LockKey.run) {
+                let id: Int64
+                let judgement: (changes: Differ.QueueChanges, own: [Int64])
+                do {
+                    defer { _ = try? connection.advisoryUnlock(Schema.LockKey.run) }
+                    id = try runID()
+                    judgement = try judge(due, runID: id, on: connection)
+                }
                 pass.judged = due.count
-                pass.itemsOpened = changes.created
-                pass.itemsAutoResolved = changes.autoResolved
+                pass.itemsOpened = judgement.changes.created
+                pass.itemsAutoResolved = judgement.changes.autoResolved
+                // The policies decide outside the run lock (each decision locks its item, and its
+                // rule for the limits, as a person's does), and only the items this judgement
+                // opened or changed: the rest of the queue is the nightly run's to decide.
                 if let policies {
+                    timing.beforePolicies()
                     var log = logger
                     log[metadataKey: "run.id"] = "\(id)"
                     pass.policyDecisions = try PolicyEngine(
                         file: policies, approval: settings.approvalAbove,
                         judgement: try DecisionJudgement.rules(settings), logger: log)
-                        .apply(runID: id, on: connection).total
+                        .apply(runID: id, items: judgement.own, on: connection).total
                 }
             } else {
-                // A nightly run holds the lock: it judges these transactions itself or this
-                // worker does after it, never both at once.
+                // A nightly run holds the lock or waits for it: it judges these transactions
+                // itself or this worker does after it, never both at once.
                 pass.waitingForNightlyRun = true
             }
         }
@@ -244,25 +267,48 @@ public struct ReceiverWorker: Sendable {
         try connection.query(ReceiverSQL.pendingNotifications)[0].decode(Bool.self, at: 0)
     }
 
+    /// Whether a nightly run waits for the run lock (it holds `LockKey.runWanted` meanwhile).
+    private func nightlyRunWaits(on connection: Connection) throws -> Bool {
+        guard try connection.tryAdvisoryLock(Schema.LockKey.runWanted) else { return true }
+        _ = try connection.advisoryUnlock(Schema.LockKey.runWanted)
+        return false
+    }
+
     /// The nightly run's findings over exactly these transactions, upserted into the queue with
     /// the nightly fingerprints; the open items of these transactions whose finding is gone are
     /// auto-resolved (82_queue_auto_resolve.sql, told which transactions), so a
     /// reversed refund leaves no revocation to decide. Items of other transactions are left alone.
+    /// Returns, with the changes, the pass's own items: those open now that the upsert created,
+    /// reopened or changed (what the queue shows of them, or what deciding them would do).
     private func judge(_ transactions: [String], runID: Int64, on connection: Connection) throws
-        -> Differ.QueueChanges
+        -> (changes: Differ.QueueChanges, own: [Int64])
     {
         let differ = Differ(relations: settings.relations)
         let parameters = Differ.Parameters(
             runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
             judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .transactions(transactions),
             serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
+        func items() throws -> [Int64: (status: String, digest: String)] {
+            var items: [Int64: (status: String, digest: String)] = [:]
+            for row in try connection.query(ReceiverSQL.judgedItems) {
+                items[try row.decode(Int64.self, "id")] = (
+                    try row.decode(String.self, "status"), try row.decode(String.self, "digest"))
+            }
+            return items
+        }
         return try connection.transaction {
             try differ.computeFindings(parameters, evidence: true, on: connection)
+            let before = try items()
             let changes = try differ.upsertQueue(
                 runID: runID, resolving: .only(transactions), actor: ReviewService.receiverActor, on: connection)
+            let own = try items().filter { id, now in
+                guard now.status == ReviewStatus.open.rawValue else { return false }
+                guard let was = before[id] else { return true }
+                return was.status != now.status || was.digest != now.digest
+            }.keys.sorted()
             try connection.execute(ReceiverSQL.markJudged, ["run_id": runID, "transaction_ids": transactions])
             Failpoint.pass("receiver.judge")
-            return changes
+            return (changes, own)
         }
     }
 
