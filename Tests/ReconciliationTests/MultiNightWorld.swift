@@ -136,7 +136,7 @@ final class MultiNightWorld {
         chain = try TestDatabase.create("multi_night")
         connection = try chain.connect()
         _ = try Schema.migrate(connection)
-        state = FileManager.default.temporaryDirectory.appendingPathComponent("multi-night-\(UUID().uuidString)")
+        state = Scratch.root.appendingPathComponent("multi-night-\(UUID().uuidString)")
         var logger = Logger(label: "sim")
         logger.logLevel = .critical
         simulator = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
@@ -640,7 +640,19 @@ final class MultiNightWorld {
         let id = newTransactionID()
         let fake = Purchase(id: id, buyer: user, uploader: user, product: "coin4886", quantity: 1, jws: chance(0.5),
                             customer: "apple-\(user)", purchasedAt: at, night: night)
-        switch Int.random(in: 0..<3, using: &random) {
+        switch Int.random(in: 0..<4, using: &random) {
+        case 3:
+            // A tester's sandbox purchase credited as real money (environment_mismatch).
+            var request = SimulatedTransaction(
+                productId: "coin42", customer: "tester-\(user)", bundleId: Self.bundle, environment: .sandbox,
+                type: .consumable, quantity: 1, purchaseDate: at, price: 6000, currency: "CNY")
+            request.transactionId = id
+            let signed = try simulator.createTransaction(request)
+            try upload(user, kind: "signed_transaction", payload: signed.signedTransaction,
+                       claimed: signed.transactionId, at: at)
+            try deliver(signed.transactionId, user, "coin42", quantity: 1, at: at.addingTimeInterval(60))
+            count("sandbox purchase credited")
+            note(signed.transactionId, "sandbox purchase uploaded by \(user) and credited")
         case 0:
             // Signed by another CA: invalid; the credit it got is unverified.
             if fake.jws {
