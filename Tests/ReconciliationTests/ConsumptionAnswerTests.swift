@@ -197,11 +197,11 @@ struct ConsumptionAnswerTests {
     /// Issue 36 item 7: a purchase's token binds `paying-player`; the app credited
     /// `holder-player`, who consented and used it all. Who holds it is disputed between accounts
     /// (a `wrong_account` finding) before any item says so, and Apple hears nothing on
-    /// holder-player's consent: neither about D1, which a run put in the white table while its
-    /// grace period kept it unjudged (the receiver answers before it judges, a run beside its
-    /// diff), judged now by the nightly rules, nor about D2, which only the request's own signed
-    /// transaction names (the hourly sync answers before a run applies it), judged from the
-    /// ledger's binding. A consenting buyer's own purchase asked about at the same time is answered.
+    /// holder-player's consent: not from the hourly sync, which answers before any run put the
+    /// purchases in the white table (judged from the ledger's binding), nor from the run that
+    /// then applies and judges them (its answers run beside its diff: judged by the nightly
+    /// rules, or by the items). D1 was uploaded by holder-player, D2 only named by the request.
+    /// A consenting buyer's own purchase asked about at the same time is answered.
     @Test func aTransactionDisputedBetweenAccountsIsNotAnsweredBeforeItsItemExists() async throws {
         let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_disputed")
         let token = UUID()
@@ -210,16 +210,16 @@ struct ConsumptionAnswerTests {
         func bought() throws -> CreatedTransaction {
             try sim.createTransaction(SimulatedTransaction(
                 productId: "coins3", customer: "paying-apple-id", bundleId: "com.hncs.szj", environment: .production,
-                type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-3600), appAccountToken: token,
+                type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-5 * 3600), appAccountToken: token,
                 price: 90_000, currency: "CNY"))
         }
         let applied = try bought(), unapplied = try bought()
         try connection.plantSignedTransactionUpload(
-            applied.signedTransaction, claiming: applied.transactionId, by: "holder-player", age: "50 minutes")
+            applied.signedTransaction, claiming: applied.transactionId, by: "holder-player", age: "4 hours")
         for purchase in [applied, unapplied] {
             try connection.plantDelivery(
                 purchase.transactionId, to: "holder-player", product: "coins3", quantity: 3, consumedMilli: 100_000,
-                age: "50 minutes")
+                age: "4 hours")
         }
         let plain = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
         try connection.execute(
@@ -229,13 +229,6 @@ struct ConsumptionAnswerTests {
             """)
         try await sim.withRunning { running in
             var settings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
-            // A run within D1's grace period: D1 is in the white table, and no item is about it.
-            settings.grace = 2 * 3600
-            _ = try await RefundRequestTests.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
-            #expect(try connection.queryFirst(
-                "SELECT 1 FROM reconcile.apple_transactions WHERE transaction_id = $1", [applied.transactionId]) != nil)
-            #expect(try connection.queryFirst("SELECT 1 FROM reconcile.review_items") == nil)
-
             for purchase in [applied, unapplied, plain] {
                 _ = try sim.signNotification(type: .consumptionRequest, transactionId: purchase.transactionId)
             }
@@ -251,7 +244,10 @@ struct ConsumptionAnswerTests {
             let items = try connection.query(
                 "SELECT kind || ' ' || transaction_id FROM reconcile.review_items ORDER BY 1"
             ).map { try $0.decode(String.self, at: 0) }
-            #expect(Set(items) == ["wrong_account \(applied.transactionId)", "wrong_account \(unapplied.transactionId)"])
+            #expect(
+                Set(items).isSuperset(of: [
+                    "wrong_account \(applied.transactionId)", "wrong_account \(unapplied.transactionId)",
+                ]), "\(items)")
             #expect(sim.notifications.consumptionAnswers.map(\.transactionId) == [plain.transactionId])
         }
     }
