@@ -36,6 +36,10 @@ extension AppStoreSimulator {
             }
             router.put(RouterPath(prefix + "inApps/v2/transactions/consumption/:id")) { request, context in
                 let id = context.parameters.get("id") ?? ""
+                // The faults' latency holds Apple's acceptance of an answer too (Apple slow to
+                // answer: issue 36 item 9).
+                let latency = simulator.state.faults.latencyMilliseconds
+                if latency > 0 { try? await Task.sleep(for: .milliseconds(latency)) }
                 return await simulator.authenticated(request) { bundleId, body in
                     simulator.consumption(body, transactionId: id, environment: environment, bundleId: bundleId)
                 }

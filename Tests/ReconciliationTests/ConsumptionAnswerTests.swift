@@ -194,6 +194,126 @@ struct ConsumptionAnswerTests {
         }
     }
 
+    /// Issue 36 item 7: a purchase's token binds `paying-player`; the app credited
+    /// `holder-player`, who consented and used it all. Who holds it is disputed between accounts
+    /// (a `wrong_account` finding) before any item says so, and Apple hears nothing on
+    /// holder-player's consent: not from the hourly sync, which answers before any run put the
+    /// purchases in the white table (judged from the ledger's binding), nor from the run that
+    /// then applies and judges them (its answers run beside its diff: judged by the nightly
+    /// rules, or by the items). D1 was uploaded by holder-player, D2 only named by the request.
+    /// A consenting buyer's own purchase asked about at the same time is answered.
+    @Test func aTransactionDisputedBetweenAccountsIsNotAnsweredBeforeItsItemExists() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_disputed")
+        let token = UUID()
+        try connection.execute(
+            "INSERT INTO reconcile.account_tokens (app_account_token, user_id) VALUES ($1, 'paying-player')", [token])
+        func bought() throws -> CreatedTransaction {
+            try sim.createTransaction(SimulatedTransaction(
+                productId: "coins3", customer: "paying-apple-id", bundleId: "com.hncs.szj", environment: .production,
+                type: .consumable, quantity: 3, purchaseDate: Date().addingTimeInterval(-5 * 3600), appAccountToken: token,
+                price: 90_000, currency: "CNY"))
+        }
+        let applied = try bought(), unapplied = try bought()
+        try connection.plantSignedTransactionUpload(
+            applied.signedTransaction, claiming: applied.transactionId, by: "holder-player", age: "4 hours")
+        for purchase in [applied, unapplied] {
+            try connection.plantDelivery(
+                purchase.transactionId, to: "holder-player", product: "coins3", quantity: 3, consumedMilli: 100_000,
+                age: "4 hours")
+        }
+        let plain = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.refund_consent (user_id, consented_at)
+            VALUES ('holder-player', now() - interval '1 day'), ('amy', now() - interval '1 day')
+            """)
+        try await sim.withRunning { running in
+            var settings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
+            for purchase in [applied, unapplied, plain] {
+                _ = try sim.signNotification(type: .consumptionRequest, transactionId: purchase.transactionId)
+            }
+            let synced = try await RefundRequestTests.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(synced.consumption.answered == 1 && synced.consumption.waiting == 2, "\(synced.consumption)")
+            #expect(
+                sim.notifications.consumptionAnswers.map(\.transactionId) == [plain.transactionId],
+                "Apple heard about a purchase disputed between accounts")
+
+            // Judged once their grace period is over: the items say what the answers already knew.
+            settings.grace = 60
+            _ = try await RefundRequestTests.run(settings, since: Date().addingTimeInterval(-3 * 86_400))
+            let items = try connection.query(
+                "SELECT kind || ' ' || transaction_id FROM reconcile.review_items ORDER BY 1"
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(
+                Set(items).isSuperset(of: [
+                    "wrong_account \(applied.transactionId)", "wrong_account \(unapplied.transactionId)",
+                ]), "\(items)")
+            #expect(sim.notifications.consumptionAnswers.map(\.transactionId) == [plain.transactionId])
+        }
+    }
+
+    /// Issue 36 item 9: Apple takes 2.5 s to accept an answer and the server ends a transaction
+    /// left idle for 1 s (`idle_in_transaction_session_timeout`). No transaction is open while
+    /// Apple is called: the answer is sent once and recorded, and the next pass sends nothing.
+    @Test func aSlowAppleAnswerIsSentOnceAndRecordedUnderAnIdleTransactionTimeout() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_idle_timeout")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        try connection.execute(
+            "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
+        _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+        try await sim.withRunning { running in
+            let storing = try RefundRequestTests.settings(database, sim, running, state, answers: false)
+            _ = try await RefundRequestTests.sync(storing, since: Date().addingTimeInterval(-86_400), on: connection)
+            var slowSettings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
+            slowSettings.appleTimeout = 20
+            let settings = slowSettings
+            sim.state.faults = SimulatorFaults(latencyMilliseconds: 2500)
+            let session = Session(connection: try database.connect())
+            try session.connection.execute("SET idle_in_transaction_session_timeout = '1s'")
+            let summaries = try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: Self.quiet) {
+                _, api in
+                let answerer = try #require(api).consumptionAnswerer(settings: settings, logger: Self.quiet)
+                let first = try await answerer.answerPending(on: session.connection)
+                let again = try await answerer.answerPending(on: try database.connect())
+                return [first.answered, again.answered]
+            }
+            sim.state.faults = .none
+            #expect(summaries == [1, 0])
+            #expect(sim.notifications.consumptionAnswers.count == 1, "Apple got \(sim.notifications.consumptionAnswers.count) answers")
+            #expect(try Self.audit(connection) == ["answered - 1"])
+            #expect(try connection.queryFirst("SELECT 1 FROM reconcile.consumption_leases") == nil, "the lease given back")
+        }
+    }
+
+    /// A request whose transaction another process has leased is left to it (nothing sent, the
+    /// request waiting); once that lease ran out (its process died mid-call), it is taken again
+    /// and answered.
+    @Test func aLeasedRequestIsLeftAndOneWhoseLeaseRanOutIsTakenAgain() async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("consumption_lease")
+        let pack = try connection.plantDeliveredPack(from: sim, for: "amy", customer: "amy-id", consumedMilli: 100_000)
+        try connection.execute(
+            "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
+        _ = try sim.signNotification(type: .consumptionRequest, transactionId: pack.transactionId)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.consumption_leases (transaction_id, holder, held_by, leased_until)
+            VALUES ($1, gen_random_uuid(), 'elsewhere:1', now() + interval '10 minutes')
+            """, [pack.transactionId])
+        try await sim.withRunning { running in
+            let settings = try RefundRequestTests.settings(database, sim, running, state, answers: true)
+            let held = try await RefundRequestTests.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
+            #expect(held.consumption.answered == 0 && held.consumption.waiting == 1, "\(held.consumption)")
+            #expect(sim.notifications.consumptionAnswers.isEmpty)
+
+            try connection.execute("UPDATE reconcile.consumption_leases SET leased_until = now() - interval '1 second'")
+            let taken = try await RefundRequestTests.sync(settings, on: connection)
+            #expect(taken.consumption.answered == 1, "\(taken.consumption)")
+            #expect(sim.notifications.consumptionAnswers.count == 1)
+            #expect(try Self.audit(connection) == ["answered - 1"])
+            #expect(try connection.queryFirst("SELECT 1 FROM reconcile.consumption_leases") == nil)
+        }
+    }
+
     /// Each answer's status, outcome and how many requests it took into account, oldest first.
     static func audit(_ connection: Connection) throws -> [String] {
         try connection.query(

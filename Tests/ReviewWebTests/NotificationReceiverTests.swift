@@ -375,6 +375,61 @@ struct NotificationReceiverTests {
         }
     }
 
+    /// Issue 36 item 9: Apple taking 25 s to accept each answer to a refund request (a call's
+    /// whole budget), or the app's endpoint 9 s to answer each copy it is forwarded. A REFUND
+    /// posted while the slow side is busy with what came before it is a `refunded_delivery` item
+    /// within seconds, not after that side is done: answers and forwarding run beside the passes,
+    /// on their own connections. The refund request is then answered once and recorded.
+    @Test(arguments: ["Apple", "the app's endpoint"])
+    func aSlowSideDoesNotDelayARefundsItem(_ slow: String) async throws {
+        let world = try World("receiver_slow_\(slow == "Apple" ? "apple" : "app")")
+        let asked = try world.deliveredPack(user: "amy", customer: "amy-apple-id", consumedMilli: 100_000)
+        let refunded = try world.deliveredPack(user: "bob", customer: "bob-apple-id")
+        try world.connection.execute(
+            "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
+        let endpoint = AppEndpoint(failures: 0, delay: slow == "Apple" ? .zero : .seconds(9))
+        try await world.sim.withRunning { running in
+            var slowSettings = try world.settings(running, answers: true)
+            slowSettings.appleTimeout = 60
+            slowSettings.maxAttempts = 1
+            let settings = slowSettings
+            try await endpoint.withRunning { appURL in
+                var forward = NotificationForwarder.Endpoint(url: appURL)
+                forward.timeout = .seconds(30)
+                try await Self.withReceiver(settings, sim: world.sim, forwardTo: forward) { _ in
+                    if slow == "Apple" {
+                        world.sim.state.faults = SimulatorFaults(latencyMilliseconds: 25_000)
+                        _ = try world.sim.signNotification(type: .consumptionRequest, transactionId: asked.transactionId)
+                        // Leased while Apple is called.
+                        try await Self.eventually("the answer on its way to Apple") {
+                            try world.connection.queryFirst("SELECT 1 FROM reconcile.consumption_leases") != nil
+                        }
+                    } else {
+                        // Three copies to forward, 27 s of the endpoint's time.
+                        _ = try world.sim.signNotification(type: .consumptionRequest, transactionId: asked.transactionId)
+                        for _ in 0..<2 {
+                            _ = try world.sim.signNotification(type: .oneTimeCharge, transactionId: asked.transactionId)
+                        }
+                        try await Self.eventually("the first copy on its way to the app") { endpoint.arrived > 0 }
+                    }
+                    _ = try world.sim.refundTransaction(refunded.transactionId)
+                    let posted = ContinuousClock.now
+                    _ = try world.sim.signNotification(type: .refund, transactionId: refunded.transactionId)
+                    try await Self.eventually("the refunded_delivery item") {
+                        try world.items() == ["refunded_delivery \(refunded.transactionId) open"]
+                    }
+                    let took = ContinuousClock.now - posted
+                    #expect(took < .seconds(10), "with \(slow) slow, the REFUND's item came \(took) after Apple's POST")
+                    try await Self.eventually("the answer recorded") {
+                        try world.connection.queryFirst("SELECT 1 FROM reconcile.consumption_answers") != nil
+                    }
+                    world.sim.state.faults = .none
+                }
+            }
+            #expect(world.sim.notifications.consumptionAnswers.map(\.transactionId) == [asked.transactionId])
+        }
+    }
+
     @Test func judgementWaitsWhileANightlyRunHoldsTheRunLockThenGoesOn() async throws {
         let world = try World("receiver_lock")
         let pack = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
@@ -892,18 +947,26 @@ extension Dictionary where Key == String, Value == String {
 }
 
 /// The app's own notification endpoint: answers 503 to its first `failures` requests, then 200,
-/// and keeps the bodies it accepted.
+/// each after `delay`, and keeps the bodies it accepted.
 final class AppEndpoint: Sendable {
-    private let state: Mutex<(failures: Int, received: [String])>
+    private let state: Mutex<(failures: Int, received: [String], arrived: Int)>
+    let delay: Duration
 
-    init(failures: Int) { state = Mutex((failures, [])) }
+    init(failures: Int, delay: Duration = .zero) {
+        state = Mutex((failures, [], 0))
+        self.delay = delay
+    }
 
     var received: [String] { state.withLock { $0.received } }
+    /// Requests that arrived, answered or not yet.
+    var arrived: Int { state.withLock { $0.arrived } }
 
     func withRunning<T: Sendable>(_ body: @escaping @Sendable (String) async throws -> T) async throws -> T {
         let router = Router()
         router.post("app/notifications") { [self] request, _ -> Response in
             let buffer = try await request.body.collect(upTo: 1 << 20)
+            state.withLock { $0.arrived += 1 }
+            if delay > .zero { try await Task.sleep(for: delay) }
             return state.withLock { state in
                 if state.failures > 0 {
                     state.failures -= 1

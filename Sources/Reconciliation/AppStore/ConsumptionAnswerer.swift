@@ -12,7 +12,8 @@ import Postgres
 /// UUID, which joins the open answer; a request after the decision is a new one. A request older
 /// than 12 hours (from its `signedDate`), or one Apple decided before it was answered, is
 /// recorded `expired` and never sent. Processes answering at once (the receiver, the hourly sync,
-/// a run) take turns per transaction: one sends, the others leave the request.
+/// a run) take turns per transaction through a lease (`reconcile.consumption_leases`): one
+/// sends, the others leave the request; no database transaction is open while Apple is called.
 /// `reconcile.consumption_answers` is the audit.
 public struct ConsumptionAnswerer: Sendable {
     /// What one pass did.
@@ -75,31 +76,94 @@ public struct ConsumptionAnswerer: Sendable {
         return summary
     }
 
+    /// How long a claim on a transaction lasts (claim_lease.sql): longer than one call to Apple
+    /// with every retry it may make (`RECONCILE_MAX_ATTEMPTS` attempts of `RECONCILE_APPLE_TIMEOUT`
+    /// each, the client's longest backoff between them, asked in both environments), so that no
+    /// other process answers while this one may still be sending; a process that died mid-call
+    /// leaves the request for only this long.
+    var lease: Duration {
+        .seconds(2 * Double(settings.maxAttempts) * (settings.appleTimeout + 10) + 60)
+    }
+
+    /// What to do with a request, decided under its lease.
+    private enum Step {
+        /// Recorded (expired, joined to the open answer) or left waiting: nothing to send.
+        case done
+        /// Apple gets this body, on the consent of this account.
+        case send(ConsumptionRequest, account: String)
+    }
+
+    /// Claim, call, record (the outbox's pattern): the transaction is leased to this process in a
+    /// statement of its own, what to send is decided in a short transaction, Apple is called with
+    /// no transaction open (`idle_in_transaction_session_timeout` may end one that waits on
+    /// Apple, and with it the record of what Apple was told), and the outcome is recorded in
+    /// another. Another process holding the lease has the request in hand: it is left waiting.
     private func answer(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
         async throws
     {
-        // The receiver's worker, `notifications sync` and a run's sync stage all answer: one at a
-        // time per transaction, the lock held across Apple's call until the answer is recorded.
-        // Another process holding it has the request in hand; it is left for a later pass.
-        try await connection.transaction {
-            guard
-                try connection.query(
-                    SQL.lockTransaction,
-                    ["lock_class": Schema.LockKey.consumptionClass, "transaction_id": request.transactionID]
-                )[0].decode(Bool.self, at: 0)
-            else {
+        let holder = UUID()
+        let lease: SQLValues = ["transaction_id": request.transactionID, "holder": holder]
+        guard
+            try connection.queryFirst(SQL.claimLease, lease.merging([
+                "held_by": "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)",
+                "lease_seconds": NotificationForwarder.seconds(self.lease),
+            ]) { $1 }) != nil
+        else {
+            summary.waiting += 1
+            return
+        }
+        do {
+            try await answerLeased(request, now: now, on: connection, into: &summary)
+        } catch {
+            // The session may be gone: then the lease runs out and a later pass takes the request.
+            _ = try? connection.execute(SQL.releaseLease, lease)
+            throw error
+        }
+        try connection.execute(SQL.releaseLease, lease)
+    }
+
+    private func answerLeased(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
+        async throws
+    {
+        let step = try connection.transaction { try prepare(request, now: now, on: connection, into: &summary) }
+        guard case .send(let body, let account) = step else { return }
+        let environment: AppStoreEnvironment = request.environment == "Sandbox" ? .sandbox : .production
+        let outcome = try await client.sendConsumptionInformation(
+            transactionId: request.transactionID, body, environment: environment, logger: logger)
+        let sent = String(decoding: try AppStoreJSON.encoder().encode(body), as: UTF8.self)
+        try connection.transaction {
+            switch outcome {
+            case .found(let status):
+                summary.answered += 1
+                try record(request, user: account, status: "answered", body: sent, http: status, error: nil, on: connection)
+            case .notFound:
+                summary.failed += 1
+                try record(
+                    request, user: account, status: "failed", body: sent, http: 404,
+                    error: "4040010 transaction id not found", on: connection)
+            case .rejected(let code, let reason):
+                summary.failed += 1
+                try record(
+                    request, user: account, status: "failed", body: sent, http: code.map { $0 / 10_000 },
+                    error: reason.escapingNUL, on: connection)
+            case .retryLater(let reason, _, _):
+                // Tried again by the next pass, while the 12 hours last.
                 summary.waiting += 1
-                return
+                logger.notice("consumption answer not accepted now", metadata: ["reason": "\(reason)"])
+            case .unverifiable:
+                summary.waiting += 1
             }
-            // Read pending before the lock: another process may have answered it since.
-            guard try connection.queryFirst(SQL.requestTaken, ["uuid": request.uuid]) == nil else { return }
-            try await answerLocked(request, now: now, on: connection, into: &summary)
         }
     }
 
-    private func answerLocked(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
-        async throws
+    /// Decides, under the lease and in the caller's transaction, what the request gets: recorded
+    /// expired, joined to the answer Apple is still deciding, left waiting (no consent, unknown or
+    /// disputed account), or an answer to send.
+    private func prepare(_ request: Request, now: Date, on connection: Connection, into summary: inout Summary)
+        throws -> Step
     {
+        // Read pending before the lease: another process may have answered it since.
+        guard try connection.queryFirst(SQL.requestTaken, ["uuid": request.uuid]) == nil else { return .done }
         // Apple's decisions close the answers requested before them, one recorded after its
         // decision arrived included (answered late, or while the decision was being stored): a
         // request after a decision is a new one, never joined to an answer Apple already decided.
@@ -114,7 +178,7 @@ public struct ConsumptionAnswerer: Sendable {
         // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
         let joined = try connection.execute(
             SQL.joinOpenAnswer, ["transaction_id": request.transactionID, "uuid": request.uuid])
-        guard joined == 0 else { return }
+        guard joined == 0 else { return .done }
         // Apple decided before the request was answered (no consent then, or Apple unreachable):
         // nothing is sent, and the request is recorded expired with Apple's outcome.
         if let decision = decisions.first(where: { $0.signedDate >= request.signedDate }) {
@@ -123,49 +187,32 @@ public struct ConsumptionAnswerer: Sendable {
             try NotificationLedger.closeAnswers(
                 transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
                 on: connection)
-            return
+            return .done
         }
         if request.signedDate < now.addingTimeInterval(-Self.deadline) {
             summary.expired += 1
             try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
-            return
+            return .done
         }
         guard let facts = try LedgerFacts.read(request, settings: settings, on: connection), facts.consented else {
             summary.waiting += 1
-            return
+            return .done
         }
-        let body = facts.consumptionRequest(settings.consumption)
-        let environment: AppStoreEnvironment = request.environment == "Sandbox" ? .sandbox : .production
-        let outcome = try await client.sendConsumptionInformation(
-            transactionId: request.transactionID, body, environment: environment, logger: logger)
-        let sent = String(decoding: try AppStoreJSON.encoder().encode(body), as: UTF8.self)
-        switch outcome {
-        case .found(let status):
-            summary.answered += 1
-            try record(request, user: facts.buyer, status: "answered", body: sent, http: status, error: nil, on: connection)
-        case .notFound:
-            summary.failed += 1
-            try record(
-                request, user: facts.buyer, status: "failed", body: sent, http: 404,
-                error: "4040010 transaction id not found", on: connection)
-        case .rejected(let code, let reason):
-            summary.failed += 1
-            try record(
-                request, user: facts.buyer, status: "failed", body: sent, http: code.map { $0 / 10_000 },
-                error: reason.escapingNUL, on: connection)
-        case .retryLater(let reason, _, _):
-            // Tried again by the next sync, while the 12 hours last.
-            summary.waiting += 1
-            logger.notice("consumption answer not accepted now", metadata: ["reason": "\(reason)"])
-        case .unverifiable:
-            summary.waiting += 1
-        }
+        return .send(facts.consumptionRequest(settings.consumption), account: facts.buyer)
     }
 
     private func record(
         _ request: Request, user: String?, status: String, body: String?, http: Int?, error: String?,
         on connection: Connection
     ) throws {
+        // A lease that ran out while Apple was slow may have let another process answer the same
+        // request, or another request about the transaction, meanwhile: one answer is kept.
+        guard try connection.queryFirst(SQL.requestTaken, ["uuid": request.uuid]) == nil else { return }
+        if status == "answered",
+            try connection.execute(SQL.joinOpenAnswer, ["transaction_id": request.transactionID, "uuid": request.uuid]) > 0
+        {
+            return
+        }
         try connection.execute(SQL.recordAnswer, [
             "transaction_id": request.transactionID, "environment": request.environment, "user_id": user,
             "uuid": request.uuid, "requested_at": request.signedDate, "status": status, "body": body, "http": http,
@@ -188,8 +235,12 @@ struct LedgerFacts {
 
     /// The facts, or nil when no account's consent can count: the purchase is delivered to more
     /// than one account, or undelivered and bound to no account (an uploader alone is no proof
-    /// of who paid), or an open `wrong_account` or `shared_receipt` item disputes who holds it.
-    /// The delivery status and the consumption are the transaction's, whichever account holds
+    /// of who paid), or who holds it is disputed between accounts: an open `wrong_account` or
+    /// `shared_receipt` item says so, or, the account having consented, the nightly rules judging
+    /// the purchase now find one (``disputedByTheRules(_:relations:settings:on:)``), or, for a
+    /// purchase no run has put in the white table, its token or username binds another account
+    /// than the one holding it. Call inside a transaction (the rules' work tables are emptied at
+    /// its commit). The delivery status and the consumption are the transaction's, whichever account holds
     /// its unrevoked deliveries; for a non-consumable, a delivery of any transaction with the
     /// same original transaction counts (SPEC section 5: a restore is not a new purchase).
     static func read(_ request: ConsumptionAnswerer.Request, settings: Settings, on connection: Connection) throws
@@ -217,11 +268,21 @@ struct LedgerFacts {
         else { return nil }
         let delivered: Bool = try row["delivered"]
         let disputed: Bool = try row["disputed"]
+        let boundElsewhere: Bool = try row["bound_elsewhere"]
         let account: String? = delivered ? try row["holder"] : try row["bound_buyer"]
-        guard let account, !disputed else { return nil }
+        guard let account, !disputed, !boundElsewhere else { return nil }
         let consent = settings.consumption.consentRelation
         let consented = try connection.queryFirst(
             ConsumptionAnswerer.SQL.consented, ["user_id": account], relations: ["consent": consent]) != nil
+        // Disputed whether or not its item is in the queue yet: the receiver answers before it
+        // judges, and a run's answers run beside its diff (SPEC section 14). Judged only when an
+        // answer could go out (the request of an account without consent waits, and is tried
+        // again every few minutes).
+        if consented,
+            try disputedByTheRules(transactionIDs, relations: relations, settings: settings, on: connection)
+        {
+            return nil
+        }
         let product: String? = try family[0]["product_id"]
         // consumed_milli is optional in an operator's ledger.
         let ledger = try connection.query(
@@ -235,6 +296,25 @@ struct LedgerFacts {
             buyer: account, consented: consented, productType: try family[0]["product_type"],
             deliveryStatus: matching > 0 ? "DELIVERED" : any > 0 ? "UNDELIVERED_WRONG_ITEM" : "UNDELIVERED_OTHER",
             consumedMilli: matching > 0 ? try ledger["consumed"] : 0)
+    }
+
+    /// Whether the nightly rules, judging the family now over exactly its transactions (into the
+    /// diff's work tables of the caller's transaction, emptied at its commit), find who holds it
+    /// disputed between accounts (`wrong_account`, `shared_receipt`), the item not settled by a
+    /// person. The grace period is not waited for: a delivery to another account disputes the
+    /// holder's consent at once. Without `RECONCILE_BUNDLE_IDS` the rules judge nothing (every
+    /// transaction is foreign): the open items and the ledger's bindings decide alone.
+    static func disputedByTheRules(
+        _ transactionIDs: [String], relations: Differ.Relations, settings: Settings, on connection: Connection
+    ) throws -> Bool {
+        guard !settings.bundleIDs.isEmpty else { return false }
+        let parameters = Differ.Parameters(
+            runID: 0, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: Date(),
+            scope: .transactions(transactionIDs), serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
+        try Differ(relations: relations).computeFindings(parameters, evidence: false, on: connection)
+        return try connection.query(
+            ConsumptionAnswerer.SQL.disputedFindings,
+            ["transaction_ids": transactionIDs, "disputed_kinds": FindingKind.disputedKinds])[0].decode(Bool.self, at: 0)
     }
 
     /// Whether a relation has a column, read from the catalogue (the relation may be a view).
@@ -312,7 +392,9 @@ extension ConsumptionAnswerer {
     /// The statements, in `sql/consumption/`.
     enum SQL {
         static let pendingRequests: SQLFile = "consumption/pending_requests.sql"
-        static let lockTransaction: SQLFile = "consumption/lock_transaction.sql"
+        static let claimLease: SQLFile = "consumption/claim_lease.sql"
+        static let releaseLease: SQLFile = "consumption/release_lease.sql"
+        static let disputedFindings: SQLFile = "consumption/disputed_findings.sql"
         static let requestTaken: SQLFile = "consumption/request_taken.sql"
         static let decisions: SQLFile = "consumption/decisions.sql"
         static let joinOpenAnswer: SQLFile = "consumption/join_open_answer.sql"

@@ -53,11 +53,11 @@ public struct NotificationHistorySync: Sendable {
     }
 
     /// Syncs from `since` (nil: from where the last completed sync ended, else as far back as
-    /// Apple keeps: 180 days in production, 30 in sandbox) to now, then answers refund requests.
-    /// Returns nil when another sync holds the lock.
-    public func sync(since: Date? = nil, runID: Int64? = nil, now: Date = Date(), on connection: Connection)
-        async throws -> Summary?
-    {
+    /// Apple keeps: 180 days in production, 30 in sandbox) to now, then, `answering`, answers
+    /// refund requests. Returns nil when another sync holds the lock.
+    public func sync(
+        since: Date? = nil, runID: Int64? = nil, now: Date = Date(), answering: Bool = true, on connection: Connection
+    ) async throws -> Summary? {
         guard try connection.tryAdvisoryLock(Self.lockKey) else { return nil }
         defer { _ = try? connection.advisoryUnlock(Self.lockKey) }
         let environment = settings.environment.apple
@@ -97,7 +97,7 @@ public struct NotificationHistorySync: Sendable {
             try finish(syncID, summary, error: reason, on: connection)
             logger.warning("notification history not available now", metadata: ["reason": "\(reason)"])
         }
-        if settings.consumption.enabled {
+        if answering, settings.consumption.enabled {
             summary.consumption = try await ConsumptionAnswerer(client: client, settings: settings, logger: logger)
                 .answerPending(now: now, on: connection)
         }
@@ -110,9 +110,11 @@ public struct NotificationHistorySync: Sendable {
         return summary
     }
 
-    /// A run's `notification_sync` stage: the same sync, recorded against the run.
+    /// A run's `notification_sync` stage: the same sync, recorded against the run, without the
+    /// answers: the run sends those beside its stages, outside the run lock
+    /// (``ReconciliationJob``), since each may wait a call's whole retry budget on Apple.
     func sync(_ run: RunContext) async throws -> Summary? {
-        try await sync(runID: run.id, on: run.connection)
+        try await sync(runID: run.id, answering: false, on: run.connection)
     }
 
     /// Stores one page in one transaction: a record seen before only refreshes its send attempts.

@@ -19,10 +19,6 @@ public enum Schema {
         /// each policy rule takes while it decides (`sql/policy/lock_rule.sql`); the second is its
         /// actor's hash.
         public static let policyClass: Int32 = 0x6961_7001
-        /// The first key of the two-key advisory lock taken while a refund request about a
-        /// transaction is answered (`sql/consumption/lock_transaction.sql`); the second is the
-        /// transaction id's hash.
-        public static let consumptionClass: Int32 = 0x6961_7002
     }
 
     /// Every migration shipped with this build, in version order.

@@ -55,7 +55,23 @@ public struct ReconciliationJob: Sendable {
 
     /// Runs the job to the end and returns its report. Throws `RunLockedError` when another run
     /// holds the lock, `RunConfigurationError` for configuration Apple refused.
+    ///
+    /// With answers to refund requests on, they are sent beside the run once its sync stage has
+    /// stored what Notification History had, on a connection of their own, and waited for after
+    /// the run lock is released (``withAnswersBeside(_:_:)``): Apple's latency is never paid
+    /// inside the lock.
     public func run(_ options: Options, progress: (@Sendable (RunProgress) -> Void)? = nil) async throws -> RunReport {
+        guard let answerer = consumptionAnswerer else {
+            return try await runLocked(options, progress: progress, historySynced: {})
+        }
+        return try await withAnswersBeside(answerer) { historySynced in
+            try await runLocked(options, progress: progress, historySynced: historySynced)
+        }
+    }
+
+    private func runLocked(
+        _ options: Options, progress: (@Sendable (RunProgress) -> Void)?, historySynced: @Sendable () -> Void
+    ) async throws -> RunReport {
         // A policy file that does not load stops the run before it starts (PolicyFileError, exit 64):
         // a run never goes on without the policies it was given.
         let policies = try settings.policyFile.map { try PolicyFile.load(path: $0) }
@@ -91,7 +107,8 @@ public struct ReconciliationJob: Sendable {
             "window.since": "\(since.map(TimeExpression.format) ?? "beginning")", "window.until": "\(TimeExpression.format(until))",
         ])
         do {
-            return try await stages(of: run, policies: policies, writer: writer, progress: progress)
+            return try await stages(
+                of: run, policies: policies, writer: writer, progress: progress, historySynced: historySynced)
         } catch {
             let interrupted = error is CancellationError
             let reason = interrupted
@@ -112,19 +129,22 @@ public struct ReconciliationJob: Sendable {
     /// notification sync → verify → notifications → Server API → diff and queue → policies →
     /// report, each timed by one runner.
     private func stages(
-        of run: RunContext, policies: PolicyFile?, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?
+        of run: RunContext, policies: PolicyFile?, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?,
+        historySynced: @Sendable () -> Void
     ) async throws -> RunReport {
         let connection = run.connection
         var stages = StageRunner(logger: run.logger)
         // The ledger's, tokens' and accounts' changes this run judges are those the last finished
         // run's snapshot did not show; this run's is taken before any lookup of Apple's.
         try RunLedger.markLedgerChanges(run)
-        // Notifications the app's endpoint missed, and answers to refund requests (SPEC section 14).
+        // Notifications the app's endpoint missed (SPEC section 14); the refund requests among them
+        // are answered beside the stages from here on.
         if let serverAPI, let notifications {
             _ = try await stages.run("notification_sync") {
                 try await serverAPI.notificationSync(notifications).sync(run)
             }
         }
+        historySynced()
         try await stages.run("verify") {
             let queue = VerificationQueue(uploads: settings.relations.uploads, maxAttempts: settings.maxAttempts)
             let total = try queue.enqueue(runID: run.id, since: run.since, until: run.until, on: connection)

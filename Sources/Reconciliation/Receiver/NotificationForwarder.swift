@@ -55,8 +55,9 @@ public struct NotificationForwarder: Sendable {
     }
 
     /// Sends every row due, oldest first, until none is due, the pass's row budget is spent, or
-    /// one attempt fails: the endpoint is then likely down, and the worker must not spend its pass
-    /// (which also judges refunds) waiting out one deadline per row; the rest wait for the next pass.
+    /// one attempt fails: the endpoint is then likely down, and a pass must not wait out one
+    /// deadline per row; the rest wait for the next pass. The receiver runs these passes beside its
+    /// own, on a connection of their own (``ReceiverChore``): a slow endpoint delays no judgement.
     public func pass(http: HTTPClient, on connection: Connection) async throws -> Pass {
         var pass = Pass()
         for _ in 0..<endpoint.rowsPerPass {

@@ -13,7 +13,8 @@ import Synchronization
 ///    code: each notificationUUID once, whichever copy came first, its transaction into the white
 ///    table) and queues the transactions they brought for judgement once their grace period has
 ///    passed, in the same transaction as each batch it applies;
-/// 2. answers each `CONSUMPTION_REQUEST` (``ConsumptionAnswerer``, SPEC section 14's rules);
+/// 2. wakes the answers to each `CONSUMPTION_REQUEST` it applied (``ConsumptionAnswerer``, SPEC
+///    section 14's rules), which run beside the passes (``ReceiverChore``), never in them;
 /// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
 ///    them (``DiffScope/transactions(_:)``, as the support desk does), and upserts what it finds
 ///    into the review queue with the nightly fingerprints, and auto-resolves their items whose
@@ -25,7 +26,12 @@ import Synchronization
 ///    nightly run's), as the pass's run, within their limits (a `per_run` limit is the last
 ///    nightly run's budget, which the passes after it share); their decisions wake the outbox's
 ///    delivery, which runs beside the passes (``OutboxDelivery``), never in them;
-/// 4. forwards stored notifications to the app's endpoint (``NotificationForwarder``).
+/// 4. and beside the passes too, on a connection of its own, forwards stored notifications to the
+///    app's endpoint (``NotificationForwarder``), woken whenever the worker is.
+///
+/// Apple's answer to a refund-request answer may take a call's whole retry budget, and the app's
+/// endpoint its deadline per copy: the passes wait for neither, so a refund's item comes within a
+/// minute of Apple's POST whatever Apple and the app do.
 ///
 /// A pass that applies or judges is recorded as a run of kind `receiver`. Its transactions are
 /// touched by a run after the last nightly one, so the next nightly run judges them again, with
@@ -45,7 +51,7 @@ public struct ReceiverWorker: Sendable {
         /// The most transactions one pass judges.
         public var judgementsPerPass = 1000
         /// How often refund requests left waiting (no consent yet, Apple unreachable) are tried
-        /// again; a pass that applied notifications tries at once.
+        /// again; a pass that applied notifications wakes the answers at once.
         public var answersRetry: Duration = .seconds(300)
         /// Told of every pass that ended (tests).
         public var observe: @Sendable (Pass) -> Void = { _ in }
@@ -71,8 +77,6 @@ public struct ReceiverWorker: Sendable {
         public var policyDecisions = 0
         /// Judgements due but left for a later pass because a nightly run holds the run lock.
         public var waitingForNightlyRun = false
-        public var consumption = ConsumptionAnswerer.Summary()
-        public var forwarding = NotificationForwarder.Pass()
 
         public init() {}
     }
@@ -113,68 +117,95 @@ public struct ReceiverWorker: Sendable {
     /// once, but from a task of its own (``OutboxDelivery``, a child of this one, cancelled with
     /// it): a delivery pass may take minutes against a slow webhook (`passBudget` and a row's
     /// worst case), and the passes here must not wait for it — refund requests are answered within
-    /// 60 s, refunds judged within a minute (SPEC section 16).
+    /// 60 s, refunds judged within a minute (SPEC section 16). The answers to refund requests and
+    /// the forwarding are children of this task in the same way (``ReceiverChore``).
     public func run(wakeup: ReceiverWakeup) async throws {
         let delivery = ActionOutbox.Webhook(settings: settings).map {
             OutboxDelivery(webhook: $0, databaseURL: settings.databaseURL, logger: logger)
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if let delivery { group.addTask { await delivery.run() } }
-            try await passes(wakeup: wakeup, delivery: delivery)
-            group.cancelAll()
-        }
-    }
-
-    private func passes(wakeup: ReceiverWakeup, delivery: OutboxDelivery?) async throws {
         try await HTTPClient.withHTTPClient(configuration: .init(redirectConfiguration: .disallow)) { http in
-            var connection: Connection?
-            var metricsWritten: ContinuousClock.Instant?
-            var answersTried: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                var wait = timing.interval
-                let started = ContinuousClock.now
-                var applied = false
-                do {
-                    let open = try connection ?? Connection(url: settings.databaseURL)
-                    connection = open
-                    let retryAnswers = answersTried.map { ContinuousClock.now - $0 >= timing.answersRetry } ?? true
-                    let pass = try await self.pass(http: http, retryingAnswers: retryAnswers, on: open)
-                    applied = pass.applied > 0
-                    if retryAnswers { answersTried = ContinuousClock.now }
-                    if pass.policyDecisions > 0 { delivery?.trigger() }
-                    timing.observe(pass)
-                    if let path = timing.metricsFile,
-                        metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
-                    {
-                        try ReceiverMetrics.write(to: path, counters: counters, on: open)
-                        metricsWritten = ContinuousClock.now
-                    }
-                    if pass.runID != nil || pass.consumption != ConsumptionAnswerer.Summary()
-                        || pass.forwarding != .init()
-                    {
-                        logger.info("receiver pass", metadata: Self.metadata(pass))
-                    }
-                } catch is CancellationError {
-                    break
-                } catch {
-                    // The session may be gone (the server restarted): the next pass opens a new one.
-                    connection = nil
-                    wait = timing.afterFailure
-                    logger.error("receiver pass failed; trying again", metadata: ["error": "\(error)"])
+            let answering = answerer.map { answerer in
+                ReceiverChore(
+                    "refund-request answers", databaseURL: settings.databaseURL, interval: timing.answersRetry,
+                    afterFailure: timing.afterFailure, logger: logger
+                ) { [logger] connection in
+                    let summary = try await answerer.answerPending(on: connection)
+                    guard summary != ConsumptionAnswerer.Summary() else { return }
+                    logger.info("refund requests answered", metadata: [
+                        "consumption.answered": "\(summary.answered)", "consumption.expired": "\(summary.expired)",
+                        "consumption.failed": "\(summary.failed)", "consumption.waiting": "\(summary.waiting)",
+                    ])
                 }
-                if applied { try? await Task.sleep(until: started + timing.gathering) }
-                await wakeup.wait(atMost: wait)
+            }
+            let forwarding = forwarder.map { forwarder in
+                ReceiverChore(
+                    "forwarding", databaseURL: settings.databaseURL, interval: timing.interval,
+                    afterFailure: timing.afterFailure, logger: logger
+                ) { [logger] connection in
+                    let pass = try await forwarder.pass(http: http, on: connection)
+                    guard pass != NotificationForwarder.Pass() else { return }
+                    logger.info("notifications forwarded", metadata: [
+                        "forward.sent": "\(pass.forwarded)", "forward.failed": "\(pass.failed)",
+                    ])
+                }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let delivery { group.addTask { await delivery.run() } }
+                if let answering { group.addTask { await answering.run() } }
+                if let forwarding { group.addTask { await forwarding.run() } }
+                try await passes(wakeup: wakeup, delivery: delivery, answering: answering, forwarding: forwarding)
+                group.cancelAll()
             }
         }
     }
 
-    /// One pass: apply, answer, judge, forward. Refund requests are answered when the pass
-    /// applied notifications (a new request answered within seconds) or `retryingAnswers` (those
-    /// left waiting, every `timing.answersRetry`: each costs a few queries, and an Apple call
-    /// when Apple was unreachable).
-    public func pass(http: HTTPClient? = nil, retryingAnswers: Bool = true, on connection: Connection) async throws
-        -> Pass
-    {
+    private func passes(
+        wakeup: ReceiverWakeup, delivery: OutboxDelivery?, answering: ReceiverChore?, forwarding: ReceiverChore?
+    ) async throws {
+        var connection: Connection?
+        var metricsWritten: ContinuousClock.Instant?
+        while !Task.isCancelled {
+            var wait = timing.interval
+            let started = ContinuousClock.now
+            var applied = false
+            // Whatever woke the worker (a notification stored) may be a copy to forward.
+            forwarding?.trigger()
+            do {
+                let open = try connection ?? Connection(url: settings.databaseURL)
+                connection = open
+                let pass = try await self.pass(answering: answering, on: open)
+                applied = pass.applied > 0
+                if pass.policyDecisions > 0 { delivery?.trigger() }
+                timing.observe(pass)
+                if let path = timing.metricsFile,
+                    metricsWritten.map({ ContinuousClock.now - $0 >= timing.metricsInterval }) ?? true
+                {
+                    try ReceiverMetrics.write(to: path, counters: counters, on: open)
+                    metricsWritten = ContinuousClock.now
+                }
+                if pass.runID != nil {
+                    logger.info("receiver pass", metadata: Self.metadata(pass))
+                }
+            } catch is CancellationError {
+                break
+            } catch {
+                // The session may be gone (the server restarted): the next pass opens a new one.
+                connection = nil
+                wait = timing.afterFailure
+                logger.error("receiver pass failed; trying again", metadata: ["error": "\(error)"])
+            }
+            if applied { try? await Task.sleep(until: started + timing.gathering) }
+            await wakeup.wait(atMost: wait)
+        }
+    }
+
+    /// One pass: apply, then judge. A pass that applied notifications wakes `answering` (a new
+    /// refund request answered within seconds, beside this pass and the next).
+    public func pass(on connection: Connection) async throws -> Pass {
+        try await pass(answering: nil, on: connection)
+    }
+
+    func pass(answering: ReceiverChore?, on connection: Connection) async throws -> Pass {
         var pass = Pass()
         var run: Int64?
         func runID() throws -> Int64 {
@@ -208,9 +239,7 @@ public struct ReceiverWorker: Sendable {
             }
             Failpoint.pass("receiver.applied")
         }
-        if let answerer, pass.applied > 0 || retryingAnswers {
-            pass.consumption = try await answerer.answerPending(on: connection)
-        }
+        if pass.applied > 0 { answering?.trigger() }
         let due = try connection.query(ReceiverSQL.dueJudgements, ["limit": timing.judgementsPerPass])
             .map { try $0.decode(String.self, at: 0) }
         if !due.isEmpty {
@@ -255,9 +284,6 @@ public struct ReceiverWorker: Sendable {
                     "items_opened": pass.itemsOpened, "items_auto_resolved": pass.itemsAutoResolved,
                     "policy_decisions": pass.policyDecisions,
                  ])])
-        }
-        if let forwarder, let http {
-            pass.forwarding = try await forwarder.pass(http: http, on: connection)
         }
         return pass
     }
@@ -318,8 +344,7 @@ public struct ReceiverWorker: Sendable {
             "transactions.judged": "\(pass.judged)", "items.opened": "\(pass.itemsOpened)",
             "items.auto_resolved": "\(pass.itemsAutoResolved)",
             "policy.decided": "\(pass.policyDecisions)",
-            "consumption.answered": "\(pass.consumption.answered)", "forward.sent": "\(pass.forwarding.forwarded)",
-            "forward.failed": "\(pass.forwarding.failed)", "waiting_for_nightly_run": "\(pass.waitingForNightlyRun)",
+            "waiting_for_nightly_run": "\(pass.waitingForNightlyRun)",
         ]
     }
 }
