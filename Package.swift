@@ -16,6 +16,7 @@ extension Target.Dependency {
     static var swiftASN1: Self { .product(name: "SwiftASN1", package: "swift-asn1") }
     static var x509: Self { .product(name: "X509", package: "swift-certificates") }
     static var nioCore: Self { .product(name: "NIOCore", package: "swift-nio") }
+    static var nioHTTP1: Self { .product(name: "NIOHTTP1", package: "swift-nio") }
     static var asyncHTTPClient: Self { .product(name: "AsyncHTTPClient", package: "async-http-client") }
     static var hummingbird: Self { .product(name: "Hummingbird", package: "hummingbird") }
     static var hummingbirdTesting: Self { .product(name: "HummingbirdTesting", package: "hummingbird") }
@@ -71,6 +72,8 @@ let package = Package(
             name: "AppStore",
             dependencies: [
                 "CivilCalendar", .crypto, .cryptoExtras, .swiftASN1, .x509, .asyncHTTPClient, .nioCore, .logging,
+                // HTTPExchange's answers carry AsyncHTTPClient's headers.
+                .nioHTTP1,
             ]
         ),
         .target(
@@ -79,6 +82,8 @@ let package = Package(
                 "AppStore", .hummingbird, .crypto, .cryptoExtras, .swiftASN1, .x509, .logging,
                 // Posts the notifications it makes to the app's URL (`--notification-url`).
                 .asyncHTTPClient,
+                // A graceful stop of the in-process simulator (`withRunning`).
+                .serviceLifecycle,
             ]
         ),
         embeddingTarget(
