@@ -16,6 +16,8 @@ extension Target.Dependency {
     static var swiftASN1: Self { .product(name: "SwiftASN1", package: "swift-asn1") }
     static var x509: Self { .product(name: "X509", package: "swift-certificates") }
     static var nioCore: Self { .product(name: "NIOCore", package: "swift-nio") }
+    static var nioHTTP1: Self { .product(name: "NIOHTTP1", package: "swift-nio") }
+    static var nioHTTPTypes: Self { .product(name: "NIOHTTPTypes", package: "swift-nio-extras") }
     static var asyncHTTPClient: Self { .product(name: "AsyncHTTPClient", package: "async-http-client") }
     static var hummingbird: Self { .product(name: "Hummingbird", package: "hummingbird") }
     static var hummingbirdTesting: Self { .product(name: "HummingbirdTesting", package: "hummingbird") }
@@ -48,6 +50,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.10.0"),
+        // The HTTP parts a server connection's pipeline carries (the pages' and the receiver's
+        // connection cap); hummingbird's own dependency.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // Signals (SIGTERM, SIGINT) for `reconcile run`, `reconcile serve` and the simulator.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0", traits: [.defaults, "YAML"]),
@@ -71,6 +76,8 @@ let package = Package(
             name: "AppStore",
             dependencies: [
                 "CivilCalendar", .crypto, .cryptoExtras, .swiftASN1, .x509, .asyncHTTPClient, .nioCore, .logging,
+                // HTTPExchange's answers carry AsyncHTTPClient's headers.
+                .nioHTTP1,
             ]
         ),
         .target(
@@ -79,6 +86,8 @@ let package = Package(
                 "AppStore", .hummingbird, .crypto, .cryptoExtras, .swiftASN1, .x509, .logging,
                 // Posts the notifications it makes to the app's URL (`--notification-url`).
                 .asyncHTTPClient,
+                // A graceful stop of the in-process simulator (`withRunning`).
+                .serviceLifecycle,
             ]
         ),
         embeddingTarget(
@@ -96,6 +105,8 @@ let package = Package(
             name: "ReviewWeb",
             dependencies: [
                 "Reconciliation", "Postgres", .hummingbird, .mustache, .logging, .nioCore,
+                // Where requests begin and answers end, for the connection cap (ConnectionCap.swift).
+                .nioHTTPTypes,
                 // The outbox's delivery runs beside the server as one of its services.
                 .serviceLifecycle,
                 // scrypt, for the users file's password hashes (WebUsers.swift).

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServiceLifecycle
 
 /// A simulator listening on a port, as handed to the body of ``AppStoreSimulator/withRunning(_:)``.
 public struct RunningSimulator: Sendable {
@@ -41,32 +42,46 @@ extension AppStoreSimulator {
     }
 
     /// Runs the simulator in this process for the duration of `body` (tests, benchmarks), then
-    /// stops it.
+    /// stops it gracefully: it stops listening, finishes the answers in flight (a hang or a stalled
+    /// body the faults act out ends at once), and logs no error for a clean stop. An answer still
+    /// running ``stopGrace`` after the stop is cancelled.
     public func withRunning<T: Sendable>(_ body: (RunningSimulator) async throws -> T) async throws -> T {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let application = buildApplication { port in
             portSink.yield(port)
             portSink.finish()
         }
+        // Cancelling the application's task stops it too, but Hummingbird logs that as errors
+        // ("Waiting on child channel: CancellationError()", "Server shutdown error: Already closed").
+        let services = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [], logger: configuration.logger))
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // Ends the port stream when the server stops, so a failed start is not a hang.
                 defer { portSink.finish() }
-                try await application.run()
+                try await services.run()
             }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else {
                 try await group.next()
                 throw StartError(description: "appstore-sim stopped before it listened")
             }
+            let result: Result<T, any Error>
             do {
-                let result = try await body(RunningSimulator(simulator: self, port: port))
-                group.cancelAll()
-                return result
+                result = .success(try await body(RunningSimulator(simulator: self, port: port)))
             } catch {
-                group.cancelAll()
-                throw error
+                result = .failure(error)
             }
+            await services.triggerGracefulShutdown()
+            let grace = Self.stopGrace
+            group.addTask { try? await Task.sleep(for: grace) }
+            // The server's end, or the grace's: whichever comes first ends the other.
+            _ = try? await group.next()
+            group.cancelAll()
+            return try result.get()
         }
     }
+
+    /// How long a stop waits for the answers in flight before cancelling them.
+    static let stopGrace = Duration.seconds(10)
 }

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// How to run the simulator.
 public struct SimulatorConfiguration: Sendable {
@@ -267,8 +268,19 @@ public struct AppStoreSimulator: Sendable {
         case .hang(let duration):
             answer = "hang"
             // A hang outlives the client's timeout; answering afterwards is what a slow Apple does.
-            try await Task.sleep(for: duration)
+            // A stop of the simulator ends it.
+            try await cancelWhenGracefulShutdown { try await Task.sleep(for: duration) }
             return nil
+        case .stalledBody(let duration):
+            answer = "stalled_body"
+            // The head promises 4,096 bytes; one comes, then nothing until the connection closes.
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(contentLength: 4096) { writer in
+                    try await writer.write(ByteBuffer(string: "{"))
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: duration) }
+                    throw CancellationError()
+                })
         case .http503:
             answer = "http_503"
             return Self.text("Service Unavailable", status: .serviceUnavailable)

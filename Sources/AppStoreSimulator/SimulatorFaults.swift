@@ -2,7 +2,7 @@ import Foundation
 
 /// Trouble the simulator injects into verifyReceipt and Server API answers, set by flags at start and by
 /// `POST /sim/faults` at run time. Shares are probabilities from 0 to 1, drawn per request in the
-/// order of the fields below (a hang first, then HTTP 503, ...); 1 makes a fault certain, which is
+/// order of the fields below (a hang first, then a stalled body, HTTP 503, ...); 1 makes a fault certain, which is
 /// what tests use.
 public struct SimulatorFaults: Sendable, Hashable, Codable {
     /// Added to every verifyReceipt answer, milliseconds.
@@ -11,6 +11,10 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
     public var hangShare: Double
     /// How long a hang lasts, milliseconds (default 60 s: past any sane client timeout).
     public var hangMilliseconds: Int
+    /// Share answered with a `200` head announcing 4,096 bytes (`Content-Length`) and one byte of
+    /// body, after which the answer stalls for ``hangMilliseconds`` and the connection is closed:
+    /// a stalled Apple, or a connection that a NAT or proxy dropped after the head.
+    public var stalledBodyShare: Double
     /// Share answered with HTTP 503 and no JSON.
     public var http503Share: Double
     /// Share answered HTTP 200 with a truncated JSON body.
@@ -45,7 +49,8 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
 
     /// Creates a fault set; everything defaults to off.
     public init(
-        latencyMilliseconds: Int = 0, hangShare: Double = 0, hangMilliseconds: Int = 60_000, http503Share: Double = 0,
+        latencyMilliseconds: Int = 0, hangShare: Double = 0, hangMilliseconds: Int = 60_000,
+        stalledBodyShare: Double = 0, http503Share: Double = 0,
         malformedShare: Double = 0, status21005Share: Double = 0, status21100RetryableShare: Double = 0,
         status21100Share: Double = 0, forcedStatus: Int? = nil, forcedIsRetryable: Bool? = nil,
         remainingRequests: Int? = nil, http429Share: Double = 0, retryAfterMilliseconds: Int = 1000,
@@ -54,6 +59,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         self.latencyMilliseconds = latencyMilliseconds
         self.hangShare = hangShare
         self.hangMilliseconds = hangMilliseconds
+        self.stalledBodyShare = stalledBodyShare
         self.http503Share = http503Share
         self.malformedShare = malformedShare
         self.status21005Share = status21005Share
@@ -72,6 +78,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         case latencyMilliseconds = "latency_ms"
         case hangShare = "hang_share"
         case hangMilliseconds = "hang_ms"
+        case stalledBodyShare = "stalled_body_share"
         case http503Share = "http_503_share"
         case malformedShare = "malformed_share"
         case status21005Share = "status_21005_share"
@@ -93,6 +100,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         latencyMilliseconds = try c.decodeIfPresent(Int.self, forKey: .latencyMilliseconds) ?? 0
         hangShare = try c.decodeIfPresent(Double.self, forKey: .hangShare) ?? 0
         hangMilliseconds = try c.decodeIfPresent(Int.self, forKey: .hangMilliseconds) ?? defaults.hangMilliseconds
+        stalledBodyShare = try c.decodeIfPresent(Double.self, forKey: .stalledBodyShare) ?? 0
         http503Share = try c.decodeIfPresent(Double.self, forKey: .http503Share) ?? 0
         malformedShare = try c.decodeIfPresent(Double.self, forKey: .malformedShare) ?? 0
         status21005Share = try c.decodeIfPresent(Double.self, forKey: .status21005Share) ?? 0
@@ -112,6 +120,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
     enum Action: Sendable, Equatable {
         case none
         case hang(Duration)
+        case stalledBody(Duration)
         case http503
         case malformed
         case status(Int, isRetryable: Bool?)
@@ -123,6 +132,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
     func draw() -> Action {
         func hit(_ share: Double) -> Bool { share > 0 && Double.random(in: 0..<1) < share }
         if hit(hangShare) { return .hang(.milliseconds(hangMilliseconds)) }
+        if hit(stalledBodyShare) { return .stalledBody(.milliseconds(hangMilliseconds)) }
         if hit(http503Share) { return .http503 }
         if hit(malformedShare) { return .malformed }
         if hit(status21005Share) { return .status(21005, isRetryable: nil) }
@@ -137,6 +147,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
     func drawServerAPI() -> Action {
         func hit(_ share: Double) -> Bool { share > 0 && Double.random(in: 0..<1) < share }
         if hit(hangShare) { return .hang(.milliseconds(hangMilliseconds)) }
+        if hit(stalledBodyShare) { return .stalledBody(.milliseconds(hangMilliseconds)) }
         if hit(http503Share) { return .http503 }
         if hit(malformedShare) { return .malformed }
         if hit(http429Share) { return .http429(retryAfterMilliseconds: retryAfterMilliseconds) }

@@ -54,7 +54,8 @@ extension ContextMiddleware {
 /// Reads every request's whole body (at most ``maximumBody``) before any route runs, within
 /// `timeLimit` of its head: a client that trickles a body, without logging in, has its connection
 /// closed at the limit (the idle timeout restarts with each byte, so it alone cannot). A body that
-/// cannot be parsed (a malformed chunk) is the client's fault: a 400, never a 500. Both are logged
+/// cannot be parsed (a malformed chunk) is the client's fault: a 400 page, never a 500, after
+/// which the connection ends. Both are logged
 /// at notice level, as what clients do wrong is.
 struct RequestBodyMiddleware: RouterMiddleware {
     typealias Context = ReviewRequestContext
@@ -89,7 +90,8 @@ struct RequestBodyMiddleware: RouterMiddleware {
                     "client.address": "\(context.connection.clientAddress)", "http.path": "\(request.uri.path)",
                     "error": "\(error)",
                 ])
-            channel.close(promise: nil)
+            // The 400 page goes out, then the connection ends (`CloseAfterAnswerHandler`): what
+            // follows a malformed chunk cannot be read as a next request. Closing here sent nothing.
             throw HTTPError(.badRequest, headers: [.connection: "close"])
         }
         var request = request

@@ -25,6 +25,9 @@ public struct NotificationReceiverConfiguration: Sendable {
     /// A connection with no request in progress, or whose request head has not arrived, is closed
     /// after this long.
     public var idleTimeout: TimeInterval = 30
+    /// Client connections open at once; past it the one idle longest is closed (``ConnectionCap``),
+    /// so idle connections cannot use up the process's file descriptors.
+    public var maximumClientConnections = 100
     /// A request must be read, verified and stored this long after its head arrived, else its
     /// connection is closed unanswered: a client trickling a body cannot hold a connection open.
     public var requestTimeout: TimeInterval = 15
@@ -157,9 +160,11 @@ public func buildNotificationReceiver(
         }
     }
     let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
+    let cap = ConnectionCap(limit: configuration.maximumClientConnections)
     return Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: idle)),
+        server: .http1(configuration: .init(
+            additionalChannelHandlers: [cap.handler(), CloseAfterAnswerHandler()], idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: configuration.logger)

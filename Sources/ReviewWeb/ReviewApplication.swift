@@ -108,9 +108,12 @@ public func buildApplication(configuration: ReviewWebConfiguration) throws -> so
     // The idle timeout also bounds reading a request head: the clock restarts only when a whole
     // head (or body part) has arrived, so a client trickling its headers is cut off too.
     let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
+    // Idle connections beyond the cap give way to new ones: they cannot use up the descriptors.
+    let cap = ConnectionCap(limit: configuration.maximumClientConnections)
     return Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: idle)),
+        server: .http1(configuration: .init(
+            additionalChannelHandlers: [cap.handler(), CloseAfterAnswerHandler()], idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         services: site.outboxDelivery.map { [OutboxDeliveryService(delivery: $0)] } ?? [],
         logger: configuration.logger)
@@ -147,7 +150,8 @@ struct ReviewSite: Sendable {
             url: configuration.databaseURL, maximumConnections: configuration.maximumConnections,
             waitTimeout: .milliseconds(Int64(configuration.connectionWaitTimeout * 1000)),
             statementTimeout: .milliseconds(Int64(configuration.statementTimeout * 1000)),
-            approval: configuration.approval, judgement: configuration.judgement)
+            approval: configuration.approval, judgement: configuration.judgement,
+            maximumExports: configuration.maximumExportConnections)
         pages = Pages(library: try Templates.library())
         let outboxDelivery = configuration.outboxWebhook.map {
             OutboxDelivery(webhook: $0, databaseURL: configuration.databaseURL, logger: configuration.logger)

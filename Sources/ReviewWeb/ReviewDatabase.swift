@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Reconciliation
+import Synchronization
 
 /// Runs queue work on PostgreSQL for the pages, within fixed limits, so a stalled database
 /// stalls only the pages that need it:
@@ -11,9 +12,13 @@ import Reconciliation
 /// - a request waits at most `waitTimeout` for a free connection, then gets `DatabaseBusyError`
 ///   (a 503 page) instead of a new connection;
 /// - every statement of a page is cancelled after `statementTimeout` (PostgreSQL's
-///   `statement_timeout`), so a locked table cannot hold a connection forever.
+///   `statement_timeout`), so a locked table cannot hold a connection forever;
+/// - CSV exports, which hold their connection for as long as the client takes the file, hold at
+///   most `maximumExports` of them at once (at most all but one), so paused downloads cannot take
+///   every page down: an export past the share waits for one like a page does, then gets a 503.
 final class ReviewDatabase: Sendable {
     private let workers: Workers
+    private let exports: ExportPermits
     /// `RECONCILE_APPROVAL_ABOVE`, for every service the pages use.
     let approval: ApprovalThreshold
     /// How decisions made in the pages judge their item again first (SPEC section 6).
@@ -21,10 +26,12 @@ final class ReviewDatabase: Sendable {
 
     init(
         url: String?, maximumConnections: Int, waitTimeout: Duration, statementTimeout: Duration,
-        approval: ApprovalThreshold, judgement: DecisionJudgement
+        approval: ApprovalThreshold, judgement: DecisionJudgement, maximumExports: Int = 2
     ) {
         self.approval = approval
         self.judgement = judgement
+        exports = ExportPermits(
+            limit: max(1, min(maximumExports, maximumConnections - 1)), waitTimeout: waitTimeout)
         workers = Workers(url: url, waitTimeout: waitTimeout, statementTimeout: statementTimeout)
         for index in 0..<max(1, maximumConnections) {
             let workers = self.workers
@@ -46,6 +53,14 @@ final class ReviewDatabase: Sendable {
         return try await workers.run { connection in
             Result { try body(ReviewService(connection: connection, approval: approval, judgement: judgement)) }
         }
+    }
+
+    /// Runs `body` (a CSV export) with a service on one of the connections the exports may hold,
+    /// or throws `DatabaseBusyError` when none is free within the wait timeout.
+    func runExport<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
+        try await exports.acquire()
+        defer { exports.release() }
+        return try await run(body)
     }
 
     /// Runs `body` on one of the connections: work of many transactions (a bulk decision).
@@ -207,4 +222,61 @@ private final class Workers: @unchecked Sendable {
 struct DatabaseBusyError: Error, CustomStringConvertible {
     let reason: String
     var description: String { "database busy: \(reason)" }
+}
+
+/// The exports' share of the connections: at most `limit` at once; the others wait, each at most
+/// the pages' wait timeout, in the order they came.
+private final class ExportPermits: Sendable {
+    private struct State {
+        var available: Int
+        var nextID: UInt64 = 0
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    }
+
+    private let state: Mutex<State>
+    private let waitTimeout: Duration
+
+    init(limit: Int, waitTimeout: Duration) {
+        state = Mutex(State(available: limit))
+        self.waitTimeout = waitTimeout
+    }
+
+    func acquire() async throws {
+        let waitTimeout = self.waitTimeout
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let id: UInt64? = state.withLock { state in
+                if state.available > 0 {
+                    state.available -= 1
+                    return nil
+                }
+                state.nextID += 1
+                state.waiters.append((state.nextID, continuation))
+                return state.nextID
+            }
+            guard let id else {
+                continuation.resume()
+                return
+            }
+            // Whoever takes the waiter out (a release, or this timer) resumes it, once.
+            Task {
+                try? await Task.sleep(for: waitTimeout)
+                let expired = self.state.withLock { state in
+                    state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0).continuation }
+                }
+                expired?.resume(throwing: DatabaseBusyError(
+                    reason: "every connection CSV exports may hold was busy for \(waitTimeout)"))
+            }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard !state.waiters.isEmpty else {
+                state.available += 1
+                return nil
+            }
+            return state.waiters.removeFirst().continuation
+        }
+        next?.resume()
+    }
 }

@@ -31,11 +31,17 @@ public struct ReviewWebConfiguration: Sendable {
     public var maximumConnections = 8
     /// How long a page waits for a free connection before answering 503.
     public var connectionWaitTimeout: TimeInterval = 5
+    /// Of those, the most that CSV exports hold at once (never all of them): each holds its
+    /// connection as long as its client takes the file, so paused downloads must leave the rest
+    /// to the pages. An export past it waits like a page, then gets a 503.
+    public var maximumExportConnections = 2
     /// PostgreSQL's `statement_timeout` on the pages' queries.
     public var statementTimeout: TimeInterval = 10
     /// A connection with no request in progress, or one whose request head has not arrived, is
     /// closed after this long.
     public var idleTimeout: TimeInterval = 30
+    /// Client connections open at once; past it the one idle longest is closed (``ConnectionCap``).
+    public var maximumClientConnections = 100
     /// A request's body (at most 64 KB) must have arrived this long after its head, else the
     /// connection is closed: a client trickling a body cannot keep a connection open.
     public var requestBodyTimeout: TimeInterval = 30

@@ -45,6 +45,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("hang-ms"), help: "How long a hang lasts.")
     var hangMilliseconds = 60_000
 
+    @Option(
+        name: .customLong("stalled-body-share"),
+        help: "Share of requests answered with a 200 head for 4096 bytes and one byte, then stalling for --hang-ms.")
+    var stalledBodyShare = 0.0
+
     @Option(name: .customLong("http-503-share"), help: "Share of requests answered HTTP 503.")
     var http503Share = 0.0
 
@@ -129,8 +134,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let faults = SimulatorFaults(
             latencyMilliseconds: latencyMilliseconds, hangShare: hangShare, hangMilliseconds: hangMilliseconds,
-            http503Share: http503Share, malformedShare: malformedShare, status21005Share: status21005Share,
-            status21100RetryableShare: status21100RetryableShare, status21100Share: status21100Share,
+            stalledBodyShare: stalledBodyShare, http503Share: http503Share, malformedShare: malformedShare,
+            status21005Share: status21005Share, status21100RetryableShare: status21100RetryableShare,
+            status21100Share: status21100Share,
             http429Share: http429Share, retryAfterMilliseconds: retryAfterMilliseconds, apiErrorCode: apiErrorCode,
             forgedJWSShare: forgedJWSShare)
         let configuration = SimulatorConfiguration(

@@ -189,6 +189,27 @@ import Testing
         }
     }
 
+    /// A `200` head announcing 4,096 bytes, one byte, then nothing: one deadline over head and
+    /// body gives up on each try (a deadline on the head alone waited out the 60 s stall).
+    @Test func anAnswerThatStallsAfterItsHeadTimesOutAndIsLeftForLater() async throws {
+        try await withAPISimulator(faults: SimulatorFaults(hangMilliseconds: 60_000, stalledBodyShare: 1)) { sim in
+            var configuration = sim.apiConfiguration(maxAttempts: 2)
+            configuration.requestTimeout = .seconds(1)
+            let started = ContinuousClock.now
+            let outcome = try await sim.withAPIClient(configuration) { client in
+                try await client.transactionInfo(for: "2000000000000001", logger: silentLogger)
+            }
+            let elapsed = ContinuousClock.now - started
+            guard case .retryLater(let reason, nil, nil) = outcome else {
+                Issue.record("expected retryLater, got \(outcome)")
+                return
+            }
+            #expect(reason.contains("timed out"), "\(reason)")
+            #expect(reason.contains("after 2 attempts"), "\(reason)")
+            #expect(elapsed < .seconds(20), "two 1 s deadlines, not two 60 s stalls")
+        }
+    }
+
     @Test func http429WaitsUntilRetryAfter() async throws {
         let faults = SimulatorFaults(remainingRequests: 1, http429Share: 1, retryAfterMilliseconds: 400)
         try await withAPISimulator(faults: faults) { sim in

@@ -217,6 +217,27 @@ import Testing
         }
     }
 
+    /// Apple's `200` head announcing 4,096 bytes, one byte, then nothing (a stalled Apple, or a
+    /// connection dropped after the head): the deadline covers the body too, so each try gives up
+    /// at it. A deadline on the head alone waited for the whole 60 s stall each time.
+    @Test func anAnswerThatStallsAfterItsHeadHitsTheRequestTimeout() async throws {
+        try await withSimulator(faults: .init(hangMilliseconds: 60_000, stalledBodyShare: 1)) { sim in
+            let receipt = try sim.simulator.issueReceipt(.sample(.production)).receiptData
+            let started = ContinuousClock.now
+            let outcome = try await VerifyReceiptClient.withClient(
+                configuration: fastClientConfiguration(sim, maxAttempts: 2, timeout: .seconds(1))
+            ) { try await $0.verify(receiptData: receipt, logger: silentLogger) }
+            let elapsed = ContinuousClock.now - started
+            guard case .retryLater(let reason, nil) = outcome else {
+                Issue.record("expected retry later without a status, got \(outcome)")
+                return
+            }
+            #expect(reason.contains("timed out"), "\(reason)")
+            #expect(try await SimulatorAdmin.stats(sim).verifyReceiptRequests == 2)
+            #expect(elapsed < .seconds(20), "two 1 s deadlines, not two 60 s stalls")
+        }
+    }
+
     @Test(arguments: ["", "   ", "not base64 at all!", "aGVsbG8gd29ybGQ=", Data([0x00, 0x01]).base64EncodedString()])
     func aPayloadThatCannotBeAReceiptIsInvalidWithoutAskingApple(payload: String) async throws {
         try await withSimulator { sim in

@@ -18,6 +18,9 @@ struct AppleMisbehavingTests {
         case http503 = "HTTP 503 on every request"
         case malformed = "truncated JSON on every request"
         case hang = "every request hangs past the timeout"
+        /// A 200 head announcing 4,096 bytes and one byte, then nothing (a stalled Apple, or a
+        /// connection a NAT dropped after the head): the deadline covers the body too.
+        case stalledBody = "every answer stalls after its head and one byte"
 
         var faults: SimulatorFaults {
             var faults = SimulatorFaults.none
@@ -27,6 +30,9 @@ struct AppleMisbehavingTests {
             case .hang:
                 faults.hangShare = 1
                 faults.hangMilliseconds = 10_000
+            case .stalledBody:
+                faults.stalledBodyShare = 1
+                faults.hangMilliseconds = 300_000
             }
             return faults
         }
@@ -34,7 +40,7 @@ struct AppleMisbehavingTests {
         /// The stormy run's settings: a deadline shorter than a hang for the hang (the default
         /// 30 s elsewhere, so that a loaded test machine never turns a slow answer into a failure).
         var settings: [String: String] {
-            guard self == .hang else { return AppleMisbehavingTests.impatient }
+            guard self == .hang || self == .stalledBody else { return AppleMisbehavingTests.impatient }
             return AppleMisbehavingTests.impatient.merging(["RECONCILE_APPLE_TIMEOUT": "2s"]) { $1 }
         }
     }
@@ -58,7 +64,7 @@ struct AppleMisbehavingTests {
             // (A request that times out on a loaded machine before it reaches the simulator is
             // not counted there.)
             let requests = sim.state.stats.verifyReceiptRequests
-            if storm == .hang {
+            if storm == .hang || storm == .stalledBody {
                 #expect(requests > 0 && requests <= world.receiptUploads * 2)
             } else {
                 #expect(requests == world.receiptUploads * 2)

@@ -193,6 +193,56 @@ struct ExportWebTests {
         }
     }
 
+    /// Eight paused downloads (as many as the pool's connections) leave the pages answering
+    /// (issue 36 item 16: they held all eight connections until the 30 s stall timeout, and the
+    /// queue answered 503): exports hold at most two connections; the others wait like a page,
+    /// then get a 503 page.
+    @Test func pausedDownloadsHoldOnlyTheExportsShareAndThePagesStillAnswer() async throws {
+        // About 4 MB of CSV, more than the sockets' buffers and the stream's four chunks hold, so
+        // a paused download keeps its connection; no more, since this suite's other tests sort
+        // their own large exports beside it within the pages' statement timeout.
+        try plant(30_000)
+        var configuration = configuration(maximumConnections: 8)
+        configuration.exportStallTimeout = 20
+        let application = try buildApplication(configuration: configuration)
+        try await application.test(.live) { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let port = try #require(client.port)
+            let sockets = try (0..<8).map { _ in
+                try LoopbackSocket.connect(port: port, timeout: 60, receiveBuffer: 4096)
+            }
+            defer { sockets.forEach { close($0) } }
+            for socket in sockets {
+                let request = "GET /export.csv?status=all HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n"
+                _ = request.withCString { send(socket, $0, strlen($0), 0) }
+            }
+            // Each answer's status line, and no more: the downloads stay paused.
+            let statuses = try await withThrowingTaskGroup(of: String.self) { group in
+                for socket in sockets {
+                    group.addTask { try await onOwnThread { Self.statusLine(socket) } }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0.hasPrefix("HTTP/1.1 200") }.count == 2, "\(statuses)")
+            #expect(statuses.filter { $0.hasPrefix("HTTP/1.1 503") }.count == 6, "\(statuses)")
+            // The two paused downloads still hold their connections (20 s stall timeout here):
+            // the queue answers on the other six.
+            let page = try await ReviewWebTests.get(client, "/", cookie: cookie)
+            #expect(page.status == .ok)
+        }
+    }
+
+    /// The first line of the answer on `socket`, reading no more than it must.
+    static func statusLine(_ socket: Int32) -> String {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count < 200, recv(socket, &byte, 1, 0) == 1 {
+            if byte == 10 { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     /// Reads everything until the server closes the connection (or the read times out).
     static func readToEnd(_ socket: Int32) throws -> [UInt8] {
         var received: [UInt8] = []

@@ -1,6 +1,7 @@
 import AppStore
 import AppStoreSimulator
 import Foundation
+import Glibc
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -603,6 +604,63 @@ struct NotificationReceiverTests {
         #expect(count == 0)
     }
 
+    /// A body that gives a member twice is refused whole (issue 36 item 18): the receiver verified
+    /// the first `signedPayload` and forwarded the body unchanged, while an app endpoint in
+    /// Python, JavaScript or Go reads the last, which could be a forged refund. The names count as
+    /// the same after their escapes are read and whatever their case (Go matches a field so), and
+    /// in an object at any depth.
+    @Test(arguments: ["the same name", "an escaped name", "another case", "a nested object", "a nested array's object"])
+    func aBodyWithARepeatedMemberIsRefusedAndChangesNothing(_ kind: String) async throws {
+        let world = try World("receiver_repeated")
+        let pack = try world.deliveredPack(user: "amy", customer: "amy-apple-id")
+        let genuine = try world.sim.signNotification(type: .refund, transactionId: pack.transactionId).signedPayload
+        let forged = "eyJhbGciOiJub25lIn0.eyJub3RpZmljYXRpb25UeXBlIjoiUkVGVU5EIn0.c2ln"
+        let body =
+            switch kind {
+            case "the same name": #"{"signedPayload":"\#(genuine)","signedPayload":"\#(forged)"}"#
+            case "an escaped name": #"{"signedPayload":"\#(genuine)", "signed\u0050ayload":"\#(forged)"}"#
+            case "another case": #"{"signedPayload":"\#(genuine)","SIGNEDPAYLOAD":"\#(forged)"}"#
+            case "a nested object": #"{"signedPayload":"\#(genuine)","meta":{"kind":"a","kind":"b"}}"#
+            default: #"{"signedPayload":"\#(genuine)","meta":[1,{"k":{},"k":[]}]}"#
+            }
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings) { client in
+                let response = try await client.execute(
+                    uri: "/apple/notifications", method: .post, body: ByteBuffer(string: body))
+                #expect(response.status == .badRequest, "\(kind)")
+                // The genuine body alone is taken: only the repetition is refused.
+                let alone = try await client.execute(
+                    uri: "/apple/notifications", method: .post,
+                    body: ByteBuffer(string: #"{"signedPayload":"\#(genuine)","meta":{"kind":"a"}}"#))
+                #expect(alone.status == .ok, "\(kind)")
+            }
+        }
+        let stored = try world.connection.query("SELECT signed_payload FROM reconcile.notifications")
+        let expected = #"{"signedPayload":"\#(genuine)","meta":{"kind":"a"}}"#
+        #expect(try stored.map { try $0.decode(String.self, at: 0) } == [expected])
+    }
+
+    @Test(arguments: [
+        (#"{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}"#, nil),
+        (#"{"a":1,"a":1}"#, "a"),
+        (#"{"é":1,"\u00e9":2}"#, "é"),
+        (#"{"s":1,"\u017f":2}"#, "ſ"),
+        (#"{"😀":1,"\ud83d\ude00":2}"#, "😀"),
+        (#"{"x":"\"a\":1,\"a\":2"}"#, nil),
+    ] as [(String, String?)])
+    func repeatedNamesAreFoundAfterTheirEscapesAndWhateverTheirCase(_ json: String, _ repeated: String?) {
+        #expect(RepeatedMemberCheck.check(json.utf8) == repeated.map { .repeated($0) }, "\(json)")
+    }
+
+    @Test func bodiesNestedPastTheLimitOrNotJSONAreRefusedToo() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(RepeatedMemberCheck.check(deep.utf8) == .tooDeep)
+        #expect(RepeatedMemberCheck.check(#"{"a":1"#.utf8) == .malformed)
+        #expect(RepeatedMemberCheck.check(#"{"a":1} x"#.utf8) == .malformed)
+        #expect(RepeatedMemberCheck.check(" {\"signedPayload\" : \"a.b.c\" }\n".utf8) == nil)
+    }
+
     /// A client that sends the head and part of a body, then nothing, has its connection closed
     /// at the request's deadline (the idle timeout alone would wait 30 s), and nothing is stored.
     @Test func aClientTricklingItsBodyIsCutOffAtTheRequestDeadline() async throws {
@@ -619,6 +677,58 @@ struct NotificationReceiverTests {
         }
         let count = try world.connection.query("SELECT count(*) FROM reconcile.notifications")[0].decode(Int.self, at: 0)
         #expect(count == 0)
+    }
+
+    /// A malformed chunked body is the client's 400, not a connection closed without an answer
+    /// (issue 36 item 17).
+    @Test(arguments: [
+        "Transfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n{}\r\n0\r\n\r\n",
+        "Transfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+    ])
+    func aMalformedChunkedBodyIsA400(_ rest: String) async throws {
+        let world = try World("receiver_chunked")
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings) { client in
+                let port = try #require(client.port)
+                let request = "POST /apple/notifications HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Type: application/json\r\n" + rest
+                let answer = try await onOwnThread { try RequestBoundsTests.send(request, port: port) }
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(200))")
+            }
+        }
+    }
+
+    /// Idle connections past the cap give way to new ones (issue 36 item 21: with `ulimit -n
+    /// 200`, one client holding 260 idle connections kept Apple's POSTs unanswered): the ones idle
+    /// longest are closed at once, not at the 30 s idle timeout, and a real POST is answered.
+    @Test func idleConnectionsPastTheCapAreClosedAndAPostIsStillAnswered() async throws {
+        let world = try World("receiver_cap")
+        try await world.sim.withRunning { running in
+            let settings = try world.settings(running)
+            try await Self.withListener(settings, configure: { $0.maximumClientConnections = 4 }) { client in
+                let port = try #require(client.port)
+                // The test client's own connection, idle from now on: the first to give way.
+                let first = try await client.execute(
+                    uri: "/apple/notifications", method: .post, body: ByteBuffer(string: #"{"signedPayload":"x"}"#))
+                #expect(first.status == .badRequest)
+                let sockets = try (0..<10).map { _ in try LoopbackSocket.connect(port: port, timeout: 1) }
+                defer { sockets.forEach { close($0) } }
+                func closedCount() -> Int {
+                    var byte: UInt8 = 0
+                    return sockets.filter { recv($0, &byte, 1, Int32(MSG_DONTWAIT)) == 0 }.count
+                }
+                // An upper bound that fails connections kept open, far below the idle timeout.
+                let deadline = ContinuousClock.now + .seconds(15)
+                while closedCount() < 6, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(closedCount() >= 6, "10 idle connections (and the client's) against a cap of 4")
+                let post = "POST /apple/notifications HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 21\r\nConnection: close\r\n\r\n{\"signedPayload\":\"x\"}"
+                let answer = try await onOwnThread { try RequestBoundsTests.send(post, port: port) }
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(200))")
+            }
+        }
     }
 
     /// A refused body is logged with the reason, never with the body.

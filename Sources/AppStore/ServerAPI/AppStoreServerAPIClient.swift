@@ -34,7 +34,7 @@ public struct AppStoreServerAPIClient: Sendable {
         public var productionRate: Double
         /// Sandbox requests per second (Apple allows a tenth of production).
         public var sandboxRate: Double
-        /// Deadline of one HTTP request, connection included.
+        /// Deadline of one HTTP exchange: connection, head and the whole body.
         public var requestTimeout: Duration
         /// Retries of one request.
         public var retry: RetryPolicy
@@ -482,17 +482,23 @@ public struct AppStoreServerAPIClient: Sendable {
         }
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "application/json")
-        let timeout = TimeAmount.milliseconds(configuration.requestTimeout.milliseconds)
 
         return try await limiter.withPermit {
             let started = ContinuousClock.now
             do {
-                let response = try await httpClient.execute(request, timeout: timeout, logger: logger)
-                let body = Data(try await response.body.collect(upTo: 32 << 20).readableBytesView)
+                // One deadline over the head and the whole body (see HTTPExchange).
+                let answer = try await HTTPExchange.exchange(
+                    request, within: configuration.requestTimeout, upTo: 32 << 20, http: httpClient, logger: logger)
                 return try Self.classify(
-                    status: Int(response.status.code), body: body,
-                    retryAfter: response.headers.first(name: "Retry-After"),
+                    status: answer.status, body: Data(answer.body.readableBytesView),
+                    retryAfter: answer.headers.first(name: "Retry-After"),
                     environment: environment, now: Date())
+            } catch let error as HTTPExchange.Timeout {
+                if Task.isCancelled { throw CancellationError() }
+                let elapsed = ContinuousClock.now - started
+                return .retry(
+                    reason: "Server API timed out after \(elapsed.milliseconds) ms (\(error))", status: nil, code: nil,
+                    wait: nil)
             } catch let error as HTTPClientError
                 where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout
             {

@@ -29,7 +29,7 @@ public struct VerifyReceiptClient: Sendable {
         public var sharedSecret: AppleSharedSecret?
         /// `exclude-old-transactions`: false, because reconciliation needs every transaction.
         public var excludeOldTransactions: Bool
-        /// Deadline of one HTTP request, connection included.
+        /// Deadline of one HTTP exchange: connection, head and the whole body.
         public var requestTimeout: Duration
         /// Retries within one ``VerifyReceiptClient/verify(receiptData:logger:)`` call.
         public var retry: RetryPolicy
@@ -215,15 +215,17 @@ public struct VerifyReceiptClient: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")
         request.body = .bytes(body)
-        let timeout = TimeAmount.milliseconds(configuration.requestTimeout.milliseconds)
 
         return try await limiter.withPermit {
             let started = ContinuousClock.now
             do {
-                let response = try await httpClient.execute(request, timeout: timeout, logger: logger)
-                let bytes = try await response.body.collect(upTo: 32 << 20)
-                let status = response.status.code
-                guard response.status == .ok else {
+                // One deadline over the head and the whole body: an answer that stops after its
+                // head (a stalled Apple, a connection a proxy dropped) is a timeout, not a hang.
+                let answer = try await HTTPExchange.exchange(
+                    request, within: configuration.requestTimeout, upTo: 32 << 20, http: httpClient, logger: logger)
+                let bytes = answer.body
+                let status = answer.status
+                guard status == 200 else {
                     // Apple answers 200 even for bad receipts; anything else (5xx, a 4xx from a
                     // proxy or a wrong URL) says nothing about the receipt, so it never becomes
                     // `invalid`.
@@ -234,6 +236,10 @@ public struct VerifyReceiptClient: Sendable {
                 } catch {
                     return .transient("malformed verifyReceipt response: \(Self.describe(decoding: error))")
                 }
+            } catch let error as HTTPExchange.Timeout {
+                if Task.isCancelled { throw CancellationError() }
+                let elapsed = ContinuousClock.now - started
+                return .transient("verifyReceipt timed out after \(elapsed.milliseconds) ms (\(error))")
             } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout
                 || error == .connectTimeout
             {

@@ -58,6 +58,8 @@ public struct NotificationReceiver: Sendable {
             return .failure(Refusal("the body is not UTF-8 text"))
         }
         guard !body.containsNUL else { return .failure(Refusal("the body holds a NUL character")) }
+        // The exact body is stored and forwarded: it must mean the same to every reader.
+        if let finding = RepeatedMemberCheck.check(body.utf8) { return .failure(Refusal("\(finding)")) }
         let trimmed = body.trimmingWhitespacesAndNewlines()
         // Apple posts `{"signedPayload": "…"}`; the applier also takes a bare JWS, Apple never sends one.
         guard trimmed.hasPrefix("{") else {

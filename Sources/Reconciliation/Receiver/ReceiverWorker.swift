@@ -171,7 +171,7 @@ public struct ReceiverWorker: Sendable {
             // Whatever woke the worker (a notification stored) may be a copy to forward.
             forwarding?.trigger()
             do {
-                let open = try connection ?? Connection(url: settings.databaseURL)
+                let open = try connection ?? settings.connect()
                 connection = open
                 let pass = try await self.pass(answering: answering, on: open)
                 applied = pass.applied > 0

@@ -76,7 +76,8 @@ struct QueueController: Sendable {
     /// The CSV is for spreadsheets and scripts: its columns and values stay as the CLI writes them.
     /// It is streamed as the database yields rows (chunked, no Content-Length), so memory stays
     /// bounded whatever the queue's size. One of the page connections is held while it streams
-    /// and freed when the last row is sent, when the client goes away, when it takes nothing for
+    /// (one of the exports' share of them: paused downloads leave the rest to the pages), and
+    /// freed when the last row is sent, when the client goes away, when it takes nothing for
     /// the stall timeout, or at the export's time limit; the last three abort the response (no
     /// last chunk) and are logged. The rows come from a cursor a batch at a time, so the pages'
     /// `statement_timeout` bounds each batch, not the whole download. The response starts
@@ -92,7 +93,7 @@ struct QueueController: Sendable {
         let logger = context.logger
         Task {
             do {
-                let failure = try await database.run { service in
+                let failure = try await database.runExport { service in
                     stream.produce { write in try service.exportCSV(filter, write: write) }.map { "\($0)" }
                 }
                 // The client sees a chunked body that never ends (no last chunk): an aborted
