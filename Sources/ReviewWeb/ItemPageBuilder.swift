@@ -108,8 +108,8 @@ enum ItemPageBuilder {
         let claimedByOther = item.status == .inReview && item.assignee != session.name
         var decision: String?
         // A policy's decision names its rule (its actor is policy:<rule>, SPEC section 17).
-        let rule = item.resolvedBy.flatMap {
-            $0.hasPrefix(PolicyRule.actorPrefix) ? String($0.dropFirst(PolicyRule.actorPrefix.count)) : nil
+        let rule: String? = item.resolvedBy.flatMap {
+            if case .policy(let rule) = ReviewActor(recorded: $0) { rule } else { nil }
         }
         let decider: [String: String] = rule.map { ["rule": $0] } ?? ["name": item.resolvedBy ?? "?"]
         if item.status == .resolved {
@@ -198,7 +198,7 @@ enum ItemPageBuilder {
                     ])
                 }
                 // The job's "detected" note repeats what the change already says.
-                let note = event.fromStatus == nil && event.actor == "reconcile" ? nil : event.note
+                let note = event.fromStatus == nil && event.by == .job ? nil : event.note
                 return ItemPage.Event(when: reader.minute(event.createdAt), actor: event.actor, change: change, note: note)
             },
             outbox: detail.outbox.map { entry in

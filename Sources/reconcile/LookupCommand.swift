@@ -67,7 +67,7 @@ struct LookupCommand: AsyncParsableCommand {
         let query = try query()
         let picture = try await common.run { logger in
             // The items `--enqueue` opens name who asked: a person's name, never one the product acts under.
-            let actor = enqueue ? try ReviewService.validatedName(ActorName.resolve(nil)) : ActorName.resolve(nil)
+            let actor: ReviewActor = enqueue ? try .person(validating: ActorName.resolve(nil)) : .person(ActorName.resolve(nil))
             let settings = try await config.settings()
             let connection = try settings.connect()
             try Schema.requireUpToDate(connection)

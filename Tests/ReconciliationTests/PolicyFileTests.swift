@@ -44,7 +44,7 @@ struct PolicyFileTests {
         let file = try PolicyFile.parse(Self.example)
         #expect(file.rules.count == 2)
         #expect(file.rules[0] == Self.exampleRule)
-        #expect(file.rules[0].actor == "policy:routine-small-pack")
+        #expect(file.rules[0].actor.name == "policy:routine-small-pack")
         #expect(file.rules[1].conditions.kinds == [.environmentMismatch] && file.rules[1].decision == .dismiss)
         #expect(file.rules[1].line == 16)
     }

@@ -33,7 +33,7 @@ public struct DeskService: Sendable {
 
     /// The customer's picture. `enqueue` puts its findings in the review queue as a run would.
     public func lookup(
-        _ query: DeskQuery, enqueue: Bool = false, actor: String = ReviewService.jobActor, on connection: Connection
+        _ query: DeskQuery, enqueue: Bool = false, actor: ReviewActor = .job, on connection: Connection
     ) async throws -> CustomerPicture {
         try await lookup(query, enqueue: enqueue, actor: actor, database: .holding(connection))
     }
@@ -45,7 +45,7 @@ public struct DeskService: Sendable {
     /// `details` picks, from the judged transactions in order, those whose ledger rows, uploads and
     /// review items are read (a page of them); nil reads every transaction's.
     public func lookup(
-        _ query: DeskQuery, enqueue: Bool = false, actor: String = ReviewService.jobActor, database: ConnectionLender,
+        _ query: DeskQuery, enqueue: Bool = false, actor: ReviewActor = .job, database: ConnectionLender,
         appleTimeLimit: Duration? = nil, details: (@Sendable ([CustomerPicture.Transaction]) -> [String])? = nil
     ) async throws -> CustomerPicture {
         let now = Date()

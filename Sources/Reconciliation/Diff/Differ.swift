@@ -280,13 +280,13 @@ public struct Differ: Sendable {
     /// `last_seen_run` stays the last run that judged them (82_queue_auto_resolve.sql reads the
     /// scope, not that column).
     public func upsertQueue(
-        runID: Int64, resolving: GoneItems = .inScope, actor: String = ReviewService.jobActor, on connection: Connection
+        runID: Int64, resolving: GoneItems = .inScope, actor: ReviewActor = .job, on connection: Connection
     ) throws -> QueueChanges {
         let only: [String]? = if case .only(let transactions) = resolving { transactions } else { nil }
         var stages = Stages(
             connection: connection, relations: relations.byName,
             values: [
-                "run_id": runID, "actor": actor, "upload_kinds": FindingKind.uploadKinds, "only_transaction_ids": only,
+                "run_id": runID, "actor": actor.name, "upload_kinds": FindingKind.uploadKinds, "only_transaction_ids": only,
             ])
         var changes = QueueChanges()
         changes.reopened = try stages.execute("80_queue_reopen.sql")

@@ -119,7 +119,7 @@ public struct PolicyEngine: Sendable {
     /// item; true when this call decided it. Throws `Hold` or a `ReviewError` to leave it as it is.
     func decide(_ id: Int64, by rule: PolicyRule, runID: Int64, on connection: Connection) throws -> Bool {
         let service = ReviewService(connection: connection, approval: approval, judgement: judgement)
-        let decider = ReviewService.Decider(name: rule.actor, runID: runID) { item in
+        let decider = ReviewService.Decider(actor: rule.actor, runID: runID) { item in
             try self.admit(item, rule: rule, runID: runID, on: connection)
         }
         let result = switch rule.decision {
@@ -211,7 +211,7 @@ public struct PolicyEngine: Sendable {
         let match = Match(
             id: item.id, rule: rule.name, decision: rule.decision, userID: item.userID,
             value: amount.flatMap { amount in currency.map { Money(milli: amount, currency: $0) } })
-        try connection.execute(SQL.lockRule, ["lock_class": Schema.LockKey.policyClass, "actor": rule.actor])
+        try connection.execute(SQL.lockRule, ["lock_class": Schema.LockKey.policyClass, "actor": rule.actor.name])
         let counts = try Self.counts(rule, match, runID: runID, on: connection)
         if let reason = Self.hold(rule, match, account: counts.account, run: counts.run) { throw Hold(reason: reason) }
     }
@@ -222,7 +222,7 @@ public struct PolicyEngine: Sendable {
     {
         let row = try connection.query(
             SQL.counts,
-            ["actor": rule.actor, "user_id": match.userID, "run_id": runID, "currency": match.value?.currency])[0]
+            ["actor": rule.actor.name, "user_id": match.userID, "run_id": runID, "currency": match.value?.currency])[0]
         return (Spent(items: try row["account_items"], amountMilli: try row["account_amount_milli"]),
                 Spent(items: try row["run_items"], amountMilli: try row["run_amount_milli"]))
     }

@@ -20,10 +20,10 @@ public struct PolicyRule: Sendable, Equatable {
     public var note: String
 
     /// Who its decisions are recorded as: `policy:<name>`.
-    public var actor: String { Self.actorPrefix + name }
+    public var actor: ReviewActor { .policy(rule: name) }
 
     /// What every policy's actor starts with; no person may take a name that does.
-    public static let actorPrefix = "policy:"
+    public static let actorPrefix = ReviewActor.policyPrefix
 
     public init(
         name: String, line: Int = 1, conditions: Conditions, limits: Limits = Limits(),

@@ -326,7 +326,7 @@ public struct ReceiverWorker: Sendable {
             try differ.computeFindings(parameters, evidence: true, on: connection)
             let before = try items()
             let changes = try differ.upsertQueue(
-                runID: runID, resolving: .only(transactions), actor: ReviewService.receiverActor, on: connection)
+                runID: runID, resolving: .only(transactions), actor: .receiver, on: connection)
             let own = try items().filter { id, now in
                 guard now.status == ReviewStatus.open.rawValue else { return false }
                 guard let was = before[id] else { return true }

@@ -189,8 +189,10 @@ public struct ReviewEvent: Sendable, Equatable {
     public var id: Int64
     /// The run that wrote it, for events written by the job.
     public var runID: Int64?
-    /// A person's name, or `reconcile` for the job.
+    /// The recorded name: a person's, or the product's own (``by``).
     public var actor: String
+    /// Who it was.
+    public var by: ReviewActor { ReviewActor(recorded: actor) }
     /// The status before; nil when the item was created.
     public var fromStatus: String?
     /// The status after.

@@ -19,7 +19,7 @@ public struct ReviewService {
     /// and low enough that `(page - 1) * limit` can never overflow.
     public static let maximumPage = 1_000_000
 
-    private let connection: Connection
+    let connection: Connection
     /// `RECONCILE_APPROVAL_ABOVE`: a decision above it waits for a second person. Every decider
     /// (a person, a bulk command, a policy) comes through ``resolve(id:resolution:by:note:)``, so
     /// the gate is here and nowhere else. A decision applies the stricter of this and the threshold
@@ -42,102 +42,6 @@ public struct ReviewService {
         self.connection = connection
         self.approval = approval
         self.judgement = judgement
-    }
-
-    // MARK: Reading
-
-    /// One page of the items matching `filter`, most severe first, then oldest first.
-    /// A page beyond ``maximumPage`` is `ReviewError.invalidInput`.
-    public func list(_ filter: ReviewFilter, page: Int = 1, limit: Int = 50) throws -> ReviewPage {
-        let limit = min(max(limit, 1), Self.maximumPageSize)
-        guard page <= Self.maximumPage else {
-            throw ReviewError.invalidInput("a page number is at most \(Self.maximumPage)")
-        }
-        let page = max(page, 1)
-        let values = filter.values()
-        let total = try connection.query(SQL.count, values)[0].decode(Int.self, at: 0)
-        var pageValues = values
-        pageValues["severity_order"] = Self.severityOrder
-        pageValues["limit"] = limit
-        pageValues["offset"] = (page - 1) * limit
-        let rows = try connection.query(SQL.page, pageValues)
-        var counts: [String: Int] = [:]
-        for row in try connection.query(SQL.countsByKind, filter.values(excludingKinds: true)) {
-            counts[try row["kind"]] = try row["n"]
-        }
-        return ReviewPage(
-            items: try rows.map(ReviewItem.init(row:)), total: total, page: page, limit: limit,
-            countsByKind: FindingKind.allCases.map { ($0, counts[$0.rawValue] ?? 0) })
-    }
-
-    /// An item with its evidence, history and outbox row.
-    public func detail(id: Int64) throws -> ReviewItemDetail {
-        guard let row = try connection.queryFirst(SQL.detail, ["id": id]) else { throw ReviewError.notFound(id: id) }
-        let events = try connection.query(SQL.events, ["id": id]).map(ReviewEvent.init(row:))
-        let item = try ReviewItem(row: row)
-        // What a decision would do, for an item still to decide (the page shows it and sends it back).
-        var proposed: [Resolution: ActionDraft] = [:]
-        for resolution in Resolution.allCases where resolution.action != nil
-            && item.kind.allowedResolutions.contains(resolution) && [.open, .inReview].contains(item.status)
-        {
-            proposed[resolution] = try? actionDraft(for: item, resolution: resolution)
-        }
-        return ReviewItemDetail(
-            item: item, evidence: try row["evidence_text"], events: events, outbox: try outbox(itemID: id),
-            consumptionAnswers: try item.transactionID.map {
-                try ConsumptionAnswerRecord.find(transactionIDs: [$0], on: connection)
-            } ?? [], proposedActions: proposed)
-    }
-
-    /// The item at the top of the working queue (open or in review, most severe, oldest) other
-    /// than `id`: where a person goes next after deciding one.
-    public func nextInQueue(after id: Int64) throws -> Int64? {
-        try connection.queryFirst(SQL.nextInQueue, ["id": id, "severity_order": Self.severityOrder])?
-            .decode(Int64.self, at: 0)
-    }
-
-    /// Writes the items matching `filter` as CSV, header first, streaming so any size fits.
-    /// Fields go through `ReportWriter.csvField`, which defuses spreadsheet formulas.
-    public func exportCSV(_ filter: ReviewFilter, write: (String) throws -> Void) throws {
-        let header = [
-            "id", "status", "kind", "severity", "transaction_id", "original_transaction_id", "user_id", "product_id",
-            "suggested_action", "assignee", "resolution", "resolved_by", "resolved_at", "note", "created_at",
-            "updated_at", "first_seen_run", "last_seen_run",
-        ]
-        try write(header.joined(separator: ",") + "\r\n")
-        var values = filter.values()
-        values["severity_order"] = Self.severityOrder
-        // A cursor read a batch at a time (sql/review/export_open.sql says why), to the first empty batch.
-        try connection.transaction {
-            try connection.execute(SQL.exportOpen, values)
-            var rows = try connection.query(SQL.exportFetch)
-            while !rows.isEmpty {
-                for row in rows { try write(Self.csvLine(try ReviewItem(row: row))) }
-                rows = try connection.query(SQL.exportFetch)
-            }
-        }
-    }
-
-    private static func csvLine(_ item: ReviewItem) -> String {
-        let fields: [String] = [
-            String(item.id), item.status.rawValue, item.kind.rawValue, item.severity.rawValue, item.transactionID ?? "",
-            item.originalTransactionID ?? "", item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue,
-            item.assignee ?? "", item.resolution?.rawValue ?? "", item.resolvedBy ?? "",
-            item.resolvedAt.map(TimeExpression.format) ?? "", item.note ?? "", TimeExpression.format(item.createdAt),
-            TimeExpression.format(item.updatedAt), String(item.firstSeenRun), String(item.lastSeenRun),
-        ]
-        return fields.map(ReportWriter.csvField).joined(separator: ",") + "\r\n"
-    }
-
-    /// The latest nightly and ad-hoc runs, newest first; the desk's lookups, recorded as runs of
-    /// kind `lookup` (migration 0008), are not among them.
-    public func runs(limit: Int = 50) throws -> [RunSummary] {
-        try connection.query(SQL.runs, ["limit": min(max(limit, 1), 1000)]).map(RunSummary.init(row:))
-    }
-
-    /// One run.
-    public func run(id: Int64) throws -> RunSummary? {
-        try connection.queryFirst(SQL.run, ["id": id]).map(RunSummary.init(row:))
     }
 
     // MARK: Transitions
@@ -269,7 +173,7 @@ public struct ReviewService {
 
     /// What a decision's transaction ended with: taken (or repeated), or the item's finding gone
     /// (the item auto-resolved, committed, and the decider told by throwing after the commit).
-    private enum Decided {
+    enum Decided {
         case done(TransitionOutcome)
         case gone(Resolution, now: String)
         case sentBack(was: String, now: String)
@@ -285,7 +189,7 @@ public struct ReviewService {
 
     /// Judges the locked `item` again (``DecisionJudgement``); when its finding is gone, auto-resolves it
     /// with an event of the job's saying what changed and who was deciding what.
-    private func judged(
+    func judged(
         _ item: ReviewItem, by person: String, deciding resolution: Resolution, run: Int64?
     ) throws -> DecisionJudgement.Verdict {
         let verdict = try judgement.judge(item, on: connection)
@@ -300,7 +204,7 @@ public struct ReviewService {
         return verdict
     }
 
-    private static func held(_ item: ReviewItem) -> ReviewError {
+    static func held(_ item: ReviewItem) -> ReviewError {
         .notJudgedNow(
             id: item.id, reason: "an upload of its transaction or account is still being verified, so the rules "
                 + "cannot say now whether the finding holds; decide it after the next run")
@@ -308,7 +212,7 @@ public struct ReviewService {
 
     /// Refuses a resolution the item's kind does not allow (SPEC section 6: `granted` on a
     /// `duplicate_delivery`), saying which it allows.
-    private static func allow(_ resolution: Resolution, on item: ReviewItem) throws {
+    static func allow(_ resolution: Resolution, on item: ReviewItem) throws {
         let allowed = item.kind.allowedResolutions
         guard !allowed.contains(resolution) else { return }
         throw ReviewError.resolutionNotAllowed(
@@ -390,7 +294,7 @@ public struct ReviewService {
     }
 
     /// What the decision waiting on item `id` would make the app do, as its decider was shown it.
-    private func pendingAction(_ id: Int64) throws -> ActionDraft? {
+    func pendingAction(_ id: Int64) throws -> ActionDraft? {
         guard let text: String = try connection.queryFirst(SQL.pendingAction, ["id": id])?["pending_action"] else {
             return nil
         }
@@ -399,7 +303,7 @@ public struct ReviewService {
 
     /// An approval whose decision would now do something else than its decider was shown (`was`):
     /// nothing takes effect, and the item goes back to open for a person to decide anew.
-    private func sendBack(
+    func sendBack(
         _ item: ReviewItem, pending: PendingDecision, by person: String, was: ActionDraft?, now: String
     ) throws -> Decided {
         let was = was?.description ?? "unknown (decided before this release kept it)"
@@ -488,31 +392,31 @@ public struct ReviewService {
     /// decision's hundred items, judged again together: ``BulkDecision/run(_:note:only:on:confirming:progress:)``),
     /// as part of it. A refusal there leaves at most the item's refresh from its finding as
     /// judged now, which is what the next run would write.
-    private func decision<T>(_ body: () throws -> T) throws -> T {
+    func decision<T>(_ body: () throws -> T) throws -> T {
         connection.isInTransaction ? try body() : try connection.transaction(body)
     }
 
     /// Refuses an approval or rejection from a page that showed another decision than `pending`.
-    private static func check(_ seen: SeenDecision?, against pending: PendingDecision, id: Int64) throws {
+    static func check(_ seen: SeenDecision?, against pending: PendingDecision, id: Int64) throws {
         guard let seen, !seen.matches(pending) else { return }
         throw ReviewError.decisionChanged(id: id, resolution: pending.resolution, by: pending.by)
     }
 
     /// The severities most urgent first: lists sort by it, an unknown severity after them.
-    private static let severityOrder = Severity.known.map(\.rawValue)
+    static let severityOrder = Severity.known.map(\.rawValue)
 
-    private func lockedItem(_ id: Int64) throws -> ReviewItem {
+    func lockedItem(_ id: Int64) throws -> ReviewItem {
         guard let row = try connection.queryFirst(SQL.lockItem, ["id": id]) else { throw ReviewError.notFound(id: id) }
         return try ReviewItem(row: row)
     }
 
     /// Runs one of the item's updates (each returns the row) and reads the item it leaves.
-    private func update(_ file: SQLFile, _ values: SQLValues) throws -> ReviewItem {
+    func update(_ file: SQLFile, _ values: SQLValues) throws -> ReviewItem {
         try ReviewItem(row: connection.query(file, values)[0])
     }
 
     /// Appends the event of a transition and returns its id.
-    private func recordEvent(
+    func recordEvent(
         _ item: ReviewItem, by person: String, to status: ReviewStatus, note: String?, details: [String: String],
         run: Int64? = nil
     ) throws -> Int64 {
@@ -525,7 +429,7 @@ public struct ReviewService {
     }
 
     /// The event details of a resolution: the resolution, and the action it makes the app take.
-    private static func details(_ resolution: Resolution, _ draft: ActionDraft?) -> [String: String] {
+    static func details(_ resolution: Resolution, _ draft: ActionDraft?) -> [String: String] {
         var details: [String: String] = ["resolution": resolution.rawValue]
         if let draft {
             details["action"] = draft.action.rawValue
@@ -536,7 +440,7 @@ public struct ReviewService {
     }
 
     /// Writes the outbox row of a decision that took effect, if it makes the app act.
-    private func enqueue(
+    func enqueue(
         _ draft: ActionDraft?, item: ReviewItem, event: Int64, decidedBy: String, note: String?
     ) throws -> OutboxEntry? {
         guard let draft else { return nil }
@@ -548,119 +452,14 @@ public struct ReviewService {
         ).map(OutboxEntry.init(row:))
     }
 
-    private func outbox(itemID: Int64) throws -> OutboxEntry? {
+    func outbox(itemID: Int64) throws -> OutboxEntry? {
         try connection.queryFirst(SQL.outboxOfItem, ["item_id": itemID]).map(OutboxEntry.init(row:))
-    }
-
-    /// What the app must do for a resolution, from the item's finding: the action, Apple's or the
-    /// delivered product, the units, and the accounts it takes from and gives to. A page shows it
-    /// before a person decides and sends it back with the decision; a decision waiting for
-    /// approval keeps it, so the approval takes effect exactly so.
-    public struct ActionDraft: Sendable, Equatable, Codable, CustomStringConvertible {
-        public var action: OutboxAction
-        public var productID: String?
-        public var quantity: Int?
-        public var fromUserID: String?
-        public var toUserID: String?
-
-        public init(action: OutboxAction, productID: String?, quantity: Int?, fromUserID: String?, toUserID: String?) {
-            self.action = action
-            self.productID = productID
-            self.quantity = quantity
-            self.fromUserID = fromUserID
-            self.toUserID = toUserID
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case action
-            case productID = "product_id"
-            case quantity
-            case fromUserID = "from_user_id"
-            case toUserID = "to_user_id"
-        }
-
-        /// `grant coin42 ×1 to u1`, as ``ReviewService/describe(_:)`` says an outbox row.
-        public var description: String {
-            var text = "\(action.rawValue) \(productID ?? "?") ×\(quantity ?? 1)"
-            if let fromUserID { text += " from \(fromUserID)" }
-            if let toUserID { text += " to \(toUserID)" }
-            return text
-        }
-    }
-
-    /// Granted gives Apple's product to the buyer; revoked takes the delivered goods from the
-    /// delivery's account; moved does both. Refused when the evidence could not say who.
-    private func actionDraft(for item: ReviewItem, resolution: Resolution) throws -> ActionDraft? {
-        guard let action = resolution.action else { return nil }
-        let row = try connection.query(SQL.actionAccounts, ["id": item.id])[0]
-        let buyer: String? = try row["buyer"]
-        let deliveryUser: String? = try row["delivery_user"]
-        let appleProduct: String? = try row["apple_product"]
-        switch action {
-        case .grant:
-            guard let buyer else {
-                throw ReviewError.actionNotApplicable(
-                    id: item.id, resolution: resolution,
-                    reason: "the buyer is unknown (several accounts uploaded the transaction and nothing binds it); "
-                        + "grant by hand and resolve as no_action with a note")
-            }
-            // A quantity_mismatch grants only the missing units: none when the app delivered enough.
-            let quantity: Int = try row["apple_quantity"] ?? 1
-            guard quantity > 0 else {
-                throw ReviewError.actionNotApplicable(
-                    id: item.id, resolution: resolution,
-                    reason: "nothing is missing: the delivery holds what Apple sold, or more; "
-                        + "revoke the units over it, or resolve as no_action")
-            }
-            return ActionDraft(
-                action: .grant, productID: appleProduct ?? item.productID, quantity: quantity, fromUserID: nil,
-                toUserID: buyer)
-        case .revoke:
-            guard let deliveryUser else {
-                throw ReviewError.actionNotApplicable(
-                    id: item.id, resolution: resolution, reason: "the evidence holds no unrevoked delivery to take back")
-            }
-            // After a partial refund revoke_quantity holds only the refunded units (SPEC section 14),
-            // after a quantity_mismatch only the units over Apple's quantity
-            // (sql/diff/findings/*.sql).
-            let quantity: Int? = try row["delivery_quantity"]
-            try Self.requireUnits(quantity, item: item, resolution: resolution)
-            return ActionDraft(
-                action: .revoke, productID: try row["delivery_product"] ?? item.productID,
-                quantity: quantity, fromUserID: deliveryUser, toUserID: nil)
-        case .move:
-            guard let deliveryUser, let buyer else {
-                throw ReviewError.actionNotApplicable(
-                    id: item.id, resolution: resolution,
-                    reason: deliveryUser == nil
-                        ? "the evidence holds no unrevoked delivery to move"
-                        : "the buyer is unknown, so there is no account to move the goods to")
-            }
-            guard deliveryUser != buyer else {
-                throw ReviewError.actionNotApplicable(
-                    id: item.id, resolution: resolution, reason: "the goods are already with the buyer \(buyer)")
-            }
-            let quantity: Int? = try row["delivery_quantity"]
-            try Self.requireUnits(quantity, item: item, resolution: resolution)
-            return ActionDraft(
-                action: .move, productID: try row["delivery_product"] ?? item.productID,
-                quantity: quantity, fromUserID: deliveryUser, toUserID: buyer)
-        }
-    }
-
-    /// A revoke or move of no units is refused: a quantity_mismatch whose app delivered less than
-    /// Apple sold has nothing over Apple's quantity to take back.
-    private static func requireUnits(_ quantity: Int?, item: ReviewItem, resolution: Resolution) throws {
-        guard quantity == 0 else { return }
-        throw ReviewError.actionNotApplicable(
-            id: item.id, resolution: resolution,
-            reason: "nothing was delivered beyond Apple's quantity; grant the missing units, or resolve as no_action")
     }
 
     /// The guard of every decision: nil when the item is open or in review (decide it); the
     /// `again` outcome when the same decision by the same person already took effect (nothing
     /// is written again); otherwise the refusal (decided by someone or something else).
-    private func undecided(
+    func undecided(
         _ item: ReviewItem, unless repeated: Bool, _ again: () throws -> TransitionOutcome
     ) throws -> TransitionOutcome? {
         switch item.status {
@@ -672,27 +471,20 @@ public struct ReviewService {
         }
     }
 
-    private static func waiting(_ item: ReviewItem) -> ReviewError {
+    static func waiting(_ item: ReviewItem) -> ReviewError {
         .awaitingApproval(id: item.id, resolution: item.pending?.resolution, by: item.pending?.by)
     }
 
     /// Names compare as people read them: `Mei` approving `mei`'s decision is the same person.
-    private static func samePerson(_ a: String, _ b: String) -> Bool {
+    static func samePerson(_ a: String, _ b: String) -> Bool {
         a.caseInsensitiveCompare(b) == .orderedSame
     }
 
-    private static func decided(_ item: ReviewItem) -> ReviewError {
+    static func decided(_ item: ReviewItem) -> ReviewError {
         .alreadyDecided(
             id: item.id, status: item.status, resolution: item.resolution, by: item.resolvedBy, at: item.resolvedAt)
     }
 
-    /// A short description of an outbox row (`grant coin42 ×1 to u1`).
-    public static func describe(_ entry: OutboxEntry) -> String {
-        ActionDraft(
-            action: entry.action, productID: entry.productID, quantity: entry.quantity, fromUserID: entry.fromUserID,
-            toUserID: entry.toUserID
-        ).description
-    }
 
     /// The statements, in `sql/review/`.
     enum SQL {
@@ -724,82 +516,5 @@ public struct ReviewService {
         static let autoResolveStale: SQLFile = "review/auto_resolve_stale.sql"
         static let pendingAction: SQLFile = "review/pending_action.sql"
         static let pendingOSLogin: SQLFile = "review/pending_os_login.sql"
-    }
-
-    /// The actor the job itself records (a run's items and auto-resolutions, the desk's lookups);
-    /// no person may take it.
-    public static let jobActor = "reconcile"
-    /// The actor the notification receiver records (its passes' auto-resolutions); no person may
-    /// take it.
-    public static let receiverActor = "receiver"
-    /// Every name the product acts under, which no person may take (``validatedName(_:)``): the
-    /// job's and the receiver's, and every name starting with a policy's prefix
-    /// (``PolicyRule/actorPrefix``: `policy:<rule>`). Compared without regard to case, accents or
-    /// character width (`Receiver`, `ＲＥＣＯＮＣＩＬＥ`, `Policy：x`), after trimming.
-    public static let reservedNames = [jobActor, receiverActor]
-    public static let reservedPrefixes = [PolicyRule.actorPrefix]
-
-    /// The reserved name or prefix that `name` (trimmed) is, or starts with; nil for a person's name.
-    public static func reservation(of name: String) -> String? {
-        func folded(_ text: String) -> String {
-            text.trimmingCharacters(in: .whitespacesAndNewlines)
-                .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-        }
-        let name = folded(name)
-        return reservedNames.first { folded($0) == name } ?? reservedPrefixes.first { name.hasPrefix(folded($0)) }
-    }
-
-    /// A trimmed, non-empty actor name, or `ReviewError.invalidInput`: at most
-    /// ``maximumNameLength`` Unicode scalars (a cluster of combining marks counts for each of
-    /// them), no control or format characters (bidi overrides and isolates, zero-width joiners,
-    /// U+0600 prefixes: a name must read as what it is), and none the product acts under
-    /// (``reservedNames``, ``reservedPrefixes``).
-    public static func validatedName(_ raw: String) throws -> String {
-        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { throw ReviewError.invalidInput("a name is required (who is deciding?)") }
-        guard name.unicodeScalars.count <= maximumNameLength else {
-            throw ReviewError.invalidInput("a name is at most \(maximumNameLength) characters")
-        }
-        guard !name.unicodeScalars.contains(where: {
-            let category = $0.properties.generalCategory
-            return category == .control || category == .format || category == .lineSeparator
-                || category == .paragraphSeparator
-        }) else {
-            throw ReviewError.invalidInput("a name cannot hold control or invisible formatting characters")
-        }
-        switch reservation(of: name) {
-        case nil: return name
-        case let prefix? where reservedPrefixes.contains(prefix):
-            throw ReviewError.invalidInput("names starting with \(prefix) are the policies'; use your own name")
-        case let reserved?:
-            throw ReviewError.invalidInput("\(reserved) is the product's own name (\(reservedNames.joined(separator: ", ")) "
-                + "and \(reservedPrefixes.map { $0 + "…" }.joined(separator: ", ")) are reserved); use your own name")
-        }
-    }
-
-    /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as
-    /// `policy:<name>` with the run whose pass decided, which checks the locked item before
-    /// anything is written and throws to leave it as it is (claimed, over a limit).
-    struct Decider {
-        /// The actor recorded (`resolved_by`, the event, the outbox's `decided_by`).
-        let name: String
-        /// The run recorded with the event; nil for a person.
-        var runID: Int64? = nil
-        /// Runs on the locked item inside the decision's transaction; nil for a person.
-        var admit: ((ReviewItem) throws -> Void)? = nil
-
-        static func person(_ name: String) throws -> Decider { Decider(name: try ReviewService.validatedName(name)) }
-    }
-
-    static func note(_ raw: String?, required: Bool) throws -> String? {
-        let note = raw?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let note, !note.isEmpty else {
-            if required { throw ReviewError.invalidInput("a note is required: say why") }
-            return nil
-        }
-        guard note.unicodeScalars.count <= maximumNoteLength else {
-            throw ReviewError.invalidInput("a note is at most \(maximumNoteLength) characters")
-        }
-        return note
     }
 }

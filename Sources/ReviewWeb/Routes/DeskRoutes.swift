@@ -76,7 +76,7 @@ struct DeskController: Sendable {
             // The ledger rows, uploads and items of the page's transactions only: the order needs
             // every verdict, the cards only what they show.
             picture = try await desk.lookup(
-                query, enqueue: enqueue, actor: session.name, database: database.lender,
+                query, enqueue: enqueue, actor: .person(session.name), database: database.lender,
                 appleTimeLimit: .milliseconds(Int64(configuration.deskAppleTimeLimit * 1000)),
                 details: { DeskPageBuilder.shownIDs($0, page: page) })
             // What was answered to Apple about refunds of the purchases shown (SPEC section 14).

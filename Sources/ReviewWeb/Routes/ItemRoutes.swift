@@ -99,12 +99,11 @@ struct ItemController: Sendable {
 
     /// The service's note rules, said in the reader's language before the service is asked.
     static func noteProblem(_ raw: String?, required: Bool, _ t: Catalog) -> String? {
-        let note = raw?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        if note.isEmpty { return required ? t["error.note_required"] : nil }
-        if note.count > ReviewService.maximumNoteLength {
-            return t.text("error.note_too_long", ["max": String(ReviewService.maximumNoteLength)])
+        switch ReviewService.noteProblem(raw, required: required) {
+        case .required: t["error.note_required"]
+        case .tooLong: t.text("error.note_too_long", ["max": String(ReviewService.maximumNoteLength)])
+        case nil: nil
         }
-        return nil
     }
 
     private func itemPage(
