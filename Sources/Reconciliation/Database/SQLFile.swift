@@ -154,6 +154,6 @@ extension Connection {
     ) throws -> Int {
         let statements = try file.bound([:], relations: relations)
         guard statements.count == 1 else { throw SQLScriptError(problem: "\(file) must hold one COPY statement") }
-        return try copyIn(statements[0].sql, body)
+        return try file.naming { try copyIn(statements[0].sql, body) }
     }
 }

@@ -323,9 +323,8 @@ public struct Differ: Sendable {
         /// (`checks/work_tables.sql`): then the statements that declare them if missing are skipped.
         var declared = false
 
-        /// Statements bound and waiting to be sent together (`flush`), with the file of each.
-        var queued: [(sql: String, parameters: [any PostgresEncodable])] = []
-        var queuedFiles: [String] = []
+        /// Statements bound and waiting to be sent together (`flush`), each with its file.
+        var queued: [(file: String, sql: String, parameters: [any PostgresEncodable])] = []
 
         /// The statements of a file this diff runs (`declared` and `analysing` say which are skipped).
         private func runnable(_ path: String) throws -> [SQLScript.Statement] {
@@ -348,25 +347,20 @@ public struct Differ: Sendable {
         /// desk's lookup ran sixty statements, each a round trip (docs/benchmarks.md).
         mutating func queue(_ path: String) throws {
             for statement in try runnable(path) {
-                queued.append(try statement.bind(relations: relations, values: values))
-                queuedFiles.append(path)
+                let (sql, parameters) = try statement.bind(relations: relations, values: values)
+                queued.append((path, sql, parameters))
             }
         }
 
         /// Sends what is queued (``Connection/pipeline(_:)``); its first failure is thrown.
         mutating func flush() throws {
             guard !queued.isEmpty else { return }
-            defer {
-                queued.removeAll()
-                queuedFiles.removeAll()
-            }
+            defer { queued.removeAll() }
             do {
-                try connection.pipeline(queued)
+                try connection.pipeline(queued.map { ($0.sql, $0.parameters) })
             } catch var error as PostgresError {
                 // The statement that failed, by its text: the error names its file.
-                if let index = queued.firstIndex(where: { $0.sql == error.sql }) {
-                    error.file = "sql/diff/\(queuedFiles[index])"
-                }
+                if let failed = queued.first(where: { $0.sql == error.sql }) { error.file = "sql/diff/\(failed.file)" }
                 throw error
             }
         }
@@ -403,9 +397,8 @@ public struct Differ: Sendable {
 
         /// Queues restoring the setting `lookUpByIndex` replaced.
         mutating func queueRestoringSeqScan(_ saved: String) throws {
-            let statements = try SQLFile("diff/checks/by_index_off.sql").bound(["saved": saved], relations: [:])
-            queued += statements
-            queuedFiles += statements.map { _ in "checks/by_index_off.sql" }
+            queued += try SQLFile("diff/checks/by_index_off.sql").bound(["saved": saved], relations: [:])
+                .map { ("checks/by_index_off.sql", $0.sql, $0.parameters) }
         }
 
         private func script(_ path: String) throws -> SQLScript {
