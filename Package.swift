@@ -80,10 +80,20 @@ let package = Package(
                 .nioHTTP1,
             ]
         ),
+        // Google's side (SPEC section 18): Play purchases and their signatures, the Play Developer
+        // API (OAuth 2.0 service account, productsv2, subscriptionsv2, voided purchases, orders,
+        // acknowledgements) and real-time developer notifications. Knows nothing of the database;
+        // shares the App Store module's HTTP plumbing (HTTPExchange, RetryPolicy, RequestPacer).
+        .target(
+            name: "GooglePlay",
+            dependencies: [
+                "AppStore", .crypto, .cryptoExtras, .swiftASN1, .asyncHTTPClient, .nioCore, .nioHTTP1, .logging,
+            ]
+        ),
         .target(
             name: "AppStoreSimulator",
             dependencies: [
-                "AppStore", .hummingbird, .crypto, .cryptoExtras, .swiftASN1, .x509, .logging,
+                "AppStore", "GooglePlay", .hummingbird, .crypto, .cryptoExtras, .swiftASN1, .x509, .logging,
                 // Posts the notifications it makes to the app's URL (`--notification-url`).
                 .asyncHTTPClient,
                 // A graceful stop of the in-process simulator (`withRunning`).
@@ -93,7 +103,7 @@ let package = Package(
         embeddingTarget(
             name: "Reconciliation",
             dependencies: [
-                "Postgres", "AppStore", .logging, .crypto, .asyncHTTPClient, .yams,
+                "Postgres", "AppStore", "GooglePlay", .logging, .crypto, .asyncHTTPClient, .yams,
                 // report.html is a template (Embedded/templates/report.mustache) styled by the pages'
                 // stylesheet (Embedded/assets/app.css); the pages render theirs with the same escaping.
                 .mustache,
@@ -181,6 +191,13 @@ let package = Package(
         .testTarget(
             name: "AppStoreTests",
             dependencies: ["AppStore", "AppStoreSimulator", "AppStoreTestSupport", .propertyBased, .swiftASN1],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: [
+                "GooglePlay", "AppStore", "AppStoreSimulator", .crypto, .cryptoExtras, .asyncHTTPClient, .logging,
+            ],
             resources: [.copy("Vectors")]
         ),
         .testTarget(

@@ -16,4 +16,7 @@ public struct UploadKind: RawRepresentable, Hashable, Codable, Sendable, CustomS
     public static let appReceipt = UploadKind(rawValue: "app_receipt")
     /// A StoreKit 2 JWS transaction.
     public static let signedTransaction = UploadKind(rawValue: "signed_transaction")
+    /// A Google Play purchase: `{"purchaseData": "<Purchase.getOriginalJson()>", "signature": "…"}`
+    /// (SPEC section 18).
+    public static let playPurchase = UploadKind(rawValue: "play_purchase")
 }
