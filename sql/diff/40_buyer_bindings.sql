@@ -1,7 +1,9 @@
 -- Stage: buyer, step 1 — each transaction's binding and uploaders.
 -- Reads:  diff_tx, diff_claims
 -- Writes: diff_bindings (transaction_id, token: Apple's appAccountToken or else the first
---         upload's (by upload id), username: the first upload's applicationUsername,
+--         upload's (by upload id), username: a Play purchase's own obfuscatedAccountId, else the
+--         first upload's applicationUsername (for a Play upload, the signed obfuscatedAccountId
+--         it carried: PlayUploadVerifier never takes the upload row's own column),
 --         uploaders: distinct accounts that uploaded it, uploader: the least of them;
 --         listers: distinct accounts whose Server API history listed it, lister: the least of
 --         them);
@@ -12,7 +14,8 @@ CREATE TEMP TABLE IF NOT EXISTS diff_bindings (
 ) ON COMMIT DELETE ROWS;
 
 INSERT INTO diff_bindings (transaction_id, token, username, uploaders, uploader, listers, lister)
-SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token, c.username,
+SELECT t.transaction_id, coalesce(t.app_account_token, c.token) AS token,
+       coalesce(t.obfuscated_account_id, c.username) AS username,
        coalesce(c.uploaders, 0) AS uploaders, c.uploader, coalesce(c.listers, 0) AS listers, c.lister
   FROM diff_tx t
   LEFT JOIN (SELECT transaction_id,

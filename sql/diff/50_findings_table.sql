@@ -37,7 +37,9 @@ CREATE TEMP TABLE IF NOT EXISTS diff_findings (
     -- its item is then neither auto-resolved (82) nor carried over unjudged (75). Each rule says
     -- which account it waits on; null when only its transaction's verification holds it
     -- (diff_blocked).
-    held_by_user_id text
+    held_by_user_id text,
+    -- Which store the finding is about (60_findings_store.sql).
+    store text NOT NULL DEFAULT 'app_store'
 ) ON COMMIT DELETE ROWS;
 -- A fingerprint holds a transaction id of any length: unique on its digest, found by a hash index.
 CREATE UNIQUE INDEX IF NOT EXISTS diff_findings_digest ON diff_findings (reconcile.text_digest(fingerprint));

@@ -18,12 +18,13 @@ WITH upserted AS (
         (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id,
          product_id, upload_id, suggested_action, evidence, first_seen_run, last_seen_run, detected_user_id,
          amount_milli, currency, purchase_date, held_by_user_id, grant_to_user_id, grant_product_id,
-         grant_quantity, revoke_from_user_id, revoke_product_id, revoke_quantity)
+         grant_quantity, revoke_from_user_id, revoke_product_id, revoke_quantity, store)
     SELECT f.fingerprint, f.kind, k.severity, 'open' AS status, f.transaction_id,
            f.original_transaction_id, f.user_id, f.product_id, f.upload_id,
            k.suggested_action, f.evidence, :'run_id'::bigint AS first_seen_run, :'run_id'::bigint AS last_seen_run,
            f.user_id, f.amount_milli, f.currency, f.purchase_date, f.held_by_user_id, f.grant_to_user_id,
-           f.grant_product_id, f.grant_quantity, f.revoke_from_user_id, f.revoke_product_id, f.revoke_quantity
+           f.grant_product_id, f.grant_quantity, f.revoke_from_user_id, f.revoke_product_id, f.revoke_quantity,
+           f.store
       FROM diff_findings f JOIN diff_kinds k ON k.kind = f.kind
     ON CONFLICT ((reconcile.text_digest(fingerprint))) DO UPDATE
        SET last_seen_run = EXCLUDED.last_seen_run,

@@ -10,7 +10,9 @@ CREATE TEMP TABLE IF NOT EXISTS stage_transactions (
     revocation_reason integer, ownership_type text, app_account_token uuid, web_order_line_item_id text,
     price_milli bigint, currency text, storefront text, signed_date timestamptz, source text,
     upload_id bigint, user_id text, application_username text, claim_token uuid,
-    revocation_type text, revocation_percentage integer, app_transaction_id text
+    revocation_type text, revocation_percentage integer, app_transaction_id text,
+    store text, obfuscated_account_id text, purchase_token text, refunded_quantity integer, acknowledged boolean,
+    pending boolean
 );
 
 TRUNCATE stage_transactions;

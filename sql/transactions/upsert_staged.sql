@@ -9,6 +9,8 @@
 --   clears a revocation. A refund Apple reverses (REFUND_REVERSED) comes back signed later than the
 --   refund, so it clears it; a copy signed in the same second as the reversal cannot be told from
 --   one signed before the refund, and keeps the revocation until anything signed later says more.
+-- - Then the row that says more units were refunded (Google Play's partial refunds; Apple's rows
+--   carry none).
 -- - Then, still equal, a fixed order on every other column (revocation type, percentage and reason,
 --   source, quantity, product, …, storefront), so that two rows never tie.
 -- The winner's columns are stored; what only some sources carry (price, currency, storefront,
@@ -29,6 +31,7 @@ WITH ranked AS (
                PARTITION BY s.transaction_id
                ORDER BY coalesce(s.signed_date, '-infinity'::timestamptz) DESC,
                         coalesce(s.revocation_date, '-infinity'::timestamptz) DESC,
+                        coalesce(s.refunded_quantity, -1) DESC,
                         coalesce(s.revocation_type, '') COLLATE "C" DESC, coalesce(s.revocation_percentage, -1) DESC,
                         coalesce(s.revocation_reason, -1) DESC, s.source COLLATE "C" DESC,
                         coalesce(s.quantity, -1) DESC, s.product_id COLLATE "C" DESC,
@@ -55,6 +58,9 @@ WITH ranked AS (
            (array_agg(storefront ORDER BY r) FILTER (WHERE storefront IS NOT NULL))[1] AS storefront,
            (array_agg(app_transaction_id ORDER BY r) FILTER (WHERE app_transaction_id IS NOT NULL))[1]
                AS app_transaction_id,
+           (array_agg(obfuscated_account_id ORDER BY r) FILTER (WHERE obfuscated_account_id IS NOT NULL))[1]
+               AS obfuscated_account_id,
+           (array_agg(purchase_token ORDER BY r) FILTER (WHERE purchase_token IS NOT NULL))[1] AS purchase_token,
            (array_agg(revocation_type ORDER BY r)
                FILTER (WHERE revocation_type IS NOT NULL AND revocation_date IS NOT NULL))[1] AS revocation_type,
            (array_agg(revocation_percentage ORDER BY r)
@@ -67,21 +73,23 @@ INSERT INTO reconcile.apple_transactions AS a
      purchase_date, original_purchase_date, expires_date, revocation_date, revocation_reason,
      ownership_type, app_account_token, web_order_line_item_id, price_milli, currency, storefront,
      signed_date, source, first_seen_run, last_seen_run, revocation_type, revocation_percentage,
-     app_transaction_id)
+     app_transaction_id, store, obfuscated_account_id, purchase_token, refunded_quantity, acknowledged, pending)
 SELECT w.transaction_id, w.original_transaction_id, w.product_id, o.product_type, w.bundle_id, w.environment,
        w.quantity, w.purchase_date, o.original_purchase_date, o.expires_date, w.revocation_date,
        w.revocation_reason, o.ownership_type, o.app_account_token, o.web_order_line_item_id, o.price_milli,
        o.currency, o.storefront, w.signed_date, w.source, :'run_id'::bigint, :'run_id'::bigint,
        CASE WHEN w.revocation_date IS NOT NULL THEN o.revocation_type END,
        CASE WHEN w.revocation_date IS NOT NULL THEN o.revocation_percentage END,
-       o.app_transaction_id
+       o.app_transaction_id, w.store, o.obfuscated_account_id, o.purchase_token,
+       CASE WHEN w.revocation_date IS NOT NULL THEN w.refunded_quantity END, w.acknowledged, w.pending
   FROM ranked w JOIN others o ON o.transaction_id = w.transaction_id
  WHERE w.r = 1
 ON CONFLICT (transaction_id) DO UPDATE SET
     (original_transaction_id, product_id, product_type, bundle_id, environment, quantity, purchase_date,
      original_purchase_date, expires_date, revocation_date, revocation_reason, revocation_type,
      revocation_percentage, ownership_type, app_account_token, web_order_line_item_id, price_milli, currency,
-     storefront, app_transaction_id, source) = (
+     storefront, app_transaction_id, source, store, obfuscated_account_id, purchase_token, refunded_quantity,
+     acknowledged, pending) = (
         SELECT CASE WHEN n.staged THEN EXCLUDED.original_transaction_id ELSE a.original_transaction_id END,
                CASE WHEN n.staged THEN EXCLUDED.product_id ELSE a.product_id END,
                CASE WHEN n.staged THEN coalesce(EXCLUDED.product_type, a.product_type)
@@ -126,10 +134,22 @@ ON CONFLICT (transaction_id) DO UPDATE SET
                     ELSE coalesce(a.storefront, EXCLUDED.storefront) END,
                CASE WHEN n.staged THEN coalesce(EXCLUDED.app_transaction_id, a.app_transaction_id)
                     ELSE coalesce(a.app_transaction_id, EXCLUDED.app_transaction_id) END,
-               CASE WHEN n.staged THEN EXCLUDED.source ELSE a.source END
+               CASE WHEN n.staged THEN EXCLUDED.source ELSE a.source END,
+               -- Google Play's columns (migration 0029): the store and the winner's refund,
+               -- acknowledgement and pending state; the binding and token as the token above.
+               CASE WHEN n.staged THEN EXCLUDED.store ELSE a.store END,
+               CASE WHEN n.staged THEN coalesce(EXCLUDED.obfuscated_account_id, a.obfuscated_account_id)
+                    ELSE coalesce(a.obfuscated_account_id, EXCLUDED.obfuscated_account_id) END,
+               CASE WHEN n.staged THEN coalesce(EXCLUDED.purchase_token, a.purchase_token)
+                    ELSE coalesce(a.purchase_token, EXCLUDED.purchase_token) END,
+               CASE WHEN n.staged THEN EXCLUDED.refunded_quantity ELSE a.refunded_quantity END,
+               CASE WHEN n.staged THEN coalesce(EXCLUDED.acknowledged, a.acknowledged)
+                    ELSE coalesce(a.acknowledged, EXCLUDED.acknowledged) END,
+               CASE WHEN n.staged THEN EXCLUDED.pending ELSE a.pending END
           -- staged: the batch's row wins, by the order above (the same as `r`'s).
           FROM (SELECT ROW(coalesce(EXCLUDED.signed_date, '-infinity'::timestamptz),
                            coalesce(EXCLUDED.revocation_date, '-infinity'::timestamptz),
+                           coalesce(EXCLUDED.refunded_quantity, -1),
                            coalesce(EXCLUDED.revocation_type, '') COLLATE "C", coalesce(EXCLUDED.revocation_percentage, -1),
                            coalesce(EXCLUDED.revocation_reason, -1), EXCLUDED.source COLLATE "C",
                            coalesce(EXCLUDED.quantity, -1), EXCLUDED.product_id COLLATE "C",
@@ -141,6 +161,7 @@ ON CONFLICT (transaction_id) DO UPDATE SET
                            coalesce(EXCLUDED.storefront, '') COLLATE "C")
                     >= ROW(coalesce(a.signed_date, '-infinity'::timestamptz),
                            coalesce(a.revocation_date, '-infinity'::timestamptz),
+                           coalesce(a.refunded_quantity, -1),
                            coalesce(a.revocation_type, '') COLLATE "C", coalesce(a.revocation_percentage, -1),
                            coalesce(a.revocation_reason, -1), a.source COLLATE "C",
                            coalesce(a.quantity, -1), a.product_id COLLATE "C",

@@ -5,7 +5,7 @@
 -- Values: none.
 CREATE TEMP TABLE IF NOT EXISTS stage_verdicts (
     upload_id bigint, state text, method text, apple_status integer, error_code text, last_error text,
-    environment text, bundle_id text, attempts integer, next_attempt_at timestamptz
+    environment text, bundle_id text, attempts integer, next_attempt_at timestamptz, store text
 );
 
 TRUNCATE stage_verdicts;

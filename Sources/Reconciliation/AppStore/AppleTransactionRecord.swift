@@ -1,8 +1,12 @@
 import AppStore
 import Foundation
 
-/// One Apple-confirmed transaction, normalised for `reconcile.apple_transactions`.
+/// One store-confirmed transaction, normalised for `reconcile.apple_transactions` (the white table
+/// of every store: its name is SPEC section 2's). Apple's sources make them in
+/// AppleTransactionRecord+Apple.swift, Google Play's in `GooglePlay/PlayTransactionRecord.swift`.
 public struct AppleTransactionRecord: Sendable, Equatable, Codable {
+    /// Which store confirmed it.
+    public var store: Store = .appStore
     public var transactionID: String
     public var originalTransactionID: String
     public var productID: String
@@ -34,6 +38,16 @@ public struct AppleTransactionRecord: Sendable, Equatable, Codable {
     public var signedDate: Date?
     /// Which source told it.
     public var source: TransactionSource
+    /// Play: the purchase's signed account binding (`obfuscatedAccountId`).
+    public var obfuscatedAccountID: String?
+    /// Play: the purchase token the order belongs to.
+    public var purchaseToken: String?
+    /// Play: the units a partial refund took back (nil: all of them when revoked, none otherwise).
+    public var refundedQuantity: Int?
+    /// Play: whether Google says the purchase is acknowledged (nil when the source does not say).
+    public var acknowledged: Bool?
+    /// Play: a pending purchase, not paid yet, never judged until it is.
+    public var pending = false
 
     /// Creates a record.
     public init(
@@ -80,6 +94,7 @@ extension AppleTransactionRecord {
             ("environment", environment.rawValue), ("ownership_type", ownershipType),
             ("web_order_line_item_id", webOrderLineItemID), ("currency", currency), ("storefront", storefront),
             ("revocation_type", revocationType), ("app_transaction_id", appTransactionID), ("source", source.rawValue),
+            ("obfuscated_account_id", obfuscatedAccountID), ("purchase_token", purchaseToken),
         ]
         return fields.first { $0.1?.utf8.contains(0) == true }?.0
     }

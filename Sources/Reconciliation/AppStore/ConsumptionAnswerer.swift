@@ -309,8 +309,7 @@ struct LedgerFacts {
     ) throws -> Bool {
         guard !settings.bundleIDs.isEmpty else { return false }
         let parameters = Differ.Parameters(
-            runID: 0, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: Date(),
-            scope: .transactions(transactionIDs), serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
+            settings: settings, runID: 0, judgeBefore: Date(), scope: .transactions(transactionIDs), resumesAfter: 0)
         try Differ(relations: relations).computeFindings(parameters, evidence: false, on: connection)
         return try connection.query(
             ConsumptionAnswerer.SQL.disputedFindings,

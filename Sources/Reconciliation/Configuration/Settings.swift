@@ -110,6 +110,8 @@ public struct Settings: Sendable {
     public var approvalAbove = ApprovalThreshold.none
     /// `RECONCILE_BULK_LIMIT`: the most items one bulk decision takes (default 5,000).
     public var bulkLimit = BulkDecision.defaultLimit
+    /// Google Play, the second store (SPEC section 18); off unless `GOOGLE_PLAY_PACKAGE_NAMES` is set.
+    public var googlePlay = GooglePlaySettings()
 
     /// How the job answers `CONSUMPTION_REQUEST`s (SPEC section 14).
     public struct ConsumptionAnswers: Sendable {
@@ -145,7 +147,7 @@ public struct Settings: Sendable {
         "RECONCILE_REFUND_PREFERENCE",
         "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET", "RECONCILE_NOTIFICATION_FORWARD_URL",
         "RECONCILE_APPROVAL_ABOVE", "RECONCILE_BULK_LIMIT", "RECONCILE_POLICY_FILE",
-    ]
+    ] + GooglePlaySettings.keys
 
     /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
     public static let minimumWebhookSecretLength = 16
@@ -153,6 +155,7 @@ public struct Settings: Sendable {
     /// Keys whose values are secrets: never logged, never written to reports.
     public static let secretKeys: Set<String> = [
         "APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
+        "RECONCILE_PLAY_PUSH_TOKEN",
     ]
 
     /// Reads and validates every setting. `requireBundleIDs` is false for commands that need
@@ -200,7 +203,9 @@ public struct Settings: Sendable {
 
         databaseURL = value("DATABASE_URL")
         bundleIDs = list("RECONCILE_BUNDLE_IDS")
-        if requireBundleIDs, bundleIDs.isEmpty {
+        googlePlay = try GooglePlaySettings(value: value)
+        // An app sold only on Android names its packages instead.
+        if requireBundleIDs, bundleIDs.isEmpty, !googlePlay.enabled {
             throw SettingsError(key: "RECONCILE_BUNDLE_IDS", problem: "is required: the app's bundle ids, comma-separated")
         }
         environment = try choice("RECONCILE_ENVIRONMENT", default: .production)

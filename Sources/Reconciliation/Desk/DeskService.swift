@@ -90,9 +90,7 @@ public struct DeskService: Sendable {
             // The findings enqueued belong to the lookup's run; a lookup that writes nothing makes none.
             let runID = try enqueue ? run.id(environment: settings.environment, on: connection) : (run.existingID ?? 0)
             let parameters = Differ.Parameters(
-                runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
-                judgeBefore: judgeBefore, scope: .transactions(ids), serverAPIEnabled: settings.serverAPIKey != nil,
-                resumesAfter: 0)
+                settings: settings, runID: runID, judgeBefore: judgeBefore, scope: .transactions(ids), resumesAfter: 0)
             return try connection.transaction {
                 try queueUnseenUploads(of: query, ids: ids, on: connection)
                 try differ.computeFindings(parameters, evidence: enqueue, on: connection)

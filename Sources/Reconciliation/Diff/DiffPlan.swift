@@ -101,6 +101,7 @@ enum DiffPlan {
         Step("43_buyer.sql"),
         Step("50_findings_table.sql"),
         Step(rules, when: .ruleApplies),
+        Step("60_findings_store.sql"),
         Step("70_evidence.sql", when: .evidenceWanted),
         Step("71_actions.sql", when: .evidenceWanted),
         Step("75_unchanged.sql", when: .scopeHasEnd),

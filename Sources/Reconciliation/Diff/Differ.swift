@@ -39,6 +39,12 @@ public struct Differ: Sendable {
         public var runID: Int64
         /// Accepted bundle ids.
         public var bundleIDs: [String]
+        /// Accepted Google Play package names (`GOOGLE_PLAY_PACKAGE_NAMES`); empty: Play is off,
+        /// and no Play transaction or ledger row is judged.
+        public var packageNames: [String] = []
+        /// With a Play service account, a Play order is unknown to Google only after the Orders
+        /// API answered not found.
+        public var playAPIEnabled = false
         /// Which purchases count as real money.
         public var environment: Settings.Environment
         /// Purchases and deliveries younger than this instant are not judged (run start − grace).
@@ -94,6 +100,16 @@ public struct Differ: Sendable {
                 serverAPIEnabled: serverAPIEnabled, resumesAfter: resumesAfter, ledgerChangesAfter: ledgerChangesAfter)
         }
 
+        /// The parameters the settings give (the stores' apps, the environment, which APIs are
+        /// configured) for one scope.
+        public init(settings: Settings, runID: Int64, judgeBefore: Date, scope: DiffScope, resumesAfter: Int64? = nil) {
+            self.init(
+                runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
+                scope: scope, serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: resumesAfter)
+            packageNames = settings.googlePlay.packageNames
+            playAPIEnabled = settings.googlePlay.apiEnabled
+        }
+
         /// A run's parameters: its window (the whole history without `since`), what it resumes,
         /// and the ledger changes it judges (`RunLedger.ledgerChangesAfter`).
         public init(run: RunContext, settings: Settings, ledgerChangesAfter: String? = nil) {
@@ -102,6 +118,8 @@ public struct Differ: Sendable {
                 judgeBefore: run.judgeBefore, since: run.since, until: run.until,
                 serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: run.resumesAfter,
                 ledgerChangesAfter: ledgerChangesAfter)
+            packageNames = settings.googlePlay.packageNames
+            playAPIEnabled = settings.googlePlay.apiEnabled
         }
 
         /// The values the SQL files take as `:'name'`, by name.
@@ -111,6 +129,7 @@ public struct Differ: Sendable {
                 "random_page_cost": Differ.randomPageCost, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
                 "counted": environment.apple.rawValue,
                 "judge_before": judgeBefore, "api_enabled": serverAPIEnabled, "judge_open_items": judgesEveryOpenItem,
+                "package_names": packageNames, "play_api_enabled": playAPIEnabled,
             ]
             values.merge(Differ.kindValues) { current, _ in current }
             switch scope {

@@ -12,6 +12,8 @@ public enum Verdict: Sendable, Equatable {
 
 /// An upload Apple confirmed.
 public struct VerifiedUpload: Sendable, Equatable {
+    /// Which store verified it.
+    public var store: Store = .appStore
     /// How it was verified.
     public var method: VerificationMethod
     /// Apple's status (verifyReceipt), when there is one.

@@ -311,9 +311,8 @@ public struct ReceiverWorker: Sendable {
     {
         let differ = Differ(relations: settings.relations)
         let parameters = Differ.Parameters(
-            runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
-            judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .transactions(transactions),
-            serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0)
+            settings: settings, runID: runID, judgeBefore: Date().addingTimeInterval(-settings.grace),
+            scope: .transactions(transactions), resumesAfter: 0)
         func items() throws -> [Int64: (status: String, digest: String)] {
             var items: [Int64: (status: String, digest: String)] = [:]
             for row in try connection.query(ReceiverSQL.judgedItems) {

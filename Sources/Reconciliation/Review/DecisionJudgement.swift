@@ -12,8 +12,7 @@ import Postgres
 /// commands, the pages, bulk decisions and the policies of a run or of the receiver.
 public struct DecisionJudgement: Sendable {
     enum Source: Sendable {
-        case rules(Differ, bundleIDs: [String], environment: Settings.Environment, grace: TimeInterval,
-                   serverAPIEnabled: Bool)
+        case rules(Differ, Settings)
         /// The rules' judgement is already in this transaction's work tables (``judgingOnce(_:on:)``).
         case judgedInThisTransaction(Differ)
         case asStored
@@ -25,9 +24,7 @@ public struct DecisionJudgement: Sendable {
     /// Judged again with the nightly rules as `settings` configure them (relations, bundle ids,
     /// environment, grace, whether the Server API is on). Throws when a relation name is invalid.
     public static func rules(_ settings: Settings) throws -> DecisionJudgement {
-        DecisionJudgement(source: .rules(
-            Differ(relations: settings.relations), bundleIDs: settings.bundleIDs,
-            environment: settings.environment, grace: settings.grace, serverAPIEnabled: settings.serverAPIKey != nil))
+        DecisionJudgement(source: .rules(Differ(relations: settings.relations), settings))
     }
 
     /// The item as stored is taken as the truth: only for queues planted without the inputs their
@@ -54,7 +51,7 @@ public struct DecisionJudgement: Sendable {
     func judge(_ item: ReviewItem, on connection: Connection) throws -> Verdict {
         let differ: Differ
         switch source {
-        case .rules(let rules, _, _, _, _):
+        case .rules(let rules, _):
             guard let transactionID = item.transactionID else {
                 throw ReviewError.notJudgedNow(id: item.id, reason: "the item names no transaction to judge again")
             }
@@ -84,24 +81,21 @@ public struct DecisionJudgement: Sendable {
     /// that reads them: each decision of the batch in the same transaction then judges its item
     /// from them instead of judging again. Nil when this judgement does not judge by the rules.
     func judgingOnce(_ transactions: [String], on connection: Connection) throws -> DecisionJudgement? {
-        guard case .rules(let differ, _, _, _, _) = source, !transactions.isEmpty else { return nil }
+        guard case .rules(let differ, _) = source, !transactions.isEmpty else { return nil }
         try judge(transactions: transactions, item: nil, on: connection)
         return DecisionJudgement(source: .judgedInThisTransaction(differ))
     }
 
     private func judge(transactions: [String], item: Int64?, on connection: Connection) throws {
-        guard case .rules(let differ, let bundleIDs, let environment, let grace, let serverAPIEnabled) = source else {
-            return
-        }
-        guard !bundleIDs.isEmpty else {
+        guard case .rules(let differ, let settings) = source else { return }
+        guard !settings.bundleIDs.isEmpty || settings.googlePlay.enabled else {
             throw ReviewError.notJudgedNow(
                 id: item ?? 0, reason: "RECONCILE_BUNDLE_IDS is not set, and the nightly rules need it to judge the "
                     + "item again before the app acts; set it as the nightly run has it")
         }
         let parameters = Differ.Parameters(
-            runID: 0, bundleIDs: bundleIDs, environment: environment,
-            judgeBefore: Date().addingTimeInterval(-grace), scope: .transactions(transactions),
-            serverAPIEnabled: serverAPIEnabled, resumesAfter: 0)
+            settings: settings, runID: 0, judgeBefore: Date().addingTimeInterval(-settings.grace),
+            scope: .transactions(transactions), resumesAfter: 0)
         try differ.computeFindings(parameters, evidence: true, on: connection)
     }
 }

@@ -45,7 +45,8 @@ enum TransactionStore {
                     record.ownershipType, record.appAccountToken, record.webOrderLineItemID, record.priceMilli,
                     record.currency, record.storefront, record.signedDate, record.source, carrier?.uploadID,
                     carrier?.userID, carrier?.applicationUsername, carrier?.appAccountToken, record.revocationType,
-                    record.revocationPercentage, record.appTransactionID,
+                    record.revocationPercentage, record.appTransactionID, record.store, record.obfuscatedAccountID,
+                    record.purchaseToken, record.refundedQuantity, record.acknowledged, record.pending,
                 ])
             }
         }

@@ -1,11 +1,15 @@
 -- Finding: unverified_delivery (high, investigate) — a delivery whose transaction no verified
 -- source of this app contains, judged once the delivery's account has nothing left to verify
--- and, with the Server API, after Get Transaction Info answered not found in both environments.
+-- and, with the store's API configured, after it answered not found (Apple's Get Transaction Info
+-- in both environments; Google's Orders API). A Google Play delivery is judged only while Play is
+-- on (GOOGLE_PLAY_PACKAGE_NAMES set).
 -- Reads:  diff_dl, diff_tx, diff_blocked, diff_pending_users, reconcile.transaction_lookups, :products
 -- Writes: diff_findings (fingerprint unverified_delivery:<transaction>:<md5 of the account>;
 --         user_id: the delivery's account; amount: the catalogue price of what was delivered;
 --         held by the delivery's account: judged only once it has nothing left to verify)
--- Values: :'judge_before' (timestamptz), :'api_enabled' (boolean: Server API credentials set).
+-- Values: :'judge_before' (timestamptz), :'api_enabled' (boolean: Server API credentials set),
+--         :'play_api_enabled' (boolean: a Play service account set), :'package_names' (text[]:
+--         empty when Play is off).
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, user_id, product_id, amount_milli, currency,
                            held_by_user_id)
 SELECT 'unverified_delivery:' || d.transaction_id || ':' || md5(d.user_id) AS fingerprint,
@@ -16,7 +20,8 @@ SELECT 'unverified_delivery:' || d.transaction_id || ':' || md5(d.user_id) AS fi
    AND NOT EXISTS (SELECT 1 FROM diff_tx t WHERE t.transaction_id = d.transaction_id AND t.bundle_ok)
    AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = d.transaction_id)
    AND NOT EXISTS (SELECT 1 FROM diff_pending_users q WHERE q.user_id = d.user_id)
-   AND (NOT :'api_enabled'::boolean OR EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
-                                                WHERE l.transaction_id = d.transaction_id
-                                                  AND l.result = 'not_found'))
+   AND (d.store <> 'google_play' OR cardinality(:'package_names'::text[]) > 0)
+   AND (NOT CASE WHEN d.store = 'google_play' THEN :'play_api_enabled'::boolean ELSE :'api_enabled'::boolean END
+        OR EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
+                    WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found'))
  GROUP BY d.transaction_id, d.user_id;
