@@ -53,10 +53,11 @@ CREATE FUNCTION reconcile.upload_store(kind text) RETURNS text
     SELECT CASE WHEN kind = 'play_purchase' THEN 'google_play' ELSE 'app_store' END
 $$;
 
--- Whether an app is one the job reconciles: Apple's bundle ids (RECONCILE_BUNDLE_IDS) for the App
--- Store, package names (GOOGLE_PLAY_PACKAGE_NAMES) for Google Play. An inlined expression: the
--- passes over the whole history call it per row.
-CREATE FUNCTION reconcile.app_accepted(store text, bundle_id text, bundle_ids text[], package_names text[])
+-- Whether an app is one the job reconciles: `accepted` lists each store's apps as `store/app`
+-- (`app_store/<bundle id>` from RECONCILE_BUNDLE_IDS, `google_play/<package>` from
+-- GOOGLE_PLAY_PACKAGE_NAMES; Differ.Parameters builds it), so that a third store adds its apps to
+-- the list and nothing here. An inlined expression: the passes over the whole history call it per row.
+CREATE FUNCTION reconcile.app_accepted(store text, bundle_id text, accepted text[])
     RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN store = 'google_play' THEN bundle_id = ANY (package_names) ELSE bundle_id = ANY (bundle_ids) END
+    SELECT store || '/' || bundle_id = ANY (accepted)
 $$;

@@ -70,7 +70,7 @@ struct RunCommand: AsyncParsableCommand {
         do {
             let settings = try await config.settings()
             if worker {
-                let verified = try await AppleServices.withVerifier(settings: settings, logger: logger) { verifier in
+                let verified = try await Stores.withVerifier(settings: settings, logger: logger) { verifier in
                     try await ShutdownSignals.cancellingOnSignal(logger: logger) {
                         try await ReconciliationJob(settings: settings, verifier: verifier, logger: logger).work()
                     }
@@ -78,7 +78,7 @@ struct RunCommand: AsyncParsableCommand {
                 print(verified == 0 ? "no reconciliation run needs help" : "verified \(verified) uploads")
                 return
             }
-            let report = try await AppleServices.withJob(settings: settings, logger: logger) { job in
+            let report = try await Stores.withJob(settings: settings, logger: logger) { job in
                 try await ShutdownSignals.cancellingOnSignal(logger: logger) {
                     try await job.run(options, progress: ProgressLine.standardError())
                 }

@@ -146,7 +146,7 @@ struct HostileUploadTests {
                  reason: "payload is 6291460 bytes, over the 6291456-byte limit for an upload: rejected unread",
                  repeated: (6 << 20) / 4 + 1),
             Case(user: "unknown-kind", kind: "play_store_token", payload: "opaque", code: "unknown_kind",
-                 reason: "upload kind is neither app_receipt nor signed_transaction"),
+                 reason: #"upload kind "play_store_token" is none of app_receipt, signed_transaction, play_purchase"#),
 
             // StoreKit 2.
             Case(user: "jws-bad-base64", kind: "signed_transaction", payload: "eyJ!!!.e30.c2ln", code: "jws_malformed",

@@ -35,7 +35,7 @@ struct RefundRequestTests {
 
     /// A job that also applies notifications, as `reconcile run` builds it.
     static func run(_ settings: Settings, since: Date) async throws -> RunReport {
-        try await AppleServices.withJob(settings: settings, logger: quiet) { try await $0.run(.init(since: since)) }
+        try await Stores.withJob(settings: settings, logger: quiet) { try await $0.run(.init(since: since)) }
     }
 
     @Test func aRefundOnlyInNotificationHistoryIsFoundAndAppliedOnce() async throws {

@@ -62,7 +62,7 @@ struct NotificationReceiverTests {
 
         /// The nightly run, as `reconcile run` builds it.
         func nightly(_ settings: Settings) async throws -> RunReport {
-            try await AppleServices.withJob(settings: settings, logger: quiet) { job in
+            try await Stores.withJob(settings: settings, logger: quiet) { job in
                 try await job.run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
             }
         }

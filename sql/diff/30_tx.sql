@@ -4,8 +4,8 @@
 --         whole transaction's price, unit_price_milli: one unit's, apple_price_milli: Apple's own,
 --         null when Apple did not say; refunded_quantity: how many units Apple's revocation took
 --         back, 0 when none; store: app_store or google_play)
--- Values: :'bundle_ids' (text[]: Apple's accepted bundles), :'package_names' (text[]: Google Play's
---         accepted packages), :'counted' (text: 'Production' or 'Sandbox'),
+-- Values: :'accepted_apps' (text[]: each store's accepted apps as `store/app`,
+--         reconcile.app_accepted), :'counted' (text: 'Production' or 'Sandbox'),
 --         :'judge_before' (timestamptz: run start − grace).
 --
 -- match_key is what a delivery matches: the transaction, or for a non-consumable its original
@@ -53,9 +53,9 @@ SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.bundle_id, a
             ELSE a.quantity END AS refunded_quantity,
        CASE WHEN coalesce(a.product_type, p.product_type) = 'non_consumable'
             THEN 'o:' || a.original_transaction_id ELSE 't:' || a.transaction_id END AS match_key,
-       reconcile.app_accepted(a.store, a.bundle_id, :'bundle_ids'::text[], :'package_names'::text[]) AS bundle_ok,
+       reconcile.app_accepted(a.store, a.bundle_id, :'accepted_apps'::text[]) AS bundle_ok,
        a.environment = :'counted'::text AS counted,
-       reconcile.app_accepted(a.store, a.bundle_id, :'bundle_ids'::text[], :'package_names'::text[])
+       reconcile.app_accepted(a.store, a.bundle_id, :'accepted_apps'::text[])
            AND a.purchase_date <= :'judge_before'::timestamptz AND NOT a.pending
            AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = a.transaction_id)
            AS judged, a.store, a.obfuscated_account_id

@@ -5,6 +5,7 @@
 -- Reads:  reconcile.transaction_claims, reconcile.upload_verifications, reconcile.apple_transactions,
 --         reconcile.history_lookups
 -- Writes: nothing.
+-- Apple's transactions only (store app_store): the Server API knows nothing of Google Play's.
 -- Values: :'resumes_after' (bigint: the last finished run), :'bundle_ids' (text[]),
 --         :'after' (text: the last user id of the previous page, '' at first).
 WITH fresh AS (
@@ -13,7 +14,7 @@ WITH fresh AS (
       JOIN reconcile.upload_verifications v ON v.upload_id = c.upload_id
       JOIN reconcile.apple_transactions a ON a.transaction_id = c.transaction_id
      WHERE v.last_run_id > :'resumes_after'::bigint AND v.state = 'verified'
-       AND a.bundle_id = ANY(:'bundle_ids'::text[])
+       AND a.store = 'app_store' AND a.bundle_id = ANY(:'bundle_ids'::text[])
        AND c.source <> 'server_api' AND c.user_id > :'after'::text
      ORDER BY c.user_id, a.purchase_date DESC
 )

@@ -16,6 +16,9 @@
 SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
   FROM :deliveries d
  WHERE d.revoked_at IS NULL AND d.transaction_id > :'after'::text
+   -- Apple is asked about the App Store's ledger rows only (SPEC section 18: the `store` column,
+   -- which an operator's relation may lack, else the id's form).
+   AND reconcile.ledger_store(to_jsonb(d) ->> 'store', d.transaction_id) = 'app_store'
    AND (d.delivered_at >= :'since'::timestamptz
         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
                                  WHERE kind = ANY(:'unconfirmed_kinds'::text[]) AND status IN ('open', 'in_review', 'awaiting_approval'))

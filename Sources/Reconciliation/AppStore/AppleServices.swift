@@ -108,17 +108,4 @@ public enum AppleServices {
             }
         }
     }
-
-    /// Runs `body` with the job as `reconcile run` builds it: uploads verified, notifications
-    /// applied and histories fetched through the services of the settings.
-    public static func withJob<T: Sendable>(
-        settings: Settings, logger: Logger, _ body: (ReconciliationJob) async throws -> T
-    ) async throws -> T {
-        try await withVerifierAndServerAPI(settings: settings, logger: logger) { verifier, api in
-            try await body(ReconciliationJob(
-                settings: settings, verifier: verifier,
-                notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
-                logger: logger))
-        }
-    }
 }

@@ -35,9 +35,7 @@ public struct AppleUploadVerifier: UploadVerifier {
             }
             return await verifyReceiptLocally(upload.payload)
         default:
-            return .invalid(
-                code: .unknownKind, reason: "upload kind is neither app_receipt nor signed_transaction",
-                appleStatus: nil)
+            return StoreUploadVerifier.unknownKind(upload.kind)
         }
     }
 

@@ -68,6 +68,18 @@ public struct Differ: Sendable {
         /// says why that is safe). False judges every open item again.
         public var carriesUnchangedItems = false
 
+        /// Each store's accepted apps as `store/app` (`reconcile.app_accepted`).
+        var acceptedApps: [String] {
+            bundleIDs.map { "\(Store.appStore.rawValue)/\($0)" } + packageNames.map { "\(Store.googlePlay.rawValue)/\($0)" }
+        }
+
+        /// The stores whose transactions and ledger rows are judged: the App Store always (as before
+        /// a second store), Google Play when its packages are named.
+        var storesOn: [Store] { [.appStore] + (packageNames.isEmpty ? [] : [.googlePlay]) }
+
+        /// The stores whose API is configured.
+        var apiStores: [Store] { (serverAPIEnabled ? [.appStore] : []) + (playAPIEnabled ? [.googlePlay] : []) }
+
         /// Whether this diff judges every open review item again (see `carriesUnchangedItems`).
         var judgesEveryOpenItem: Bool {
             guard carriesUnchangedItems, ledgerChangesAfter != nil, case .window = scope else { return true }
@@ -129,7 +141,8 @@ public struct Differ: Sendable {
                 "random_page_cost": Differ.randomPageCost, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
                 "counted": environment.apple.rawValue,
                 "judge_before": judgeBefore, "api_enabled": serverAPIEnabled, "judge_open_items": judgesEveryOpenItem,
-                "package_names": packageNames, "play_api_enabled": playAPIEnabled,
+                "accepted_apps": acceptedApps, "stores_on": storesOn.map(\.rawValue),
+                "api_stores": apiStores.map(\.rawValue),
             ]
             values.merge(Differ.kindValues) { current, _ in current }
             switch scope {

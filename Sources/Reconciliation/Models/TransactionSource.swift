@@ -24,11 +24,18 @@ public struct TransactionSource: RawRepresentable, Hashable, Codable, Sendable, 
     public static let notification = TransactionSource(rawValue: "notification")
     /// Look Up Order ID, asked by the support desk.
     public static let orderLookup = TransactionSource(rawValue: "order_lookup")
+    /// An uploaded Google Play purchase (its signed `purchaseData`).
+    public static let playPurchase = TransactionSource(rawValue: "play_purchase")
+    /// The Google Play Developer API (productsv2, subscriptionsv2, orders).
+    public static let playAPI = TransactionSource(rawValue: "play_api")
+    /// Google Play's voided purchases list.
+    public static let playVoided = TransactionSource(rawValue: "play_voided")
 }
 
 extension TransactionSource {
     /// Every source this build records.
     public static let known: [TransactionSource] = [
-        .verifyReceipt, .localReceipt, .jws, .serverAPI, .notification, .orderLookup,
+        .verifyReceipt, .localReceipt, .jws, .serverAPI, .notification, .orderLookup, .playPurchase, .playAPI,
+        .playVoided,
     ]
 }

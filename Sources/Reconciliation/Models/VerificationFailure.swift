@@ -38,6 +38,8 @@ public struct VerificationFailure: RawRepresentable, Hashable, Codable, Sendable
     public static let persistent21002 = VerificationFailure(rawValue: "persistent_21002")
     /// The code stored with a verdict to retry (not a failure for good).
     public static let retry = VerificationFailure(rawValue: "retry")
+    /// An upload of a store the settings leave off (a `play_purchase` without `GOOGLE_PLAY_PACKAGE_NAMES`).
+    public static let storeNotConfigured = VerificationFailure(rawValue: "store_not_configured")
 
     /// verifyReceipt refused the receipt with `status`.
     public static func apple(status: Int) -> VerificationFailure { VerificationFailure(rawValue: "apple_\(status)") }

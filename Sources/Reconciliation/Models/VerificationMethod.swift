@@ -17,4 +17,8 @@ public struct VerificationMethod: RawRepresentable, Hashable, Codable, Sendable,
     public static let localReceipt = VerificationMethod(rawValue: "local_receipt")
     /// A StoreKit 2 JWS, verified locally.
     public static let jws = VerificationMethod(rawValue: "jws")
+    /// A Google Play purchase whose signature verified under its package's licence key.
+    public static let playSignature = VerificationMethod(rawValue: "play_signature")
+    /// A Google Play purchase whose signature verified and whose state the Play Developer API gave.
+    public static let playAPI = VerificationMethod(rawValue: "play_api")
 }

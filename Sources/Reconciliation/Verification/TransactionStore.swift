@@ -11,12 +11,21 @@ struct Carrier: Sendable {
 
     /// The upload itself carried the record; its binding applies to the transaction it claimed
     /// (or to everything it carried when it claimed none).
+    ///
+    /// A Google Play purchase carries its own binding, signed (`obfuscatedAccountId`): that is the
+    /// claim's username, and the upload row's own columns are never read for it.
     init(upload: Upload, record: AppleTransactionRecord) {
         uploadID = upload.id
         userID = upload.userID
-        let claimed = upload.claimedTransactionID == nil || upload.claimedTransactionID == record.transactionID
-        applicationUsername = claimed ? upload.applicationUsername : nil
-        appAccountToken = claimed ? upload.appAccountToken : nil
+        switch record.store {
+        case .googlePlay:
+            applicationUsername = record.obfuscatedAccountID
+            appAccountToken = nil
+        case .appStore:
+            let claimed = upload.claimedTransactionID == nil || upload.claimedTransactionID == record.transactionID
+            applicationUsername = claimed ? upload.applicationUsername : nil
+            appAccountToken = claimed ? upload.appAccountToken : nil
+        }
     }
 
     /// The Server API answered about the account that uploaded `uploadID`; no client binding.
@@ -51,6 +60,10 @@ enum TransactionStore {
             }
         }
         try connection.execute(SQL.upsertStaged, ["run_id": runID])
+        // Google's voids are sticky: whatever a Play source said of an order, its recorded voids
+        // still revoke it (sql/play/apply_voids.sql).
+        let play = records.filter { $0.0.store == .googlePlay }.map(\.0.transactionID)
+        try PlayVoids.apply(orderIDs: Array(Set(play)), runID: runID, on: connection)
     }
 
     /// The white table's statements (`sql/transactions/`).

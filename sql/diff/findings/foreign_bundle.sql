@@ -3,7 +3,7 @@
 -- Reads:  diff_scope_uploads, reconcile.upload_verifications, reconcile.transaction_claims, :uploads
 -- Writes: diff_findings (fingerprint foreign_bundle:<upload id>; transaction_id: the one the
 --         upload claimed, else the least it carried; user_id: the uploader)
--- Values: :'bundle_ids' (text[]), :'package_names' (text[]).
+-- Values: :'accepted_apps' (text[]: `store/app`, reconcile.app_accepted).
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, user_id, upload_id)
 SELECT 'foreign_bundle:' || v.upload_id AS fingerprint, 'foreign_bundle' AS kind,
        coalesce(u.claimed_transaction_id,
@@ -12,5 +12,5 @@ SELECT 'foreign_bundle:' || v.upload_id AS fingerprint, 'foreign_bundle' AS kind
        u.user_id, v.upload_id
   FROM reconcile.upload_verifications v JOIN :uploads u ON u.id = v.upload_id
  WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL
-   AND NOT reconcile.app_accepted(v.store, v.bundle_id, :'bundle_ids'::text[], :'package_names'::text[])
+   AND NOT reconcile.app_accepted(v.store, v.bundle_id, :'accepted_apps'::text[])
    AND v.upload_id IN (SELECT upload_id FROM diff_scope_uploads);

@@ -7,9 +7,9 @@
 -- Writes: diff_findings (fingerprint unverified_delivery:<transaction>:<md5 of the account>;
 --         user_id: the delivery's account; amount: the catalogue price of what was delivered;
 --         held by the delivery's account: judged only once it has nothing left to verify)
--- Values: :'judge_before' (timestamptz), :'api_enabled' (boolean: Server API credentials set),
---         :'play_api_enabled' (boolean: a Play service account set), :'package_names' (text[]:
---         empty when Play is off).
+-- Values: :'judge_before' (timestamptz),
+--         :'stores_on' (text[]: the stores the settings configure), :'api_stores' (text[]: the
+--         stores whose API is configured, whose answer "not found" the finding waits for).
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, user_id, product_id, amount_milli, currency,
                            held_by_user_id)
 SELECT 'unverified_delivery:' || d.transaction_id || ':' || md5(d.user_id) AS fingerprint,
@@ -20,8 +20,8 @@ SELECT 'unverified_delivery:' || d.transaction_id || ':' || md5(d.user_id) AS fi
    AND NOT EXISTS (SELECT 1 FROM diff_tx t WHERE t.transaction_id = d.transaction_id AND t.bundle_ok)
    AND NOT EXISTS (SELECT 1 FROM diff_blocked b WHERE b.transaction_id = d.transaction_id)
    AND NOT EXISTS (SELECT 1 FROM diff_pending_users q WHERE q.user_id = d.user_id)
-   AND (d.store <> 'google_play' OR cardinality(:'package_names'::text[]) > 0)
-   AND (NOT CASE WHEN d.store = 'google_play' THEN :'play_api_enabled'::boolean ELSE :'api_enabled'::boolean END
+   AND d.store = ANY (:'stores_on'::text[])
+   AND (NOT d.store = ANY (:'api_stores'::text[])
         OR EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
                     WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found'))
  GROUP BY d.transaction_id, d.user_id;

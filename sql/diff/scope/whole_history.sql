@@ -2,7 +2,7 @@
 -- Reads:  reconcile.apple_transactions, reconcile.account_tokens, reconcile.upload_verifications,
 --         :products, :deliveries
 -- Writes: diff_scope, diff_scope_uploads
--- Values: :'until' (timestamptz), :'bundle_ids' (text[]), :'package_names' (text[]), :'counted' (text: 'Production' or
+-- Values: :'until' (timestamptz), :'accepted_apps' (text[]: `store/app`), :'counted' (text: 'Production' or
 --         'Sandbox'), :'judge_before' (timestamptz), :'work_mem' (text: Differ.workMem, restored
 --         after the two passes over the whole tables), :'pass_work_mem' (text: Differ.passWorkMem).
 --
@@ -44,7 +44,7 @@ SELECT coalesce(x.transaction_id, x.delivered_transaction_id)
                         AND a.claimed_by = d.user_id, false) AS clean
           FROM (SELECT a.transaction_id, a.product_id, a.quantity, a.claimed_by,
                        coalesce(a.app_account_token, a.claim_token) AS token,
-                       coalesce(reconcile.app_accepted(a.store, a.bundle_id, :'bundle_ids'::text[], :'package_names'::text[])
+                       coalesce(reconcile.app_accepted(a.store, a.bundle_id, :'accepted_apps'::text[])
                                 AND a.environment = :'counted'::text
                                 AND a.purchase_date <= :'judge_before'::timestamptz
                                 AND a.revocation_date IS NULL AND NOT a.pending
@@ -85,4 +85,4 @@ SELECT set_config('work_mem', :'work_mem'::text, true) AS work_mem;
 INSERT INTO diff_scope_uploads (upload_id)
 SELECT upload_id FROM reconcile.upload_verifications
  WHERE state = 'verified' AND bundle_id IS NOT NULL
-   AND NOT reconcile.app_accepted(store, bundle_id, :'bundle_ids'::text[], :'package_names'::text[]);
+   AND NOT reconcile.app_accepted(store, bundle_id, :'accepted_apps'::text[]);

@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+
+/// Every store's services as the settings configure them, registered in one place (SPEC section
+/// 18; docs/architecture.md, "Stores"): each store's upload verifier behind `StoreUploadVerifier`.
+public enum Stores {
+    /// Runs `body` with the job as `reconcile run` builds it: uploads verified by their store,
+    /// Apple's notifications applied and histories fetched through the services of the settings.
+    public static func withJob<T: Sendable>(
+        settings: Settings, logger: Logger, _ body: (ReconciliationJob) async throws -> T
+    ) async throws -> T {
+        try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { apple, api in
+            try await body(ReconciliationJob(
+                settings: settings, verifier: try verifier(apple: apple, settings: settings),
+                notifications: NotificationApplier(verify: apple.verifyNotification), serverAPI: api,
+                logger: logger))
+        }
+    }
+
+    /// Runs `body` with every configured store's upload verifier (a worker's, `run --worker`).
+    public static func withVerifier<T: Sendable>(
+        settings: Settings, logger: Logger, _ body: (StoreUploadVerifier) async throws -> T
+    ) async throws -> T {
+        try await AppleServices.withVerifier(settings: settings, logger: logger) { apple in
+            try await body(try verifier(apple: apple, settings: settings))
+        }
+    }
+
+    /// The registration: each store's verifier, by its store.
+    private static func verifier(apple: AppleUploadVerifier, settings: Settings) throws -> StoreUploadVerifier {
+        var verifiers: [Store: any UploadVerifier] = [.appStore: apple]
+        if let play = try GooglePlayServices.uploadVerifier(settings: settings) { verifiers[.googlePlay] = play }
+        return StoreUploadVerifier(verifiers)
+    }
+}
