@@ -61,6 +61,17 @@ public struct GooglePlaySettings: Sendable {
         case "on", "true", "yes", "1": acknowledge = true
         default: throw SettingsError(key: "RECONCILE_PLAY_ACKNOWLEDGE", problem: "must be on or off")
         }
+        // As for the web token: a short token can be guessed, and it opens the push endpoint.
+        if let token = pushToken, token.value.unicodeScalars.count < Settings.minimumWebhookSecretLength {
+            throw SettingsError(
+                key: "RECONCILE_PLAY_PUSH_TOKEN",
+                problem: "must be at least \(Settings.minimumWebhookSecretLength) characters (e.g. openssl rand -hex 24)")
+        }
+        if acknowledge, serviceAccountFile == nil {
+            throw SettingsError(
+                key: "RECONCILE_PLAY_ACKNOWLEDGE",
+                problem: "needs GOOGLE_PLAY_SERVICE_ACCOUNT_FILE: only the Play Developer API can acknowledge a purchase")
+        }
         if enabled, licenseKeys == nil, serviceAccountFile == nil {
             throw SettingsError(
                 key: "GOOGLE_PLAY_LICENSE_KEYS",

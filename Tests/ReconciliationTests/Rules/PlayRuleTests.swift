@@ -23,8 +23,7 @@ struct PlayRuleTests {
         try world.deliver("GPA.0000-0000-0000-00002", to: "bob")
         try world.deliver("GPA.0000-0000-0000-00002", to: "bob")
         // wrong_account: the signed binding names carol (by her SHA-256); dave was credited.
-        try world.connection.execute(
-            "INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at) VALUES ('other', 'carol', 'coin42', 1, now() - interval '3 days')")
+        try world.upload(by: "carol")
         let carolHash = try world.connection.query("SELECT reconcile.account_hash('carol')")[0].decode(String.self, at: 0)
         try world.play("GPA.0000-0000-0000-00003", binding: carolHash)
         try world.playUpload(by: "dave", carrying: "GPA.0000-0000-0000-00003", binding: carolHash)
@@ -57,7 +56,7 @@ struct PlayRuleTests {
         try world.apple("2000000000000001")
         try world.upload(by: "alice", claimed: "2000000000000001")
 
-        let (found, fingerprints) = try world.storeFindings()
+        let (found, fingerprints, _) = try world.storeFindings()
         let foreign = found.first { $0.kind == .foreignBundle }
         #expect(found == [
             play(.missedDelivery, "GPA.0000-0000-0000-00001", "alice"),

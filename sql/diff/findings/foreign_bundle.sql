@@ -3,7 +3,8 @@
 -- Reads:  diff_scope_uploads, reconcile.upload_verifications, reconcile.transaction_claims, :uploads
 -- Writes: diff_findings (fingerprint foreign_bundle:<upload id>; transaction_id: the one the
 --         upload claimed, else the least it carried; user_id: the uploader)
--- Values: :'accepted_apps' (text[]: `store/app`, reconcile.app_accepted).
+-- Values: :'accepted_apps' (text[]: `store/app`, reconcile.app_accepted), :'stores_on' (text[]: the
+--         stores the settings configure; an upload of a store turned off is not judged).
 INSERT INTO diff_findings (fingerprint, kind, transaction_id, user_id, upload_id)
 SELECT 'foreign_bundle:' || v.upload_id AS fingerprint, 'foreign_bundle' AS kind,
        coalesce(u.claimed_transaction_id,
@@ -13,4 +14,5 @@ SELECT 'foreign_bundle:' || v.upload_id AS fingerprint, 'foreign_bundle' AS kind
   FROM reconcile.upload_verifications v JOIN :uploads u ON u.id = v.upload_id
  WHERE v.state = 'verified' AND v.bundle_id IS NOT NULL
    AND NOT reconcile.app_accepted(v.store, v.bundle_id, :'accepted_apps'::text[])
+   AND v.store = ANY (:'stores_on'::text[])
    AND v.upload_id IN (SELECT upload_id FROM diff_scope_uploads);
