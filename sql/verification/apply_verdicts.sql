@@ -10,7 +10,7 @@ UPDATE reconcile.upload_verifications v
        method = CASE WHEN s.state = 'verified' THEN s.method ELSE v.method END,
        environment = CASE WHEN s.state = 'verified' THEN s.environment ELSE v.environment END,
        bundle_id = CASE WHEN s.state = 'verified' THEN s.bundle_id ELSE v.bundle_id END,
-       store = CASE WHEN s.state = 'verified' THEN s.store ELSE v.store END,
+       store = s.store,
        verified_at = CASE WHEN s.state = 'verified' THEN :'now'::timestamptz ELSE v.verified_at END
   FROM stage_verdicts s
  WHERE v.upload_id = s.upload_id;

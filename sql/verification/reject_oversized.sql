@@ -8,7 +8,8 @@ UPDATE reconcile.upload_verifications v
    SET state = 'invalid', error_code = 'payload_too_large', apple_status = NULL,
        last_error = format('payload is %s bytes, over the %s-byte limit for an upload: rejected unread',
                            octet_length(u.payload), :'limit'::integer),
-       attempts = v.attempts + 1, next_attempt_at = NULL, updated_at = now()
+       attempts = v.attempts + 1, next_attempt_at = NULL, updated_at = now(),
+       store = reconcile.upload_store(u.kind)
   FROM :uploads u
  WHERE u.id = v.upload_id AND v.last_run_id = :'run_id'::bigint AND v.state IN ('pending', 'retry')
    AND octet_length(u.payload) > :'limit'::integer;

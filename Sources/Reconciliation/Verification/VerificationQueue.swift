@@ -89,15 +89,17 @@ public struct VerificationQueue: Sendable {
             var rows: [[any PostgresEncodable]] = []
             for (upload, previousAttempts, verdict) in results {
                 let attempts = previousAttempts + 1
+                // Whose upload it is, whatever the verdict: its kind's store.
+                let store = Store(uploadKind: upload.kind) ?? .appStore
                 switch verdict {
                 case .verified(let verified):
                     rows.append([upload.id, VerificationState.verified, verified.method, verified.appleStatus, nil as String?,
                                  nil as String?, verified.environment.rawValue, verified.bundleID, attempts, nil as Date?,
-                                 verified.store])
+                                 store])
                     records += verified.transactions.map { ($0, Carrier(upload: upload, record: $0)) }
                 case .invalid(let code, let reason, let status):
                     rows.append([upload.id, VerificationState.invalid, nil as String?, status, code, reason, nil as String?, nil as String?,
-                                 attempts, nil as Date?, nil as Store?])
+                                 attempts, nil as Date?, store])
                 case .retry(let reason, let status):
                     // 21002 means "malformed" as well as "try later": once it persists, believe it.
                     let exhausted = status == 21002 && attempts >= maxAttempts
@@ -106,7 +108,7 @@ public struct VerificationQueue: Sendable {
                     let backoff = min(6 * 3600, 60 * pow(2, Double(min(attempts, 12))))
                     rows.append([upload.id, exhausted ? VerificationState.invalid : .retry, nil as String?, status,
                                  exhausted ? VerificationFailure.persistent21002 : .retry, reason, nil as String?, nil as String?,
-                                 attempts, exhausted ? nil : now.addingTimeInterval(backoff), nil as Store?])
+                                 attempts, exhausted ? nil : now.addingTimeInterval(backoff), store])
                 }
             }
             // One statement for the batch: its verdicts arrive by COPY.
