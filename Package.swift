@@ -197,6 +197,8 @@ let package = Package(
             name: "GooglePlayTests",
             dependencies: [
                 "GooglePlay", "AppStore", "AppStoreSimulator", .crypto, .cryptoExtras, .asyncHTTPClient, .logging,
+                // A scripted Google on loopback for the Developer API client's tests.
+                .hummingbird,
             ],
             resources: [.copy("Vectors")]
         ),

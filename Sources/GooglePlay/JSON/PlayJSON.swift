@@ -1,0 +1,224 @@
+/// A strict JSON reader for what an Android client uploads: the upload's payload and the signed
+/// `purchaseData` inside it.
+///
+/// `JSONSerialization` would do, but not the one thing a signed document needs: JSON leaves a
+/// name given twice to the reader, and readers disagree (the first, the last), so
+/// `{"packageName": A, "packageName": B}` could be verified as one purchase and read as another.
+/// This reader refuses a repeated name at any depth, comparing names as the most lenient readers
+/// match them (escapes read, case ignored, as `RepeatedMemberCheck` in the receiver does), and
+/// keeps numbers as their text so that a 64-bit time is never rounded through a `Double`.
+enum PlayJSON {
+    indirect enum Value: Sendable, Equatable {
+        case string(String)
+        /// The number as written, checked against JSON's grammar.
+        case number(String)
+        case bool(Bool)
+        case null
+        case object([String: Value])
+        case array([Value])
+
+        var string: String? {
+            if case .string(let text) = self { text } else { nil }
+        }
+
+        /// An integer, from a JSON number or (as Google sends its int64 fields) a string of digits.
+        var int64: Int64? {
+            switch self {
+            case .number(let text), .string(let text): Int64(text)
+            default: nil
+            }
+        }
+
+        var bool: Bool? {
+            if case .bool(let value) = self { value } else { nil }
+        }
+    }
+
+    /// Why a text was refused.
+    enum Failure: Error, Equatable {
+        case malformed
+        case repeated(String)
+        case tooDeep
+        case nul
+    }
+
+    /// Purchases are two levels deep; this is far past it and far short of a stack overflow.
+    static let maximumDepth = 32
+
+    /// The value of a whole JSON text (whitespace around it allowed).
+    static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> Value {
+        var reader = Reader(bytes: Array(bytes))
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == reader.bytes.count else { throw .malformed }
+        return value
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func literal(_ word: String) -> Bool {
+            let word = Array(word.utf8)
+            guard bytes.count - index >= word.count, Array(bytes[index..<index + word.count]) == word else {
+                return false
+            }
+            index += word.count
+            return true
+        }
+
+        mutating func value(depth: Int) throws(Failure) -> Value {
+            skipWhitespace()
+            guard index < bytes.count else { throw .malformed }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try object(depth: depth + 1)
+            case UInt8(ascii: "["): return try array(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): if literal("true") { return .bool(true) }
+            case UInt8(ascii: "f"): if literal("false") { return .bool(false) }
+            case UInt8(ascii: "n"): if literal("null") { return .null }
+            default: return .number(try number())
+            }
+            throw .malformed
+        }
+
+        mutating func object(depth: Int) throws(Failure) -> Value {
+            guard depth <= PlayJSON.maximumDepth else { throw .tooDeep }
+            index += 1
+            var members: [String: Value] = [:]
+            var folded = Set<String>()
+            if take(UInt8(ascii: "}")) { return .object(members) }
+            repeat {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw .malformed }
+                let name = try string()
+                // Go's encoding/json matches a field in any case (the Kelvin sign and long s too).
+                guard folded.insert(name.uppercased().lowercased()).inserted else { throw .repeated(name) }
+                guard take(UInt8(ascii: ":")) else { throw .malformed }
+                members[name] = try value(depth: depth)
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")) else { throw .malformed }
+            return .object(members)
+        }
+
+        mutating func array(depth: Int) throws(Failure) -> Value {
+            guard depth <= PlayJSON.maximumDepth else { throw .tooDeep }
+            index += 1
+            var elements: [Value] = []
+            if take(UInt8(ascii: "]")) { return .array(elements) }
+            repeat {
+                elements.append(try value(depth: depth))
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "]")) else { throw .malformed }
+            return .array(elements)
+        }
+
+        /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as written.
+        mutating func number() throws(Failure) -> String {
+            let start = index
+            func digits() -> Int {
+                let first = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                return index - first
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let integerStart = index
+            let integerDigits = digits()
+            guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else {
+                throw .malformed
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() > 0 else { throw .malformed }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
+                guard digits() > 0 else { throw .malformed }
+            }
+            return String(decoding: bytes[start..<index], as: UTF8.self)
+        }
+
+        /// The string at `index` (its opening quote), escapes read; NUL, raw or escaped, is refused
+        /// (PostgreSQL's text cannot hold it). A lone surrogate is refused too: its UTF-8 does not exist.
+        mutating func string() throws(Failure) -> String {
+            index += 1
+            let start = index
+            // The common case, no escapes: the bytes are the text.
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+                if bytes[index] == 0 { throw .nul }
+                guard bytes[index] >= 0x20 else { throw .malformed }
+                index += 1
+            }
+            guard index < bytes.count else { throw .malformed }
+            var text = Array(bytes[start..<index])
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    guard let string = String(validating: text, as: UTF8.self) else { throw .malformed }
+                    return string
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { throw .malformed }
+                    let escape = bytes[index]
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
+                    case UInt8(ascii: "b"): text.append(0x08)
+                    case UInt8(ascii: "f"): text.append(0x0C)
+                    case UInt8(ascii: "n"): text.append(0x0A)
+                    case UInt8(ascii: "r"): text.append(0x0D)
+                    case UInt8(ascii: "t"): text.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try hex4()
+                        if (0xD800...0xDBFF).contains(scalar) {
+                            guard literal("\\u") else { throw .malformed }
+                            let low = try hex4()
+                            guard (0xDC00...0xDFFF).contains(low) else { throw .malformed }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        guard scalar != 0 else { throw .nul }
+                        guard let unicode = Unicode.Scalar(scalar) else { throw .malformed }
+                        text += Array(String(unicode).utf8)
+                    default: throw .malformed
+                    }
+                case 0: throw .nul
+                case 0x01..<0x20: throw .malformed
+                default: text.append(byte)
+                }
+            }
+            throw .malformed
+        }
+
+        mutating func hex4() throws(Failure) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw .malformed }
+            var value: UInt32 = 0
+            for byte in bytes[index..<index + 4] {
+                let digit: UInt32
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+                default: throw .malformed
+                }
+                value = value << 4 | digit
+            }
+            index += 4
+            return value
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Verifies `play_purchase` uploads locally (SPEC section 18): the payload is parsed, the key of
+/// the package `purchaseData` names is looked up, and the signature is checked with RSA PKCS#1
+/// v1.5 over the SHA-1 of `purchaseData`'s exact UTF-8 bytes.
+///
+/// The key is chosen by the package the signed text names, so a signature made with another
+/// app's key never verifies. Whether the package is one the job accepts
+/// (`GOOGLE_PLAY_PACKAGE_NAMES`, else `foreign_bundle`) is the caller's to judge.
+public struct PlayPurchaseVerifier: Sendable {
+    /// What one upload came to.
+    public enum Verification: Hashable, Sendable {
+        /// The signature verifies: Google issued this purchase.
+        case valid(PlayPurchaseData)
+        /// Refused, with the reason.
+        case invalid(PlayUploadFailure)
+    }
+
+    /// The keys by package name.
+    public let keys: PlayLicenceKeys
+
+    public init(keys: PlayLicenceKeys) {
+        self.keys = keys
+    }
+
+    /// Verifies an upload's payload.
+    public func verify(payload: some Collection<UInt8>) -> Verification {
+        let upload: PlayPurchaseUpload
+        do {
+            upload = try PlayPurchaseUpload(payload: payload)
+        } catch {
+            return .invalid(error)
+        }
+        return verify(upload)
+    }
+
+    /// Verifies an upload already parsed.
+    public func verify(_ upload: PlayPurchaseUpload) -> Verification {
+        guard let key = keys[upload.purchase.packageName] else {
+            return .invalid(.packageWithoutKey(upload.purchase.packageName))
+        }
+        guard key.isValidSignature(upload.signature, for: Array(upload.purchaseData.utf8)) else {
+            return .invalid(.signatureMismatch)
+        }
+        return .valid(upload.purchase)
+    }
+}
