@@ -207,6 +207,8 @@ let package = Package(
             dependencies: [
                 "Reconciliation", "Postgres", "AppStore", "AppStoreSimulator", "TestSupport", "AppStoreTestSupport",
                 .crypto, .x509,
+                // Google Play licence keys and signed purchases for the Play scenarios.
+                .cryptoExtras,
                 // A real HTTP server for the outbox webhook's tests.
                 .hummingbird,
                 // report.html's parts, checked as the template reads them.

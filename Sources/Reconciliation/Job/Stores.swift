@@ -10,10 +10,12 @@ public enum Stores {
         settings: Settings, logger: Logger, _ body: (ReconciliationJob) async throws -> T
     ) async throws -> T {
         try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { apple, api in
-            try await body(ReconciliationJob(
-                settings: settings, verifier: try verifier(apple: apple, settings: settings),
-                notifications: NotificationApplier(verify: apple.verifyNotification), serverAPI: api,
-                logger: logger))
+            try await GooglePlayServices.withUploadVerifier(settings: settings, logger: logger) { play in
+                try await body(ReconciliationJob(
+                    settings: settings, verifier: verifier(apple: apple, play: play),
+                    notifications: NotificationApplier(verify: apple.verifyNotification), serverAPI: api,
+                    logger: logger))
+            }
         }
     }
 
@@ -22,14 +24,16 @@ public enum Stores {
         settings: Settings, logger: Logger, _ body: (StoreUploadVerifier) async throws -> T
     ) async throws -> T {
         try await AppleServices.withVerifier(settings: settings, logger: logger) { apple in
-            try await body(try verifier(apple: apple, settings: settings))
+            try await GooglePlayServices.withUploadVerifier(settings: settings, logger: logger) { play in
+                try await body(verifier(apple: apple, play: play))
+            }
         }
     }
 
     /// The registration: each store's verifier, by its store.
-    private static func verifier(apple: AppleUploadVerifier, settings: Settings) throws -> StoreUploadVerifier {
+    private static func verifier(apple: AppleUploadVerifier, play: (any UploadVerifier)?) -> StoreUploadVerifier {
         var verifiers: [Store: any UploadVerifier] = [.appStore: apple]
-        if let play = try GooglePlayServices.uploadVerifier(settings: settings) { verifiers[.googlePlay] = play }
+        if let play { verifiers[.googlePlay] = play }
         return StoreUploadVerifier(verifiers)
     }
 }

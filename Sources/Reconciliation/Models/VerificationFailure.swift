@@ -40,6 +40,8 @@ public struct VerificationFailure: RawRepresentable, Hashable, Codable, Sendable
     public static let retry = VerificationFailure(rawValue: "retry")
     /// An upload of a store the settings leave off (a `play_purchase` without `GOOGLE_PLAY_PACKAGE_NAMES`).
     public static let storeNotConfigured = VerificationFailure(rawValue: "store_not_configured")
+    /// A Play purchase whose signature verifies, but whose token Google does not know (404).
+    public static let playTokenUnknown = VerificationFailure(rawValue: "play_token_unknown")
 
     /// verifyReceipt refused the receipt with `status`.
     public static func apple(status: Int) -> VerificationFailure { VerificationFailure(rawValue: "apple_\(status)") }
