@@ -34,8 +34,9 @@ public struct RunningSimulator: Sendable {
     }
 
     /// The settings that make this simulator the job's Google Play (its keys are made on first use).
-    public func playSettings() throws -> PlaySimulatorSettings {
-        try simulator.play.settings(baseURL: baseURL)
+    public func playSettings() async throws -> PlaySimulatorSettings {
+        try await simulator.play.prepareKeys()
+        return try simulator.play.settings(baseURL: baseURL)
     }
 }
 

@@ -136,7 +136,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard notificationRetryScale >= 0, notificationRetryScale <= 1000 else {
             throw ValidationError("--notification-retry-scale takes a factor between 0 and 1000")
         }
-        if let playPushURL, URL(string: playPushURL).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) != true
+        if let playPushURL,
+            URL(string: playPushURL).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) != true
         {
             throw ValidationError("--play-push-url \(playPushURL): expected an http(s) URL")
         }
@@ -165,7 +166,7 @@ struct ServeCommand: AsyncParsableCommand {
             playPackageNames: playPackages, playPushURL: playPushURL)
         let simulator = try AppStoreSimulator(configuration: configuration)
         // Made (or loaded) before listening, so that the banner is printed at once.
-        _ = try simulator.play.settings()
+        try await simulator.play.prepareKeys()
         let rootPath = simulator.rootCertificatePath ?? "-"
         let keyPath = simulator.apiPrivateKeyPath ?? "-"
         let keyID = simulator.apiKey.keyID

@@ -68,8 +68,10 @@ enum PlayHTTP {
     }
 
     /// The service account's key and address, read from the key file as the job reads it.
-    static func serviceAccount(_ sim: RunningSimulator) throws -> (key: _RSA.Signing.PrivateKey, email: String, tokenURI: String) {
-        let file = try JSONSerialization.jsonObject(with: try sim.playSettings().serviceAccountJSON) as? [String: Any]
+    static func serviceAccount(_ sim: RunningSimulator) async throws -> (
+        key: _RSA.Signing.PrivateKey, email: String, tokenURI: String
+    ) {
+        let file = try JSONSerialization.jsonObject(with: try await sim.playSettings().serviceAccountJSON) as? [String: Any]
         return (
             try _RSA.Signing.PrivateKey(pemRepresentation: file?["private_key"] as? String ?? ""),
             file?["client_email"] as? String ?? "", file?["token_uri"] as? String ?? ""
@@ -84,7 +86,7 @@ enum PlayHTTP {
 
     /// An access token for the simulator's service account.
     static func accessToken(_ sim: RunningSimulator) async throws -> String {
-        let account = try serviceAccount(sim)
+        let account = try await serviceAccount(sim)
         let answer = try await token(
             sim, assertion: try assertion(key: account.key, email: account.email, audience: account.tokenURI))
         guard let token = answer.object["access_token"] as? String else {
@@ -93,9 +95,21 @@ enum PlayHTTP {
         return token
     }
 
+    /// An RSA key the simulator does not know, made on a thread of its own (not the cooperative pool's).
+    static func otherKey() async throws -> _RSA.Signing.PrivateKey {
+        let der = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try _RSA.Signing.PrivateKey(keySize: .bits2048).derRepresentation })
+            }
+        }
+        return try _RSA.Signing.PrivateKey(derRepresentation: der)
+    }
+
     static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 
     /// The Developer API path of a package.
@@ -115,7 +129,9 @@ final class PushEndpoint: Sendable {
     var requests: [Received] { received.withLock { $0 } }
 
     /// Runs the endpoint (answering `status`) for the duration of `body`, which gets its URL.
-    static func with<T: Sendable>(status: HTTPResponse.Status = .noContent, _ body: (PushEndpoint, String) async throws -> T)
+    static func with<T: Sendable>(
+        status: HTTPResponse.Status = .noContent, _ body: (PushEndpoint, String) async throws -> T
+    )
         async throws -> T
     {
         let endpoint = PushEndpoint()

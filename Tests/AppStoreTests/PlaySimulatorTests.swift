@@ -29,10 +29,11 @@ import _CryptoExtras
         try await withSimulator { sim in
             let created = try await Self.create(
                 sim,
-                #"{"productId": "coins_100", "quantity": 3, "obfuscatedAccountId": "a1b2c3", "purchaseTimeMillis": 1764000000000}"#)
+                #"{"productId": "coins_100", "quantity": 3, "obfuscatedAccountId": "a1b2c3", "purchaseTimeMillis": 1764000000000}"#
+            )
             let data = try #require(created["purchaseData"] as? String)
             let signature = try #require(created["signature"] as? String)
-            let key = try #require(try sim.playSettings().licenseKeys[Self.package])
+            let key = try #require(try await sim.playSettings().licenseKeys[Self.package])
             #expect(try Self.verifies(data, signature, key: key))
             // Play's own spelling: compact, in Play Billing's order.
             let orderId = try #require(created["orderId"] as? String)
@@ -58,7 +59,9 @@ import _CryptoExtras
             let pending = try await Self.create(sim, #"{"productId": "coins_100", "pending": true}"#)
             #expect((pending["purchaseData"] as? String)?.contains(#""purchaseState":4"#) == true)
             let subscription = try await Self.create(sim, #"{"productId": "vip_month", "kind": "subscription"}"#)
-            #expect((subscription["purchaseData"] as? String)?.contains(#""autoRenewing":true,"acknowledged":false}"#) == true)
+            #expect(
+                (subscription["purchaseData"] as? String)?.contains(#""autoRenewing":true,"acknowledged":false}"#)
+                    == true)
             let tester = try await Self.create(sim, #"{"productId": "coins_100", "withoutOrderId": true}"#)
             #expect(tester["orderId"] == nil)
             #expect((tester["purchaseData"] as? String)?.hasPrefix(#"{"packageName":"#) == true)
@@ -67,7 +70,7 @@ import _CryptoExtras
             let completed = try await PlayHTTP.admin(sim, "/sim/play/purchases/\(token)/complete")
             let data = try #require(completed["purchaseData"] as? String)
             #expect(data.contains(#""purchaseState":0"#))
-            let key = try #require(try sim.playSettings().licenseKeys[Self.package])
+            let key = try #require(try await sim.playSettings().licenseKeys[Self.package])
             #expect(try Self.verifies(data, completed["signature"] as? String ?? "", key: key))
         }
     }
@@ -77,9 +80,10 @@ import _CryptoExtras
         defer { try? FileManager.default.removeItem(at: directory) }
         func run() async throws -> (PlaySimulatorSettings, [String: Any]) {
             let simulator = try AppStoreSimulator(
-                configuration: .init(stateDirectory: directory, logger: silentLogger, playPackageNames: ["com.a", "com.b"]))
+                configuration: .init(
+                    stateDirectory: directory, logger: silentLogger, playPackageNames: ["com.a", "com.b"]))
             let (settings, file) = try await simulator.withRunning { sim in
-                let settings = try sim.playSettings()
+                let settings = try await sim.playSettings()
                 return (settings, try Data(contentsOf: URL(fileURLWithPath: try #require(settings.serviceAccountFile))))
             }
             return (settings, try JSONSerialization.jsonObject(with: file) as? [String: Any] ?? [:])
@@ -89,7 +93,9 @@ import _CryptoExtras
         #expect(first.licenseKeys == second.licenseKeys)
         #expect(Set(first.licenseKeys.keys) == ["com.a", "com.b"])
         #expect(first.jobEnvironment["GOOGLE_PLAY_PACKAGE_NAMES"] == "com.a,com.b")
-        #expect(first.jobEnvironment["GOOGLE_PLAY_LICENSE_KEYS"]?.hasPrefix("com.a=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA") == true)
+        #expect(
+            first.jobEnvironment["GOOGLE_PLAY_LICENSE_KEYS"]?.hasPrefix(
+                "com.a=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA") == true)
         #expect(firstFile["type"] as? String == "service_account")
         #expect(firstFile["private_key_id"] as? String == secondFile["private_key_id"] as? String)
         #expect((firstFile["private_key"] as? String)?.hasPrefix("-----BEGIN PRIVATE KEY-----") == true)
@@ -105,15 +111,17 @@ import _CryptoExtras
 
     @Test func anAssertionOfTheServiceAccountGetsATokenThatIsReused() async throws {
         try await withSimulator { sim in
-            let account = try PlayHTTP.serviceAccount(sim)
+            let account = try await PlayHTTP.serviceAccount(sim)
             let answer = try await PlayHTTP.token(
-                sim, assertion: try PlayHTTP.assertion(key: account.key, email: account.email, audience: account.tokenURI))
+                sim,
+                assertion: try PlayHTTP.assertion(key: account.key, email: account.email, audience: account.tokenURI))
             #expect(answer.status == 200)
             #expect(answer.object["expires_in"] as? Int == 3599)
             #expect(answer.object["token_type"] as? String == "Bearer")
             let token = try #require(answer.object["access_token"] as? String)
             let created = try await Self.create(sim, #"{"productId": "coins_100"}"#)
-            let path = PlayHTTP.api(Self.package, "purchases/productsv2/tokens/\(created["purchaseToken"] as? String ?? "")")
+            let path = PlayHTTP.api(
+                Self.package, "purchases/productsv2/tokens/\(created["purchaseToken"] as? String ?? "")")
             for _ in 0..<3 {
                 #expect(try await PlayHTTP.send(sim, "GET", path, bearer: token).status == 200)
             }
@@ -126,7 +134,7 @@ import _CryptoExtras
     @Test(arguments: ["other key", "other issuer", "other audience", "no scope", "two hours", "expired"])
     func aWrongAssertionGetsNoToken(_ wrong: String) async throws {
         try await withSimulator { sim in
-            let account = try PlayHTTP.serviceAccount(sim)
+            let account = try await PlayHTTP.serviceAccount(sim)
             var key = account.key
             var email = account.email
             var audience = account.tokenURI
@@ -134,7 +142,7 @@ import _CryptoExtras
             var lifetime: Int64 = 3600
             var age: Int64 = 0
             switch wrong {
-            case "other key": key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            case "other key": key = try await PlayHTTP.otherKey()
             case "other issuer": email = "someone@else.iam.gserviceaccount.com"
             case "other audience": audience = "https://oauth2.googleapis.com/token"
             case "no scope": scope = "https://www.googleapis.com/auth/cloud-platform"
@@ -173,9 +181,11 @@ import _CryptoExtras
             let bearer = try await PlayHTTP.accessToken(sim)
             let created = try await Self.create(
                 sim,
-                #"{"productId": "coins_100", "quantity": 3, "obfuscatedAccountId": "u-42", "testPurchase": true, "purchaseTimeMillis": 1764000000123}"#)
+                #"{"productId": "coins_100", "quantity": 3, "obfuscatedAccountId": "u-42", "testPurchase": true, "purchaseTimeMillis": 1764000000123}"#
+            )
             let token = try #require(created["purchaseToken"] as? String)
-            _ = try await PlayHTTP.admin(sim, "/sim/play/purchases/\(token)/void", #"{"quantity": 1, "voidedReason": 1}"#)
+            _ = try await PlayHTTP.admin(
+                sim, "/sim/play/purchases/\(token)/void", #"{"quantity": 1, "voidedReason": 1}"#)
             let answer = try await PlayHTTP.send(
                 sim, "GET", PlayHTTP.api(Self.package, "purchases/productsv2/tokens/\(token)"), bearer: bearer)
             #expect(answer.status == 200)
@@ -199,7 +209,9 @@ import _CryptoExtras
                 sim, "GET",
                 PlayHTTP.api(Self.package, "purchases/productsv2/tokens/\(pending["purchaseToken"] as? String ?? "")"),
                 bearer: bearer)
-            #expect((pendingAnswer.object["purchaseStateContext"] as? [String: Any])?["purchaseState"] as? String == "PENDING")
+            #expect(
+                (pendingAnswer.object["purchaseStateContext"] as? [String: Any])?["purchaseState"] as? String
+                    == "PENDING")
             #expect(pendingAnswer.object["purchaseCompletionTime"] == nil)
 
             // An unknown token, or a known one under another package, is Google's 404.
@@ -222,7 +234,8 @@ import _CryptoExtras
             let now = Date().millisecondsSince1970
             let created = try await Self.create(
                 sim,
-                #"{"productId": "vip_month", "kind": "subscription", "obfuscatedAccountId": "u-7", "purchaseTimeMillis": \#(now - 86_400_000)}"#)
+                #"{"productId": "vip_month", "kind": "subscription", "obfuscatedAccountId": "u-7", "purchaseTimeMillis": \#(now - 86_400_000)}"#
+            )
             let token = try #require(created["purchaseToken"] as? String)
             let first = try #require(created["orderId"] as? String)
             let renewed = try await PlayHTTP.admin(sim, "/sim/play/purchases/\(token)/renew")
@@ -239,7 +252,8 @@ import _CryptoExtras
             #expect(subscription["subscriptionState"] as? String == "SUBSCRIPTION_STATE_ACTIVE")
             #expect(subscription["acknowledgementState"] as? String == "ACKNOWLEDGEMENT_STATE_PENDING")
             #expect(
-                (subscription["externalAccountIdentifiers"] as? [String: Any])?["obfuscatedExternalAccountId"] as? String
+                (subscription["externalAccountIdentifiers"] as? [String: Any])?["obfuscatedExternalAccountId"]
+                    as? String
                     == "u-7")
             #expect(subscription["testPurchase"] == nil)
             let item = try #require((subscription["lineItems"] as? [[String: Any]])?.first)
@@ -303,7 +317,9 @@ import _CryptoExtras
             #expect(seen == Array(tokens.dropFirst()))
             // The window filters on when the void was recorded.
             let window = try await list("startTime=\(now - 4 * hour - 1)&endTime=\(now - 2 * hour + 1)")
-            #expect((window["voidedPurchases"] as? [[String: Any]])?.compactMap { $0["purchaseToken"] as? String } == Array(tokens[2...4]))
+            #expect(
+                (window["voidedPurchases"] as? [[String: Any]])?.compactMap { $0["purchaseToken"] as? String }
+                    == Array(tokens[2...4]))
             // Nothing in the window: no voidedPurchases member at all, as Google leaves empty lists out.
             let empty = try await list("startTime=\(now - 100 * hour)&endTime=\(now - 50 * hour)")
             #expect(empty["voidedPurchases"] == nil)
@@ -345,7 +361,8 @@ import _CryptoExtras
         try await withSimulator { sim in
             let bearer = try await PlayHTTP.accessToken(sim)
             let fourDaysAgo = Date().millisecondsSince1970 - 4 * 86_400_000
-            let forgotten = try await Self.create(sim, #"{"productId": "coins_100", "purchaseTimeMillis": \#(fourDaysAgo)}"#)
+            let forgotten = try await Self.create(
+                sim, #"{"productId": "coins_100", "purchaseTimeMillis": \#(fourDaysAgo)}"#)
             _ = try await Self.create(
                 sim, #"{"productId": "coins_100", "acknowledged": true, "purchaseTimeMillis": \#(fourDaysAgo)}"#)
             _ = try await Self.create(sim, #"{"productId": "coins_100"}"#)
@@ -365,14 +382,16 @@ import _CryptoExtras
             let bearer = try await PlayHTTP.accessToken(sim)
             let paid = try await Self.create(sim, #"{"productId": "coins_100"}"#)
             let path = PlayHTTP.api(
-                Self.package, "purchases/products/coins_100/tokens/\(paid["purchaseToken"] as? String ?? ""):acknowledge")
+                Self.package,
+                "purchases/products/coins_100/tokens/\(paid["purchaseToken"] as? String ?? ""):acknowledge")
             let first = try await PlayHTTP.send(sim, "POST", path, body: "{}", bearer: bearer)
             #expect(first.status == 204)
             #expect(first.body.isEmpty)
             let again = try await PlayHTTP.send(sim, "POST", path, body: "{}", bearer: bearer)
             #expect(again.status == 400)
             func reason(_ answer: PlayHTTP.Answer) -> String? {
-                (((answer.object["error"] as? [String: Any])?["errors"] as? [[String: Any]])?.first)?["reason"] as? String
+                (((answer.object["error"] as? [String: Any])?["errors"] as? [[String: Any]])?.first)?["reason"]
+                    as? String
             }
             #expect(reason(again) == "invalidPurchaseState")
 
@@ -380,7 +399,8 @@ import _CryptoExtras
             let token = try #require(refunded["purchaseToken"] as? String)
             _ = try await PlayHTTP.admin(sim, "/sim/play/purchases/\(token)/void")
             let voided = try await PlayHTTP.send(
-                sim, "POST", PlayHTTP.api(Self.package, "purchases/subscriptions/vip_month/tokens/\(token):acknowledge"),
+                sim, "POST",
+                PlayHTTP.api(Self.package, "purchases/subscriptions/vip_month/tokens/\(token):acknowledge"),
                 bearer: bearer)
             #expect(voided.status == 400)
             #expect(reason(voided) == "productNotOwnedByUser")
@@ -424,7 +444,8 @@ import _CryptoExtras
                     as? String == "CHARGEBACK")
 
             let vip = try await Self.create(sim, #"{"productId": "vip_month", "kind": "subscription"}"#)
-            let renewal = try await PlayHTTP.admin(sim, "/sim/play/purchases/\(vip["purchaseToken"] as? String ?? "")/renew")
+            let renewal = try await PlayHTTP.admin(
+                sim, "/sim/play/purchases/\(vip["purchaseToken"] as? String ?? "")/renew")
             let renewalOrder = try await order(try #require(renewal["orderId"] as? String))
             #expect(renewalOrder.status == 200)
             #expect(renewalOrder.object["purchaseToken"] as? String == vip["purchaseToken"] as? String)
@@ -448,7 +469,8 @@ import _CryptoExtras
             try await PushEndpoint.with { endpoint, url in
                 let pushed = try await PlayHTTP.admin(
                     sim, "/sim/play/notifications",
-                    #"{"kind": "voided", "purchaseToken": "\#(token)", "url": "\#(url)", "pushToken": "s3cret/+", "messageId": "136969346945"}"#)
+                    #"{"kind": "voided", "purchaseToken": "\#(token)", "url": "\#(url)", "pushToken": "s3cret/+", "messageId": "136969346945"}"#
+                )
                 #expect(pushed["status"] as? Int == 204)
                 #expect(pushed["messageId"] as? String == "136969346945")
                 let received = try #require(endpoint.requests.first)
@@ -473,7 +495,8 @@ import _CryptoExtras
 
                 _ = try await PlayHTTP.admin(sim, "/sim/play/notifications", #"{"kind": "garbage", "url": "\#(url)"}"#)
                 let garbage = try #require(endpoint.requests.last)
-                let garbageMessage = (try JSONSerialization.jsonObject(with: garbage.body) as? [String: Any])?["message"]
+                let garbageMessage =
+                    (try JSONSerialization.jsonObject(with: garbage.body) as? [String: Any])?["message"]
                     as? [String: Any]
                 let garbageData = Data(base64Encoded: garbageMessage?["data"] as? String ?? "") ?? Data()
                 #expect((try? JSONSerialization.jsonObject(with: garbageData)) == nil)
@@ -515,7 +538,8 @@ import _CryptoExtras
         try await withSimulator { sim in
             let bearer = try await PlayHTTP.accessToken(sim)
             let created = try await Self.create(sim, #"{"productId": "coins_100"}"#)
-            let path = PlayHTTP.api(Self.package, "purchases/productsv2/tokens/\(created["purchaseToken"] as? String ?? "")")
+            let path = PlayHTTP.api(
+                Self.package, "purchases/productsv2/tokens/\(created["purchaseToken"] as? String ?? "")")
             let play = faults.dropLast() + #", "requests": 1}"#
             try await SimulatorAdmin.setFaults(sim, #"{"play": \#(play)}"#)
             let faulty = try await PlayHTTP.send(sim, "GET", path, bearer: bearer)
@@ -535,7 +559,8 @@ import _CryptoExtras
         try await withSimulator(faults: .init(http503Share: 1, apiErrorCode: 4_040_010)) { sim in
             let bearer = try await PlayHTTP.accessToken(sim)
             let created = try await Self.create(sim, #"{"productId": "coins_100"}"#)
-            let path = PlayHTTP.api(Self.package, "purchases/productsv2/tokens/\(created["purchaseToken"] as? String ?? "")")
+            let path = PlayHTTP.api(
+                Self.package, "purchases/productsv2/tokens/\(created["purchaseToken"] as? String ?? "")")
             #expect(try await PlayHTTP.send(sim, "GET", path, bearer: bearer).status == 200)
             try await SimulatorAdmin.setFaults(sim, #"{"play": {"latency_ms": 300}}"#)
             let started = ContinuousClock.now

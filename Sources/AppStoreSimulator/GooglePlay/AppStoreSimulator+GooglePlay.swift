@@ -20,7 +20,10 @@ extension AppStoreSimulator {
 
         let play = self.play
         router.get("sim/play/settings") { _, _ in
-            await Self.playAdmin(nil) { _ in PlaySettingsBody(try play.settings()) }
+            await Self.playAdmin(nil) { _ in
+                try await play.prepareKeys()
+                return PlaySettingsBody(try play.settings())
+            }
         }
         router.get("sim/play/stats") { _, _ in Self.json(encoding: play.stats) }
         router.delete("sim/play/stats") { _, _ in
@@ -29,7 +32,9 @@ extension AppStoreSimulator {
         }
         router.post("sim/play/purchases") { request, _ in
             await Self.playAdmin(request) { body in
-                try play.createPurchase(JSONDecoder().decode(PlayPurchaseRequest.self, from: body))
+                let asked = try JSONDecoder().decode(PlayPurchaseRequest.self, from: body)
+                try await play.prepareKeys(for: asked.packageName.map { [$0] } ?? [])
+                return try play.createPurchase(asked)
             }
         }
         router.get("sim/play/purchases/:token") { _, context in
@@ -94,7 +99,9 @@ extension AppStoreSimulator {
             var request = request
             let body = (try? await request.collectBody(upTo: 4096)).map { String(buffer: $0) } ?? ""
             let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard text.isEmpty || URL(string: text).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) == true
+            guard
+                text.isEmpty
+                    || URL(string: text).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) == true
             else { return Self.text("not an http(s) URL\n", status: .badRequest) }
             play.pushURL = text.isEmpty ? nil : text
             return Response(status: .noContent)
@@ -137,13 +144,15 @@ extension AppStoreSimulator {
     }
 
     /// Runs an admin action on the request body (none for GET); errors become JSON with a 4xx status.
-    private static func playAdmin<T: Encodable>(_ request: Request?, _ action: (Data) throws -> T) async -> Response {
+    private static func playAdmin<T: Encodable>(_ request: Request?, _ action: (Data) async throws -> T) async
+        -> Response
+    {
         do {
             var body = Data()
             if var request {
                 body = Data(try await request.collectBody(upTo: 1 << 20).readableBytesView)
             }
-            return json(encoding: try action(body))
+            return json(encoding: try await action(body))
         } catch let error as SimulatorRequestError {
             return json(["error": error.description], status: error.status)
         } catch {

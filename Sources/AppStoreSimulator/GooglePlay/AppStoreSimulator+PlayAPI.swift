@@ -32,7 +32,8 @@ extension AppStoreSimulator {
         }
         router.get(RouterPath(base + "purchases/voidedpurchases")) { request, context in
             await simulator.servePlay(request, .voidedPurchases) {
-                simulator.playVoidedPurchases(package: package(context), query: request.uri.queryParameters, now: Date())
+                simulator.playVoidedPurchases(
+                    package: package(context), query: request.uri.queryParameters, now: Date())
             }
         }
         router.get(RouterPath(base + "orders/:orderId")) { request, context in
@@ -133,7 +134,9 @@ extension AppStoreSimulator {
 
     // MARK: - Answers
 
-    private func playPurchase(package: String, token: String, kind: PlaySimulatedPurchase.Kind) -> PlaySimulatedPurchase? {
+    private func playPurchase(package: String, token: String, kind: PlaySimulatedPurchase.Kind)
+        -> PlaySimulatedPurchase?
+    {
         guard let purchase = play.purchase(token), purchase.packageName == package, purchase.kind == kind else {
             return nil
         }
@@ -210,7 +213,8 @@ extension AppStoreSimulator {
             regionCode: purchase.regionCode,
             lineItems: [
                 .init(
-                    productId: purchase.productId, expiryTime: purchase.expiryTimeMillis.map(PlayAPIResources.timestamp),
+                    productId: purchase.productId,
+                    expiryTime: purchase.expiryTimeMillis.map(PlayAPIResources.timestamp),
                     autoRenewingPlan: .init(autoRenewEnabled: purchase.autoRenewing && !purchase.voided),
                     offerDetails: .init(basePlanId: "monthly"), latestSuccessfulOrderId: latest)
             ],
@@ -238,7 +242,8 @@ extension AppStoreSimulator {
             query[name[...]].map(String.init) ?? query["pageSelection.\(name)"[...]].map(String.init)
         }
         func invalid(_ message: String) -> Response {
-            Self.playError(.badRequest, reason: "invalid", domain: "global", status: "INVALID_ARGUMENT", message: message)
+            Self.playError(
+                .badRequest, reason: "invalid", domain: "global", status: "INVALID_ARGUMENT", message: message)
         }
         let nowMillis = now.millisecondsSince1970
         let oldest = nowMillis - Self.playVoidRetention
@@ -251,7 +256,9 @@ extension AppStoreSimulator {
             let end = value("endTime").map { Int64($0) } ?? nowMillis
             guard let start, let end else { return invalid("startTime and endTime are epoch milliseconds.") }
             guard start <= end else { return invalid("startTime is after endTime.") }
-            guard let type = Int(value("type") ?? "0"), type == 0 || type == 1 else { return invalid("type is 0 or 1.") }
+            guard let type = Int(value("type") ?? "0"), type == 0 || type == 1 else {
+                return invalid("type is 0 or 1.")
+            }
             window = PlayVoidPage(
                 start: max(start, oldest), end: min(end, nowMillis), type: type,
                 partial: value("includeQuantityBasedPartialRefund") == "true", offset: 0)
@@ -371,7 +378,8 @@ extension AppStoreSimulator {
         -> Response
     {
         enum Outcome {
-            case done, notFound, wrongProduct, refused(String)
+            case done, notFound, wrongProduct
+            case refused(String)
         }
         let outcome = play.store.withLock { inner -> Outcome in
             guard var purchase = inner.purchases[token], purchase.packageName == package, purchase.kind == kind else {
@@ -415,7 +423,8 @@ extension AppStoreSimulator {
         detail["location"] = location
         detail["locationType"] = locationType
         let body: [String: any Sendable] = [
-            "error": ["code": Int(code.code), "message": message, "errors": [detail], "status": status] as [String: any Sendable]
+            "error": ["code": Int(code.code), "message": message, "errors": [detail], "status": status]
+                as [String: any Sendable]
         ]
         var response = json(body, status: code)
         response.headers[.contentType] = "application/json; charset=UTF-8"

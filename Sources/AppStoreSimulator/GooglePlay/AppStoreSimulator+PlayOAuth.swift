@@ -60,6 +60,8 @@ extension AppStoreSimulator {
             return Self.json(["error": "invalid_request", "error_description": "Body too large."], status: .badRequest)
         }
         let form = Self.formFields(String(buffer: body))
+        // A failure shows as a refused signature below.
+        try? await play.prepareKeys()
         switch checkAssertion(grantType: form["grant_type"], assertion: form["assertion"], now: Date()) {
         case .failure(let failure):
             play.store.count { $0.tokensRefused += 1 }

@@ -85,7 +85,8 @@ extension PlaySimulator {
             "subscription": "projects/appstore-sim/subscriptions/play-rtdn",
         ]
         let body = String(
-            decoding: try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys, .withoutEscapingSlashes]),
+            decoding: try JSONSerialization.data(
+                withJSONObject: envelope, options: [.sortedKeys, .withoutEscapingSlashes]),
             as: UTF8.self)
         let shownURL = url
         if let token = request.pushToken {
@@ -100,7 +101,10 @@ extension PlaySimulator {
         }
         logger.info(
             "Play notification pushed",
-            metadata: ["play.message_id": "\(messageId)", "url": "\(shownURL)", "status": "\(status.map { String($0) } ?? "none")"])
+            metadata: [
+                "play.message_id": "\(messageId)", "url": "\(shownURL)",
+                "status": "\(status.map { String($0) } ?? "none")",
+            ])
         return PlayPushResult(
             messageId: messageId, envelope: body,
             notification: request.kind == .garbage ? data : notification, status: status)
@@ -128,18 +132,20 @@ extension PlaySimulator {
             guard let purchase, purchase.kind == .oneTime else {
                 throw SimulatorRequestError(description: "a one_time notification names a one-time purchase")
             }
-            notification["oneTimeProductNotification"] = [
-                "version": "1.0", "notificationType": request.notificationType ?? 1,
-                "purchaseToken": purchase.purchaseToken, "sku": purchase.productId,
-            ] as [String: any Sendable]
+            notification["oneTimeProductNotification"] =
+                [
+                    "version": "1.0", "notificationType": request.notificationType ?? 1,
+                    "purchaseToken": purchase.purchaseToken, "sku": purchase.productId,
+                ] as [String: any Sendable]
         case .subscription:
             guard let purchase, purchase.kind == .subscription else {
                 throw SimulatorRequestError(description: "a subscription notification names a subscription")
             }
-            notification["subscriptionNotification"] = [
-                "version": "1.0", "notificationType": request.notificationType ?? 4,
-                "purchaseToken": purchase.purchaseToken, "subscriptionId": purchase.productId,
-            ] as [String: any Sendable]
+            notification["subscriptionNotification"] =
+                [
+                    "version": "1.0", "notificationType": request.notificationType ?? 4,
+                    "purchaseToken": purchase.purchaseToken, "subscriptionId": purchase.productId,
+                ] as [String: any Sendable]
         case .voided:
             guard let purchase else { throw SimulatorRequestError(description: "no purchase") }
             let last = voids.last { $0.purchaseToken == purchase.purchaseToken }

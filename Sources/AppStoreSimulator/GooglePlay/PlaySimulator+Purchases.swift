@@ -189,7 +189,9 @@ extension PlaySimulator {
         if purchase.voided || purchase.pendingCanceled {
             return SimulatorRequestError(description: "productNotOwnedByUser")
         }
-        if purchase.acknowledged || purchase.pending { return SimulatorRequestError(description: "invalidPurchaseState") }
+        if purchase.acknowledged || purchase.pending {
+            return SimulatorRequestError(description: "invalidPurchaseState")
+        }
         return nil
     }
 
@@ -223,7 +225,8 @@ extension PlaySimulator {
             if let quantity {
                 guard purchase.kind == .oneTime, quantity >= 1, quantity <= purchase.refundableQuantity else {
                     throw SimulatorRequestError(
-                        description: "a partial refund is 1…\(purchase.refundableQuantity) units of a one-time purchase")
+                        description: "a partial refund is 1…\(purchase.refundableQuantity) units of a one-time purchase"
+                    )
                 }
                 voidedQuantity = quantity
                 partial = quantity < purchase.refundableQuantity

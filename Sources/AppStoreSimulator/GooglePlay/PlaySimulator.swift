@@ -52,6 +52,17 @@ public final class PlaySimulator: Sendable {
     private let account = Mutex<PlayServiceAccount?>(nil)
     private let listening = Mutex<String?>(nil)
 
+    /// The keys of simulators without a state directory, shared by all of them in this process
+    /// (tests start dozens): an RSA-2048 key takes a good part of a second to make on a loaded
+    /// machine, and making it holds a thread of the cooperative pool, whose few threads other
+    /// tests' timing depends on.
+    private struct MemoryKeys {
+        var licenses: [String: PlayLicenseKey] = [:]
+        var account: PlayServiceAccount?
+    }
+
+    private static let memoryKeys = Mutex(MemoryKeys())
+
     /// The packages of simulator runs that name none.
     public static let defaultPackageNames = ["com.example.game"]
 
@@ -73,7 +84,12 @@ public final class PlaySimulator: Sendable {
                 if let stateDirectory {
                     try PlayLicenseKey.loadOrCreate(packageName: packageName, stateDirectory: stateDirectory)
                 } else {
-                    try PlayLicenseKey.generate(packageName: packageName)
+                    try Self.memoryKeys.withLock { shared in
+                        if let key = shared.licenses[packageName] { return key }
+                        let key = try PlayLicenseKey.generate(packageName: packageName)
+                        shared.licenses[packageName] = key
+                        return key
+                    }
                 }
             keys[packageName] = key
             return key
@@ -88,10 +104,34 @@ public final class PlaySimulator: Sendable {
                 if let stateDirectory {
                     try PlayServiceAccount.loadOrCreate(stateDirectory: stateDirectory)
                 } else {
-                    try PlayServiceAccount.generate()
+                    try Self.memoryKeys.withLock { shared in
+                        if let account = shared.account { return account }
+                        let account = try PlayServiceAccount.generate()
+                        shared.account = account
+                        return account
+                    }
                 }
             account = made
             return made
+        }
+    }
+
+    /// Makes (or loads) the service account's key and the licence keys of the configured packages
+    /// and of `packages`, on a thread of their own: RSA key generation must not hold a thread of
+    /// the cooperative pool, which the other requests and tests share. The routes call it before
+    /// they need a key; after it, ``licenseKey(for:)`` and ``serviceAccount()`` return at once.
+    public func prepareKeys(for packages: [String] = []) async throws {
+        let names = packageNames + packages.filter { !packageNames.contains($0) }
+        try await Self.offPool { [self] in
+            _ = try serviceAccount()
+            for name in names { _ = try licenseKey(for: name) }
+        }
+    }
+
+    /// Runs `work` on a new thread and waits for it without blocking the caller's.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
     }
 

@@ -35,7 +35,8 @@ public struct PlayLicenseKey: Sendable, CustomStringConvertible {
     static func loadOrCreate(packageName: String, stateDirectory directory: URL) throws -> PlayLicenseKey {
         let url = directory.appendingPathComponent(fileName(packageName: packageName))
         if let pem = try? String(contentsOf: url, encoding: .utf8) {
-            return PlayLicenseKey(packageName: packageName, privateKey: try _RSA.Signing.PrivateKey(pemRepresentation: pem))
+            return PlayLicenseKey(
+                packageName: packageName, privateKey: try _RSA.Signing.PrivateKey(pemRepresentation: pem))
         }
         let key = try generate(packageName: packageName)
         try writeSecret(Data(key.privateKey.pkcs8PEMRepresentation.utf8), to: url)
@@ -82,7 +83,8 @@ public struct PlayServiceAccount: Sendable, CustomStringConvertible {
     static func generate() throws -> PlayServiceAccount {
         let id = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         return PlayServiceAccount(
-            clientEmail: defaultClientEmail, privateKeyID: id, privateKey: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+            clientEmail: defaultClientEmail, privateKeyID: id,
+            privateKey: try _RSA.Signing.PrivateKey(keySize: .bits2048))
     }
 
     /// The fields of Google's key file.
