@@ -7,7 +7,9 @@ import _CryptoExtras
 
 /// The simulator plays Google Play (SPEC section 18) over real HTTP: signed purchases, the OAuth
 /// token endpoint, the Developer API's answers, voids, acknowledgements, orders, pushes and faults.
-@Suite struct PlaySimulatorTests {
+/// Serialized: seventeen simulators at once, each signing and answering, weigh on a two-core CI
+/// machine where other suites time their stops.
+@Suite(.serialized) struct PlaySimulatorTests {
     static let package = "com.example.game"
 
     /// Creates a purchase through the admin endpoint.
