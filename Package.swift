@@ -190,7 +190,12 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "AppStoreSimulator", "AppStoreTestSupport", .propertyBased, .swiftASN1],
+            dependencies: [
+                "AppStore", "AppStoreSimulator", "AppStoreTestSupport", .propertyBased, .swiftASN1,
+                // The simulated Google Play's signatures and JWTs, checked with swift-crypto directly, and
+                // a local push endpoint for its notifications (PlaySimulatorTests).
+                .crypto, .cryptoExtras, .hummingbird,
+            ],
             resources: [.copy("Vectors")]
         ),
         .testTarget(

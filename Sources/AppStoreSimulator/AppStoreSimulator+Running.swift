@@ -32,6 +32,12 @@ public struct RunningSimulator: Sendable {
         environment["APPLE_ROOT_CERTIFICATES"] = simulator.rootCertificatePath
         return environment
     }
+
+    /// The settings that make this simulator the job's Google Play (its keys are made on first use).
+    public func playSettings() async throws -> PlaySimulatorSettings {
+        try await simulator.play.prepareKeys()
+        return try simulator.play.settings(baseURL: baseURL)
+    }
 }
 
 extension AppStoreSimulator {

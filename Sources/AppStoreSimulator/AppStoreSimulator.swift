@@ -39,6 +39,11 @@ public struct SimulatorConfiguration: Sendable {
     public var notificationURL: String?
     /// The factor applied to Apple's retry waits (1, 12, 24, 48, 72 hours); 0.001 makes an hour 3.6 s.
     public var notificationRetryScale: Double
+    /// The Google Play apps whose licence keys the printed settings name (`GOOGLE_PLAY_PACKAGE_NAMES`);
+    /// empty: ``PlaySimulator/defaultPackageNames``.
+    public var playPackageNames: [String]
+    /// Where Real-time developer notifications are pushed when a request names no URL.
+    public var playPushURL: String?
 
     /// Creates a configuration.
     public init(
@@ -47,7 +52,7 @@ public struct SimulatorConfiguration: Sendable {
         apiKeyID: String = SimulatorAPIKey.defaultKeyID, issuerID: String = SimulatorAPIKey.defaultIssuerID,
         apiKey: SimulatorAPIKey? = nil, apiBundleIDs: Set<String> = [], pageSize: Int = 20,
         appAppleId: Int64 = 1_234_567_890, preparedAnswers: Bool = false, notificationURL: String? = nil,
-        notificationRetryScale: Double = 1
+        notificationRetryScale: Double = 1, playPackageNames: [String] = [], playPushURL: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -64,6 +69,8 @@ public struct SimulatorConfiguration: Sendable {
         self.preparedAnswers = preparedAnswers
         self.notificationURL = notificationURL
         self.notificationRetryScale = max(0, notificationRetryScale)
+        self.playPackageNames = playPackageNames
+        self.playPushURL = playPushURL
     }
 }
 
@@ -91,6 +98,8 @@ public struct SimulatorConfiguration: Sendable {
 /// - With a notification URL (``SimulatorConfiguration/notificationURL``, or
 ///   `PUT /sim/notification-url`), every notification made is POSTed there as Apple does, retried
 ///   on Apple's schedule, each attempt in its `sendAttempts` (``SimulatorNotificationPoster``).
+/// - Google Play on the same port: `POST /token`, the Developer API under `/androidpublisher/v3/`,
+///   admin under `/sim/play/` (``addGooglePlayRoutes(to:)``, ``PlaySimulator``).
 public struct AppStoreSimulator: Sendable {
     /// The configuration it runs with.
     public let configuration: SimulatorConfiguration
@@ -108,6 +117,8 @@ public struct AppStoreSimulator: Sendable {
     public let notifications: SimulatorNotificationLog
     /// Posts the notifications it makes to the app's notification URL.
     public let poster: SimulatorNotificationPoster
+    /// Its Google Play (``addGooglePlayRoutes(to:)``).
+    public let play: PlaySimulator
 
     /// Loads (or creates) the CA and sets up the state.
     public init(configuration: SimulatorConfiguration) throws {
@@ -133,6 +144,9 @@ public struct AppStoreSimulator: Sendable {
         poster = SimulatorNotificationPoster(
             url: configuration.notificationURL, retryScale: configuration.notificationRetryScale,
             attemptTimeout: .seconds(10), log: log, logger: configuration.logger)
+        play = PlaySimulator(
+            packageNames: configuration.playPackageNames, stateDirectory: configuration.stateDirectory,
+            host: configuration.host, pushURL: configuration.playPushURL, logger: configuration.logger)
     }
 
     /// The `.p8` file the job should use (`APPSTORE_PRIVATE_KEY_FILE`), when the key is on disk.
@@ -195,12 +209,18 @@ public struct AppStoreSimulator: Sendable {
         addNotificationRoutes(to: router)
         addTransactionAdminRoutes(to: router)
         if preparedAnswers != nil { addPreparedAnswerRoutes(to: router) }
+        addGooglePlayRoutes(to: router)
 
         return Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "appstore-sim"),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            onServerRunning: { [play = self.play] channel in
+                let port = channel.localAddress?.port ?? 0
+                // The service account's token_uri names the bound port.
+                play.serverDidStart(port: port)
+                await onServerRunning(port)
+            },
             logger: configuration.logger)
     }
 

@@ -43,6 +43,9 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
     /// Share of Server API answers whose signed transactions carry a corrupted signature: a
     /// misconfigured or impersonated server, which the client must report and never trust.
     public var forgedJWSShare: Double
+    /// Faults of the Google Play Developer API (JSON member `play`); nil: none. The fields above
+    /// are Apple's and leave Google Play's answers alone.
+    public var play: PlaySimulatorFaults?
 
     /// No faults.
     public static let none = SimulatorFaults()
@@ -54,7 +57,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         malformedShare: Double = 0, status21005Share: Double = 0, status21100RetryableShare: Double = 0,
         status21100Share: Double = 0, forcedStatus: Int? = nil, forcedIsRetryable: Bool? = nil,
         remainingRequests: Int? = nil, http429Share: Double = 0, retryAfterMilliseconds: Int = 1000,
-        apiErrorCode: Int? = nil, forgedJWSShare: Double = 0
+        apiErrorCode: Int? = nil, forgedJWSShare: Double = 0, play: PlaySimulatorFaults? = nil
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.hangShare = hangShare
@@ -72,6 +75,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         self.retryAfterMilliseconds = retryAfterMilliseconds
         self.apiErrorCode = apiErrorCode
         self.forgedJWSShare = forgedJWSShare
+        self.play = play
     }
 
     enum CodingKeys: String, CodingKey {
@@ -91,6 +95,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
         case retryAfterMilliseconds = "retry_after_ms"
         case apiErrorCode = "api_error_code"
         case forgedJWSShare = "forged_jws_share"
+        case play
     }
 
     /// Every field is optional in the JSON; a missing one is off.
@@ -114,6 +119,7 @@ public struct SimulatorFaults: Sendable, Hashable, Codable {
             try c.decodeIfPresent(Int.self, forKey: .retryAfterMilliseconds) ?? defaults.retryAfterMilliseconds
         apiErrorCode = try c.decodeIfPresent(Int.self, forKey: .apiErrorCode)
         forgedJWSShare = try c.decodeIfPresent(Double.self, forKey: .forgedJWSShare) ?? 0
+        play = try c.decodeIfPresent(PlaySimulatorFaults.self, forKey: .play)
     }
 
     /// What to do to one request.

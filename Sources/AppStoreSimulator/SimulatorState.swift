@@ -100,6 +100,20 @@ public final class SimulatorState: Sendable {
         }
     }
 
+    /// Draws the Google Play fault for one Developer API request (using up one of a limited
+    /// number of faulty requests); Apple's faults and their counts are left alone.
+    func beginPlayRequest() -> (latency: Duration, action: PlaySimulatorFaults.Action) {
+        inner.withLock { state in
+            guard let faults = state.faults.play else { return (.zero, .none) }
+            if let remaining = faults.remainingRequests {
+                state.faults.play?.remainingRequests = remaining - 1
+                if remaining <= 1 { state.faults.play = nil }
+                if remaining <= 0 { return (.zero, .none) }
+            }
+            return (.milliseconds(faults.latencyMilliseconds), faults.draw())
+        }
+    }
+
     /// Counts a Server API request answered, by what it was answered with.
     func endServerAPIRequest(answer: String) {
         inner.withLock { $0.stats.serverAPIAnswers[answer, default: 0] += 1 }

@@ -16,7 +16,10 @@ struct ServeCommand: AsyncParsableCommand {
             start). Admin: POST /sim/receipts (issue a receipt), POST /sim/transactions (create a signed \
             purchase), POST /sim/transactions/ID/refund and /reverse, POST /sim/notifications (sign a \
             Notification V2), GET|POST|DELETE /sim/faults, GET|DELETE /sim/stats, GET /sim/root.pem. Shares are \
-            probabilities from 0 to 1.
+            probabilities from 0 to 1. Google Play on the same port: POST /token (the service account's OAuth \
+            token endpoint), /androidpublisher/v3/applications/PKG/... (productsv2, subscriptionsv2, \
+            voidedpurchases, orders, acknowledge), admin under /sim/play/ (purchases, void, renew, notifications); \
+            licence keys and STATE_DIR/play-service-account.json are created on first start.
             """
     )
 
@@ -111,6 +114,16 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Factor applied to Apple's retry waits (0.001 makes an hour 3.6 s), for tests and the demo.")
     var notificationRetryScale = 1.0
 
+    @Option(
+        name: .customLong("play-package"),
+        help: "A Google Play package name the printed settings name (repeat; default com.example.game).")
+    var playPackages: [String] = []
+
+    @Option(
+        name: .customLong("play-push-url"),
+        help: "Where Google Play notification pushes go when POST /sim/play/notifications names no url.")
+    var playPushURL: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error.")
     var logLevel = "info"
 
@@ -122,6 +135,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard notificationRetryScale >= 0, notificationRetryScale <= 1000 else {
             throw ValidationError("--notification-retry-scale takes a factor between 0 and 1000")
+        }
+        if let playPushURL,
+            URL(string: playPushURL).map({ ["http", "https"].contains($0.scheme) && $0.host != nil }) != true
+        {
+            throw ValidationError("--play-push-url \(playPushURL): expected an http(s) URL")
         }
     }
 
@@ -144,8 +162,11 @@ struct ServeCommand: AsyncParsableCommand {
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["APPSTORE_SIM_SHARED_SECRET"],
             faults: faults, logger: Logger(label: "appstore-sim"), apiKeyID: apiKeyID, issuerID: issuerID,
             apiBundleIDs: Set(apiBundleIDs), pageSize: pageSize, preparedAnswers: preparedAnswers,
-            notificationURL: notificationURL, notificationRetryScale: notificationRetryScale)
+            notificationURL: notificationURL, notificationRetryScale: notificationRetryScale,
+            playPackageNames: playPackages, playPushURL: playPushURL)
         let simulator = try AppStoreSimulator(configuration: configuration)
+        // Made (or loaded) before listening, so that the banner is printed at once.
+        try await simulator.play.prepareKeys()
         let rootPath = simulator.rootCertificatePath ?? "-"
         let keyPath = simulator.apiPrivateKeyPath ?? "-"
         let keyID = simulator.apiKey.keyID
@@ -163,7 +184,7 @@ struct ServeCommand: AsyncParsableCommand {
                 APPSTORE_API_SANDBOX_URL=http://\(host):\(port)/sandbox
                   Server API key:           APPSTORE_KEY_ID=\(keyID) APPSTORE_ISSUER_ID=\(issuerID) \
                 APPSTORE_PRIVATE_KEY_FILE=\(keyPath)
-
+                \(Self.playBanner(simulator))
                 """
             FileHandle.standardOutput.write(Data(banner.utf8))
             if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
@@ -180,5 +201,17 @@ struct ServeCommand: AsyncParsableCommand {
         } catch is CancellationError {
             // Stopped by a signal.
         }
+    }
+
+    /// The Google Play settings lines (no secret: the licence keys printed are public keys).
+    private static func playBanner(_ simulator: AppStoreSimulator) -> String {
+        guard let settings = try? simulator.play.settings() else { return "  Google Play:              unavailable\n" }
+        return """
+              Google Play API:          GOOGLE_PLAY_API_URL=\(settings.apiURL) \
+            GOOGLE_PLAY_PACKAGE_NAMES=\(settings.packageNames.joined(separator: ","))
+              Google Play keys:         GOOGLE_PLAY_LICENSE_KEYS=\(settings.licenseKeysSetting)
+              Google Play account:      GOOGLE_PLAY_SERVICE_ACCOUNT_FILE=\(settings.serviceAccountFile ?? "-")
+
+            """
     }
 }
