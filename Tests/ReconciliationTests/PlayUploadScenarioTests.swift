@@ -1,3 +1,4 @@
+import AppStoreSimulator
 import Crypto
 import _CryptoExtras
 import Foundation
@@ -117,5 +118,61 @@ struct PlayUploadScenarioTests {
         #expect(try report.findings.isEmpty)
         #expect(try connection.query("SELECT error_code FROM reconcile.upload_verifications")[0].decode(String.self, at: 0)
             == "store_not_configured")
+    }
+
+    /// With a service account, the Developer API is the authority over what the signed data said
+    /// when bought: a partial refund by quantity and a test purchase are seen from the upload alone,
+    /// on the simulator's Google Play, with one OAuth token for the whole run.
+    @Test func withAServiceAccountGoogleSaysTheStateToday() async throws {
+        let (database, connection) = try TestDatabase.migrated("play_api_uploads")
+        try connection.executeScript("INSERT INTO reconcile.products VALUES ('coin42', 'consumable', 6000, 'CNY');")
+        let state = Scratch.root.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(
+            stateDirectory: state, logger: logger, playPackageNames: [Self.package]))
+        let bought = Date().addingTimeInterval(-2 * 86_400)
+        let millis = Int64(bought.timeIntervalSince1970 * 1000)
+        let partial = try sim.play.createPurchase(.init(
+            productId: "coin42", quantity: 3, obfuscatedAccountId: "alice", acknowledged: true, purchaseTimeMillis: millis))
+        _ = try sim.play.voidPurchase(partial.purchaseToken, quantity: 1)
+        let tester = try sim.play.createPurchase(.init(
+            productId: "coin42", obfuscatedAccountId: "bob", testPurchase: true, acknowledged: true, purchaseTimeMillis: millis))
+        for (user, purchase) in [("alice", partial), ("bob", tester)] {
+            let payload = String(decoding: try JSONSerialization.data(
+                withJSONObject: ["purchaseData": purchase.purchaseData, "signature": purchase.signature]), as: UTF8.self)
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at)
+                VALUES ($1, 'play_purchase', $2, $3, $4)
+                """, [user, payload, purchase.orderId, bought])
+            try connection.execute(
+                """
+                INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+                VALUES ($1, $2, 'coin42', $3, $4)
+                """, [try #require(purchase.orderId), user, user == "alice" ? 3 : 1, bought])
+        }
+        try await sim.withRunning { running in
+            let play = try await running.playSettings()
+            let settings = try Settings(lookup: play.jobEnvironment.merging([
+                "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+                "RECONCILE_REPORT_DIR": state.appendingPathComponent("reports").path,
+                "RECONCILE_RECEIPT_VERIFICATION": "local",
+            ]) { $1 }.lookup)
+            let report = try await Stores.withJob(settings: settings, logger: Self.quiet) {
+                try await $0.run(.init(since: bought.addingTimeInterval(-3600)))
+            }
+            #expect(try report.findings.map { "\($0.kind.rawValue) \($0.userID ?? "-")" }.sorted() == [
+                "environment_mismatch bob", "refunded_delivery alice",
+            ])
+            let methods = try connection.query("SELECT DISTINCT method FROM reconcile.upload_verifications")
+                .map { try $0.decode(String.self, at: 0) }
+            #expect(methods == ["play_api"])
+            let refunded = try connection.query(
+                "SELECT refunded_quantity FROM reconcile.apple_transactions WHERE transaction_id = $1", [try #require(partial.orderId)]
+            )[0].decode(Int?.self, at: 0)
+            #expect(refunded == 1)
+            #expect(sim.play.stats.tokensIssued == 1)
+        }
     }
 }
