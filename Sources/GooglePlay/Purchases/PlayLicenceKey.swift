@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SwiftASN1
 import _CryptoExtras
 
 /// An app's Google Play licence key (Play Console → Monetization setup): a base64 X.509
@@ -20,6 +21,9 @@ public struct PlayLicenceKey: Sendable {
     public init(base64 text: String) throws(PlayLicenceKeyError.Reason) {
         let compact = text.filter { !$0.isWhitespace }
         guard let der = Data(base64Encoded: compact), !der.isEmpty else { throw .notBase64 }
+        // Checked as DER first: swift-crypto was seen to abort, now and then, on a few bytes that
+        // are not DER at all (`YWJjZA==`), where it should throw.
+        guard let node = try? DER.parse(Array(der)), node.identifier == .sequence else { throw .notRSAPublicKey }
         let key: _RSA.Signing.PublicKey
         do {
             key = try _RSA.Signing.PublicKey(unsafeDERRepresentation: der)
