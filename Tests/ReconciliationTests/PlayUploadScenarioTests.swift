@@ -46,6 +46,7 @@ struct PlayUploadScenarioTests {
         let delivered = Self.purchaseData(order: "GPA.1000-0000-0000-00002", token: "tok-2", account: "bob", bought: bought)
         let pending = Self.purchaseData(order: "GPA.1000-0000-0000-00003", token: "tok-3", account: "carol", state: 4, bought: bought)
         let foreign = Self.purchaseData(order: "GPA.1000-0000-0000-00004", token: "tok-4", account: "dan", package: "com.other.app", bought: bought)
+        let keyless = Self.purchaseData(order: "GPA.1000-0000-0000-00005", token: "tok-5", account: "gina", package: "com.third.app", bought: bought)
         let reserialised = try key.payload(paid.replacingOccurrences(of: ",", with: ", "), signing: paid)
         let uploads: [(user: String, payload: String, claimed: String?)] = [
             ("alice", try key.payload(paid), "GPA.1000-0000-0000-00001"),
@@ -54,6 +55,7 @@ struct PlayUploadScenarioTests {
             ("dan", try key.payload(foreign), nil),
             ("eve", reserialised, nil),
             ("frank", "not json at all", nil),
+            ("gina", try key.payload(keyless), nil),
         ]
         for upload in uploads {
             try connection.execute(
@@ -71,7 +73,9 @@ struct PlayUploadScenarioTests {
         }
         let settings = try Settings(lookup: [
             "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
-            "GOOGLE_PLAY_PACKAGE_NAMES": Self.package, "GOOGLE_PLAY_LICENSE_KEYS": key.setting,
+            // Another app's key too: its genuine purchase is a foreign_bundle, not an unverifiable one.
+            "GOOGLE_PLAY_PACKAGE_NAMES": Self.package,
+            "GOOGLE_PLAY_LICENSE_KEYS": key.setting + ",com.other.app=" + key.key.publicKey.derRepresentation.base64EncodedString(),
             "RECONCILE_REPORT_DIR": Scratch.root.appendingPathComponent("play-\(UUID().uuidString)").path,
             "RECONCILE_RECEIPT_VERIFICATION": "local",
         ].lookup)
@@ -93,6 +97,7 @@ struct PlayUploadScenarioTests {
             "alice verified google_play play_signature -", "bob verified google_play play_signature -",
             "carol verified google_play play_signature -", "dan verified google_play play_signature -",
             "eve invalid google_play - play_signature_mismatch", "frank invalid google_play - play_payload_not_json",
+            "gina invalid google_play - play_package_without_key",
         ])
         let stores = try connection.query("SELECT DISTINCT store FROM reconcile.review_items").map { try $0.decode(String.self, at: 0) }
         #expect(stores == ["google_play"])
