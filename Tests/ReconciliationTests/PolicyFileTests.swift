@@ -79,7 +79,7 @@ struct PolicyFileTests {
         let wrong = json.replacingOccurrences(of: "\"sources\"", with: "\"source\"")
         #expect(throws: PolicyFileError(
             file: "policy file", line: 10, key: "rules[0].when.source",
-            why: "unknown key; expected one of kind, product, max_amount, environment, sources, buyer_basis, no_open")
+            why: "unknown key; expected one of kind, product, max_amount, environment, sources, buyer_basis, no_open, store")
         ) { try PolicyFile.parse(wrong) }
         let broken = json.replacingOccurrences(of: "\"granted\",", with: "\"granted\"")
         let error = try #require(throws: PolicyFileError.self) { try PolicyFile.parse(broken) }

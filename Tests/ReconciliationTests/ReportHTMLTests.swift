@@ -210,7 +210,7 @@ struct ReportHTMLTests {
         #expect(markdown.contains("1,234.567 |"))
         // The JSON and the CSV keep the milliunits.
         #expect(ReportWriter.json(report, findings: [yen, dinar]).contains("\"amount_milli\": 1500000"))
-        #expect(ReportWriter.csv(report, findings: [yen]).contains(",1500000,JPY\r\n"))
+        #expect(ReportWriter.csv(report, findings: [yen]).contains(",1500000,JPY,app_store\r\n"))
     }
 
     @Test func anEmptyRunSaysSo() {
