@@ -121,3 +121,37 @@ extension PostgresEncodable where Self: RawRepresentable, RawValue == String {
     /// A typed code (an extensible `RawRepresentable` struct or a `String` enum) binds as its raw text.
     public var postgresText: String? { rawValue }
 }
+
+/// A composite value (a row of a `CREATE TYPE … AS (…)` type) bound as one parameter, in
+/// PostgreSQL's text form: `("a",,"{""x""}")`, its fields in the type's order, nil ones null.
+/// Bound as `$1::schema.type`, the statement's plan sees a constant, and an inlined SQL function
+/// reading its fields is folded as if each field had been bound alone.
+public struct PostgresRecord: PostgresEncodable, Sendable, Equatable {
+    /// The fields' texts, in order; nil is null.
+    public let fields: [String?]
+
+    /// A record of these values, in the type's order.
+    public init(_ values: [any PostgresEncodable]) {
+        fields = values.map(\.postgresText)
+    }
+
+    /// Every field that is not null is quoted, `"` and `\` escaped with a backslash: an empty
+    /// text stays distinct from null (an unquoted empty field).
+    public var postgresText: String? {
+        var literal: [UInt8] = [UInt8(ascii: "(")]
+        for (index, field) in fields.enumerated() {
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            guard var text = field else { continue }
+            literal.append(UInt8(ascii: "\""))
+            text.withUTF8 { bytes in
+                for byte in bytes {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
+                    literal.append(byte)
+                }
+            }
+            literal.append(UInt8(ascii: "\""))
+        }
+        literal.append(UInt8(ascii: ")"))
+        return String(decoding: literal, as: UTF8.self)
+    }
+}

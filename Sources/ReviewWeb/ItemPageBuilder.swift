@@ -147,7 +147,11 @@ enum ItemPageBuilder {
                 userLabel: item.kind.accountIsTheBuyer ? t["item.buyer"] : t["item.account"],
                 severity: item.severity.rawValue, severityLabel: t.severity(item.severity), status: item.status.rawValue,
                 statusLabel: t.status(item.status), explanation: t.explanation(item.kind),
-                suggestedAction: t.suggestedAction(item.suggestedAction), transaction: item.transactionID ?? "—",
+                suggestedAction: t.suggestedAction(item.suggestedAction), storeLabel: t.store(item.store),
+                transactionLabel: t.transactionLabel(item.store),
+                originalTransactionLabel: t[
+                    item.store == .googlePlay ? "item.original_order_id" : "item.original_transaction"],
+                transaction: item.transactionID ?? "—",
                 originalTransaction: item.originalTransactionID ?? "—", user: item.userID ?? "—",
                 product: item.productID ?? "—",
                 detected: t.text("item.detected_value", [
@@ -172,7 +176,10 @@ enum ItemPageBuilder {
                         shown: String(decoding: (try? JSONEncoder().encode(draft)) ?? Data(), as: UTF8.self))
                 }
             },
-            apple: appleRows, hasApple: !appleRows.isEmpty, buyer: buyer, deliveries: deliveries,
+            apple: appleRows, hasApple: !appleRows.isEmpty,
+            storeHeading: t[item.store == .googlePlay ? "apple.heading_google_play" : "apple.heading"],
+            storeNone: t[item.store == .googlePlay ? "apple.none_google_play" : "apple.none"],
+            buyer: buyer, deliveries: deliveries,
             hasDeliveries: !deliveries.isEmpty, uploads: uploads, hasUploads: !uploads.isEmpty,
             events: detail.events.map { event in
                 let change: String

@@ -17,7 +17,9 @@ struct QueryFilter {
         ("all", []),
     ]
 
-    static let keys = ["status", "kind", "severity", "user", "product", "transaction", "assignee", "since", "until", "page"]
+    static let keys = [
+        "status", "kind", "severity", "store", "user", "product", "transaction", "assignee", "since", "until", "page",
+    ]
 
     private var values: [String: String] = [:]
 
@@ -54,6 +56,7 @@ struct QueryFilter {
         if let severity = values["severity"].map(Severity.init(rawValue:)), Severity.known.contains(severity) {
             filter.severities = [severity]
         }
+        filter.store = values["store"].flatMap(Store.init(rawValue:))
         filter.userID = values["user"]
         filter.productID = values["product"]
         filter.transactionID = values["transaction"]

@@ -167,6 +167,9 @@ struct QueuePage {
         let kindLabel: String
         let status: String
         let statusLabel: String
+        /// The store's code (`google_play`) and its name from the catalog.
+        let store: String
+        let storeLabel: String
         let transaction: String
         let user: String
         let product: String
@@ -191,6 +194,7 @@ struct QueuePage {
     let statusOptions: [OptionView]
     let kindOptions: [OptionView]
     let severityOptions: [OptionView]
+    let storeOptions: [OptionView]
     let allKinds: Bool
     let allKindsHref: String
     let kindCounts: [KindCount]
@@ -216,6 +220,11 @@ struct ItemPage {
         let statusLabel: String
         let explanation: String
         let suggestedAction: String
+        /// The store's name from the catalog, and what it calls the transaction id (Google
+        /// Play: the order id).
+        let storeLabel: String
+        let transactionLabel: String
+        let originalTransactionLabel: String
         let transaction: String
         let originalTransaction: String
         let user: String
@@ -324,6 +333,10 @@ struct ItemPage {
     let proposedActions: [ProposedAction]
     let apple: [KeyValue]
     let hasApple: Bool
+    /// The heading of the store's record of the transaction, and what the page says when there is
+    /// none (Apple's or Google Play's, SPEC section 18).
+    let storeHeading: String
+    let storeNone: String
     let buyer: Buyer?
     let deliveries: [Delivery]
     let hasDeliveries: Bool

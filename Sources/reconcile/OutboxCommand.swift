@@ -51,7 +51,8 @@ struct OutboxListCommand: AsyncParsableCommand {
                 }
                 let state = row.consumedAt.map { "consumed \(TimeExpression.format($0))" }
                     ?? row.deliveredAt.map { "delivered \(TimeExpression.format($0)), not consumed" } ?? "pending"
-                print("#\(row.id) \(row.action) \(terminalSafe(row.productID)) × \(row.quantity ?? 1) \(who) "
+                print("#\(row.id) \(row.store) \(row.action) \(terminalSafe(row.productID)) × \(row.quantity ?? 1) "
+                    + "\(who) "
                     + "(transaction \(terminalSafe(row.transactionID)), item \(row.reviewItemID), "
                     + "by \(terminalSafe(row.decidedBy)) \(TimeExpression.format(row.createdAt))): \(state)")
             }

@@ -119,8 +119,9 @@ struct JobTests {
         #expect(risk.contains { $0["kind"] as? String == "missed_delivery" && $0["currency"] as? String == "CNY"
             && $0["amount_milli"] as? Int == 18_000 })
         let finding = (json["findings"] as! [[String: Any]]).first!
-        #expect(Set(finding.keys) == ["review_item_id", "new", "kind", "severity", "transaction_id",
+        #expect(Set(finding.keys) == ["review_item_id", "new", "kind", "store", "severity", "transaction_id",
                                       "original_transaction_id", "user_id", "product_id", "suggested_action", "evidence"])
+        #expect(finding["store"] as? String == "app_store")
         #expect(FileManager.default.fileExists(atPath: reports.appendingPathComponent("run-\(report.runID)/report.md").path))
         let csv = try String(contentsOf: reports.appendingPathComponent("run-\(report.runID)/review.csv"), encoding: .utf8)
         #expect(csv.split(separator: "\r\n").count == 5)

@@ -79,7 +79,7 @@ struct PolicyFileTests {
         let wrong = json.replacingOccurrences(of: "\"sources\"", with: "\"source\"")
         #expect(throws: PolicyFileError(
             file: "policy file", line: 10, key: "rules[0].when.source",
-            why: "unknown key; expected one of kind, product, max_amount, environment, sources, buyer_basis, no_open")
+            why: "unknown key; expected one of kind, product, max_amount, environment, sources, buyer_basis, no_open, store")
         ) { try PolicyFile.parse(wrong) }
         let broken = json.replacingOccurrences(of: "\"granted\",", with: "\"granted\"")
         let error = try #require(throws: PolicyFileError.self) { try PolicyFile.parse(broken) }
@@ -106,6 +106,8 @@ struct PolicyFileTests {
          5, "rules[0].when.buyer_basis", "token is not a buyer basis"),
         ("rules:\n  - name: a\n    when:\n      kind: [missed_delivery]\n      environment: Xcode\n    decide: granted\n    note: x\n",
          5, "rules[0].when.environment", "Xcode is not an environment"),
+        ("rules:\n  - name: a\n    when:\n      kind: [missed_delivery]\n      store: app_gallery\n    decide: granted\n    note: x\n",
+         5, "rules[0].when.store", "app_gallery is not a store; expected one of app_store, google_play"),
         ("rules:\n  - name: a\n    when: {kind: [wrong_account]}\n    decide: granted\n    note: x\n",
          4, "rules[0].decide", "granted fits only kinds whose suggested action is grant (missed_delivery); wrong_account's is move"),
         ("rules:\n  - name: a\n    when: {kind: [missed_delivery]}\n    decide: revoked\n    note: x\n",

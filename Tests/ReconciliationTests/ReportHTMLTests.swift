@@ -116,7 +116,8 @@ struct ReportHTMLTests {
         #expect(foot.hasPrefix("</tbody></table>\n</section>\n<footer>"))
         #expect(foot.hasSuffix("</main></body></html>\n"))
         #expect(rows[1] == "<tr><td>7 <span class=\"new\">new</span></td><td>Missed delivery</td><td class=\"nowrap\">"
-            + "<span class=\"sev sev-high\">High</span></td><td><code>t-missed_delivery</code></td><td>u2</td>"
+            + "<span class=\"sev sev-high\">High</span></td><td class=\"nowrap\">App Store</td>"
+            + "<td><code>t-missed_delivery</code></td><td>u2</td>"
             + "<td>coin42</td><td class=\"nowrap\">2026-11-19</td><td class=\"num nowrap\">CN¥6.00</td>"
             + "<td>grant</td></tr>\n")
         // The unverified delivery has no purchase date nor price: the catalog's dash, an empty amount.
@@ -209,7 +210,7 @@ struct ReportHTMLTests {
         #expect(markdown.contains("1,234.567 |"))
         // The JSON and the CSV keep the milliunits.
         #expect(ReportWriter.json(report, findings: [yen, dinar]).contains("\"amount_milli\": 1500000"))
-        #expect(ReportWriter.csv(report, findings: [yen]).contains(",1500000,JPY\r\n"))
+        #expect(ReportWriter.csv(report, findings: [yen]).contains(",1500000,JPY,app_store\r\n"))
     }
 
     @Test func anEmptyRunSaysSo() {

@@ -83,6 +83,41 @@ public enum ReviewFixtures {
         return ids
     }
 
+    /// Google Play's order id of ``seedPlay(on:)``'s item.
+    public static let playOrder = "GPA.3391-2207-4310-55201"
+
+    /// Plants one Google Play item (SPEC section 18) beside ``seed(on:)``'s App Store ones: a
+    /// `missed_delivery` of the order ``playOrder`` to account `a1`, worth 6.00 CNY, with what a
+    /// grant gives; its fingerprint marked as Play's, as sql/diff/60_findings_store.sql does. Needs
+    /// a run (``seed(on:)`` writes one). Returns its id.
+    @discardableResult
+    public static func seedPlay(on connection: Connection) throws -> Int64 {
+        let evidence = """
+            {"apple_transaction": {"transaction_id": "\(playOrder)", "original_transaction_id": "\(playOrder)",
+             "product_id": "coin42", "quantity": 1, "purchase_date": "2026-11-20T08:15:00+00:00",
+             "environment": "Production", "bundle_id": "com.example.game", "price_milli": 6000, "currency": "CNY"},
+             "deliveries": [], "uploads": [], "buyer": {"user_id": "a1", "basis": "uploader", "uploaders": 1}}
+            """
+        let id = try connection.query(
+            """
+            INSERT INTO reconcile.review_items
+                (fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
+                 suggested_action, evidence, first_seen_run, last_seen_run, amount_milli, currency, store,
+                 grant_to_user_id, grant_product_id, grant_quantity)
+            SELECT 'google_play/missed_delivery:' || $1, 'missed_delivery', 'high', 'open', $1, $1, 'a1', 'coin42',
+                   'grant', $2::jsonb, r.id, r.id, 6000, 'CNY', 'google_play', 'a1', 'coin42', 1
+              FROM (SELECT max(id) AS id FROM reconcile.runs) r
+            RETURNING id
+            """, [playOrder, evidence]
+        )[0].decode(Int64.self, at: 0)
+        try connection.execute(
+            """
+            INSERT INTO reconcile.review_events (review_item_id, run_id, actor, from_status, to_status, note)
+            SELECT $1, max(id), 'reconcile', NULL, 'open', 'detected' FROM reconcile.runs
+            """, [id])
+        return id
+    }
+
     /// What the diff stores with each item for a decision, shared with scripts/browser-test-seed.sql.
     private static let plantedItemActions = URL(filePath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appending(path: "scripts/planted-item-actions.sql")

@@ -9,14 +9,14 @@
 -- Reads:  reconcile.review_items, diff_scope, diff_blocked, diff_pending_users, diff_findings
 -- Writes: diff_unchanged (id, and the item's fingerprint, first_seen_run, kind, transaction_id,
 --         original_transaction_id, detected_user_id, product_id, amount_milli, currency,
---         purchase_date, last_seen_run)
+--         purchase_date, last_seen_run, store)
 -- Values: :'upload_kinds' (text[]: the kinds about an upload, FindingKind.isAboutAnUpload).
 --
 -- NOT IN over the verifications' holds (no NULL in them, nor in the transaction compared): each
 -- is hashed once, where NOT EXISTS rescanned the table, empty on most nights, for every item.
 CREATE TEMP TABLE diff_unchanged ON COMMIT DROP AS
 SELECT r.id, r.fingerprint, r.first_seen_run, r.kind, r.transaction_id, r.original_transaction_id,
-       r.detected_user_id, r.product_id, r.amount_milli, r.currency, r.purchase_date, r.last_seen_run
+       r.detected_user_id, r.product_id, r.amount_milli, r.currency, r.purchase_date, r.last_seen_run, r.store
   FROM reconcile.review_items r
  WHERE r.status IN ('open', 'in_review', 'awaiting_approval') AND r.transaction_id IS NOT NULL
    AND NOT r.kind = ANY (:'upload_kinds'::text[])

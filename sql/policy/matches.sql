@@ -14,7 +14,8 @@
 --         transaction; null: any), :'buyer_bases' (text[]: how the diff decided the buyer; null:
 --         any), :'no_open_kinds' (text[]: the item's account has no other undecided item of these
 --         kinds, as its account, its buyer or the account it credited; null: no such condition),
---         :'undecided_statuses' (text[]: the statuses of an item not yet decided).
+--         :'undecided_statuses' (text[]: the statuses of an item not yet decided), :'stores' (text[]:
+--         the item is about one of these stores, app_store or google_play; null: any).
 -- Returns: id, user_id, amount_milli, currency.
 WITH implicated AS (
     -- The accounts the undecided items of the no_open kinds are about, with the item.
@@ -47,6 +48,7 @@ SELECT r.id, r.user_id, r.amount_milli, r.currency
    AND (:'sources'::text[] IS NULL OR EXISTS (
            SELECT 1 FROM reconcile.transaction_sources s
             WHERE s.transaction_id = r.transaction_id AND s.source = ANY (:'sources'::text[])))
+   AND (:'stores'::text[] IS NULL OR r.store = ANY (:'stores'::text[]))
    AND (:'buyer_bases'::text[] IS NULL OR r.evidence->'buyer'->>'basis' = ANY (:'buyer_bases'::text[]))
    -- An item whose account is unknown cannot be said to have no other open item.
    AND (:'no_open_kinds'::text[] IS NULL

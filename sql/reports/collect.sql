@@ -20,7 +20,8 @@ DROP TABLE IF EXISTS report_findings;
 CREATE TEMP TABLE report_findings (
     ordinal bigint NOT NULL, review_item_id bigint, is_new boolean NOT NULL, kind text NOT NULL,
     transaction_id text, original_transaction_id text, user_id text, product_id text, evidence text,
-    amount_milli bigint, currency text, purchase_date timestamptz, judged_run bigint, inputs bytea
+    amount_milli bigint, currency text, purchase_date timestamptz, judged_run bigint, inputs bytea,
+    store text NOT NULL
 );
 
 INSERT INTO report_findings
@@ -29,13 +30,16 @@ SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.
        f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date, f.judged_run,
        CASE WHEN f.evidence IS NOT NULL AND f.review_item_id IS NOT NULL THEN
             sha256(convert_to(ROW(f.review_item_id, f.kind, f.transaction_id, f.original_transaction_id, f.user_id,
-                                  f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date)::text, 'UTF8'))
-       END
+                                  f.product_id, f.evidence, f.amount_milli, f.currency, f.purchase_date,
+                                  f.store)::text, 'UTF8'))
+       END,
+       f.store
   FROM (SELECT f.fingerprint, r.id AS review_item_id,
                (r.id IS NULL OR (r.first_seen_run > :'resumes_after'::bigint AND NOT EXISTS (
                    SELECT 1 FROM reconcile.runs o WHERE o.id = r.first_seen_run AND o.kind <> 'run'))) AS is_new,
                f.kind, f.transaction_id, f.original_transaction_id, f.user_id, f.product_id,
-               f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run
+               f.evidence::text AS evidence, f.amount_milli, f.currency, f.purchase_date, r.last_seen_run AS judged_run,
+               f.store
           FROM diff_findings f
           -- Each finding's item by the fingerprint's index (one item per fingerprint: LIMIT 1 keeps
           -- it a lookup), not a hash of every item for the few findings a night judges.
@@ -51,6 +55,6 @@ SELECT row_number() OVER (ORDER BY k.severity_rank, f.kind, f.transaction_id, f.
                    SELECT 1 FROM reconcile.runs o WHERE o.id = u.first_seen_run AND o.kind <> 'run'),
                u.kind, u.transaction_id,
                u.original_transaction_id, u.detected_user_id, u.product_id, NULL,
-               u.amount_milli, u.currency, u.purchase_date, u.last_seen_run
+               u.amount_milli, u.currency, u.purchase_date, u.last_seen_run, u.store
           FROM diff_unchanged u) f
   JOIN diff_kinds k ON k.kind = f.kind;

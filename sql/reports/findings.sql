@@ -17,7 +17,7 @@ SELECT f.review_item_id, f.is_new, f.kind, f.transaction_id, f.original_transact
             THEN coalesce(f.evidence, (SELECT r.evidence::text FROM reconcile.review_items r
                                         WHERE r.id = f.review_item_id))
        END AS evidence,
-       f.amount_milli, f.currency, f.purchase_date, f.judged_run,
+       f.amount_milli, f.currency, f.purchase_date, f.judged_run, f.store,
        c.json, c.markdown, c.html, c.csv
   FROM (SELECT * FROM report_findings ORDER BY ordinal) f
   -- By the item's key, row by row (LIMIT 1: the key holds one row): the layout changes with every

@@ -2,26 +2,14 @@
 -- statement of its own, so a page's statement_timeout bounds one batch and never cuts a long
 -- download short. The whole result is read: it is planned for all of it, as the plain query
 -- would be, not for the first tenth a cursor is planned for by default. Inside a transaction.
--- Reads:  reconcile.review_items
+-- Reads:  reconcile.review_item_list (reconcile.review_items)
 -- Writes: the cursor review_export.
--- Values: the filter (ReviewFilter.values: null where it does not filter): :'statuses',
---         :'kinds', :'severities' (text[]), :'user_id', :'product_id', :'transaction_id',
---         :'assignee' (text), :'since', :'until' (timestamptz), :'run_id' (bigint),
---         :'max_amount_currencies' (text[]), :'max_amount_millis' (bigint[]: the same order),
---         :'currency' (text), :'ids' (bigint[]);
+-- Values: :'filter' (reconcile.review_filter, migration 0030: ReviewFilter.values);
 --         :'severity_order' (text[], as in page.sql).
 SET LOCAL cursor_tuple_fraction = 1.0;
 
 DECLARE review_export NO SCROLL CURSOR FOR
-SELECT id, fingerprint, kind, severity, status, transaction_id, original_transaction_id, user_id, product_id,
-       upload_id, suggested_action, first_seen_run, last_seen_run, created_at, updated_at, assignee, resolution,
-       resolved_by, resolved_at, note, amount_milli, currency, pending_resolution, pending_by, pending_at,
-       pending_note, approved_by, approved_at
-  FROM reconcile.review_items r
- WHERE reconcile.review_item_matches(
-           r, :'statuses'::text[], :'kinds'::text[], :'severities'::text[], :'user_id'::text, :'product_id'::text,
-           :'transaction_id'::text, :'assignee'::text, :'since'::timestamptz, :'until'::timestamptz,
-           :'run_id'::bigint, :'max_amount_currencies'::text[],
-           :'max_amount_millis'::bigint[], :'currency'::text, :'ids'::bigint[])
+SELECT * FROM reconcile.review_item_list r
+ WHERE reconcile.review_item_matches(r, :'filter'::reconcile.review_filter)
  ORDER BY coalesce(array_position(:'severity_order'::text[], severity), cardinality(:'severity_order'::text[])),
           created_at, id;

@@ -18,7 +18,9 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
     public var reviewEventID: Int64
     /// What to do.
     public var action: OutboxAction
-    /// Apple's transaction id.
+    /// Which store's purchase it is (SPEC section 18): the decided item's.
+    public var store: Store
+    /// The store's transaction id (Apple's, or Google Play's order id).
     @ExplicitNull public var transactionID: String?
     /// The product (Apple's, when Apple knows the transaction).
     @ExplicitNull public var productID: String?
@@ -46,6 +48,7 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
         case id
         case reviewItemID = "review_item_id"
         case action
+        case store
         case transactionID = "transaction_id"
         case productID = "product_id"
         case quantity
@@ -64,6 +67,7 @@ public struct OutboxEntry: Sendable, Equatable, Encodable {
         reviewItemID = try row["review_item_id"]
         reviewEventID = try row["review_event_id"]
         action = try row["action"]
+        store = try row["store"]
         transactionID = try row["transaction_id"]
         productID = try row["product_id"]
         quantity = try row["quantity"]

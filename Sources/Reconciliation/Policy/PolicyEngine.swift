@@ -159,6 +159,7 @@ public struct PolicyEngine: Sendable {
             "max_currencies": caps?.map(\.key), "max_amounts_milli": caps?.map(\.value),
             "environment": conditions.environment?.rawValue, "sources": conditions.sources,
             "buyer_bases": conditions.buyerBasis, "no_open_kinds": conditions.noOpen?.map(\.rawValue),
+            "stores": conditions.stores?.map(\.rawValue),
             "undecided_statuses": ReviewStatus.allCases.filter { !$0.isDecided && $0 != .autoResolved }.map(\.rawValue),
         ]
     }

@@ -233,7 +233,8 @@ struct PolicyFileReader {
 
     func conditions(_ value: Value) throws -> PolicyRule.Conditions {
         let fields = try mapping(
-            value, allowed: ["kind", "product", "max_amount", "environment", "sources", "buyer_basis", "no_open"],
+            value,
+            allowed: ["kind", "product", "max_amount", "environment", "sources", "buyer_basis", "no_open", "store"],
             required: ["kind"])
         func kinds(_ value: Value) throws -> [FindingKind] {
             try codes(value, "finding kind", known: FindingKind.allCases, name: \.rawValue)
@@ -255,6 +256,7 @@ struct PolicyFileReader {
             try codes($0, "buyer basis", known: BuyerBasis.known, name: \.rawValue)
         }
         conditions.noOpen = try fields["no_open"].map(kinds)
+        conditions.stores = try fields["store"].map { try codes($0, "store", known: Store.allCases, name: \.rawValue) }
         return conditions
     }
 

@@ -54,11 +54,13 @@ public struct PolicyRule: Sendable, Equatable {
         public var buyerBasis: [BuyerBasis]?
         /// The item's account has no other undecided item of these kinds.
         public var noOpen: [FindingKind]?
+        /// The item is about one of these stores' purchases (SPEC section 18).
+        public var stores: [Store]?
 
         public init(
             kinds: [FindingKind], products: [String]? = nil, maxAmountMilli: [String: Int64]? = nil,
             environment: AppStoreEnvironment? = nil, sources: [TransactionSource]? = nil,
-            buyerBasis: [BuyerBasis]? = nil, noOpen: [FindingKind]? = nil
+            buyerBasis: [BuyerBasis]? = nil, noOpen: [FindingKind]? = nil, stores: [Store]? = nil
         ) {
             self.kinds = kinds
             self.products = products
@@ -67,6 +69,7 @@ public struct PolicyRule: Sendable, Equatable {
             self.sources = sources
             self.buyerBasis = buyerBasis
             self.noOpen = noOpen
+            self.stores = stores
         }
     }
 

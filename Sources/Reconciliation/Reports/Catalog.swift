@@ -121,6 +121,12 @@ public struct Catalog: Sendable {
     public func runStatus(_ status: String) -> String { label("run_status", status) }
     public func runStatus(_ status: RunStatus) -> String { label("run_status", status.rawValue) }
     public func environment(_ environment: String) -> String { label("environment", environment) }
+    /// A store's name (`store.app_store`: "App Store").
+    public func store(_ store: Store) -> String { self["store.\(store.rawValue)"] }
+    /// What a store calls an item's transaction id: Google Play's is its order id (SPEC section 18).
+    public func transactionLabel(_ store: Store) -> String {
+        self[store == .googlePlay ? "item.order_id" : "item.transaction"]
+    }
 }
 
 /// How one reader sees the pages or a report: the language's catalog, and dates in their time zone.

@@ -361,7 +361,7 @@ struct ReportPage: TemplateValues {
     struct Row: MustacheParent {
         /// The values the template's row writes (`{{item}}`, `{{kind}}`…).
         enum Field: String, CaseIterable {
-            case item, kind, severity, severityLabel, transaction, user, product, purchased, amount, action
+            case item, kind, severity, severityLabel, store, transaction, user, product, purchased, amount, action
         }
 
         let isNew: Bool
@@ -376,6 +376,7 @@ struct ReportPage: TemplateValues {
                 .kind: t.kind(finding.kind),
                 .severity: finding.kind.severity.rawValue,
                 .severityLabel: t.severity(finding.kind.severity),
+                .store: t.store(finding.store),
                 .transaction: finding.transactionID ?? none,
                 .user: finding.userID ?? none,
                 .product: finding.productID ?? none,

@@ -130,6 +130,7 @@ extension ReportFormat {
         let evidence = finding.evidence.isEmpty ? "{}" : finding.evidence
         return "{\"review_item_id\": \(finding.reviewItemID.map(String.init) ?? "null"), "
             + "\"new\": \(finding.isNew), \"kind\": \(s(finding.kind.rawValue)), "
+            + "\"store\": \(s(finding.store.rawValue)), "
             + "\"severity\": \(s(finding.kind.severity.rawValue)), \"transaction_id\": \(o(finding.transactionID)), "
             + "\"original_transaction_id\": \(o(finding.originalTransactionID)), \"user_id\": \(o(finding.userID)), "
             + "\"product_id\": \(o(finding.productID)), \"suggested_action\": \(s(finding.kind.suggestedAction.rawValue)), "
@@ -199,7 +200,7 @@ extension ReportFormat {
         if report.openFindings == 0 {
             lines.append(t["report.no_findings_short"])
         } else {
-            let columns = ["item", "new", "kind", "severity", "transaction", "user", "product", "action"]
+            let columns = ["item", "new", "kind", "severity", "store", "transaction", "user", "product", "action"]
             lines += ["| " + columns.map { t["report.column_\($0)"] }.joined(separator: " | ") + " |",
                       "|" + String(repeating: "---|", count: columns.count)]
         }
@@ -213,7 +214,8 @@ extension ReportFormat {
         }
         let t = reader.catalog
         return "| \(finding.reviewItemID.map(String.init) ?? "—") | \(finding.isNew ? t["report.new"] : "") | "
-            + "\(t.kind(finding.kind)) | \(t.severity(finding.kind.severity)) | \(cell(finding.transactionID)) | "
+            + "\(t.kind(finding.kind)) | \(t.severity(finding.kind.severity)) | \(t.store(finding.store)) | "
+            + "\(cell(finding.transactionID)) | "
             + "\(cell(finding.userID)) | \(cell(finding.productID)) | \(t.suggestedAction(finding.kind.suggestedAction)) |\n"
     }
 }
@@ -222,7 +224,7 @@ extension ReportFormat {
 
 extension ReportFormat {
     static let csvHeader = ["review_item_id", "new", "kind", "severity", "transaction_id", "original_transaction_id",
-                            "user_id", "product_id", "suggested_action", "amount_milli", "currency"]
+                            "user_id", "product_id", "suggested_action", "amount_milli", "currency", "store"]
         .joined(separator: ",") + "\r\n"
 
     static func csvRow(_ finding: RunReport.Finding) -> String {
@@ -230,7 +232,7 @@ extension ReportFormat {
             finding.reviewItemID.map(String.init) ?? "", finding.isNew ? "true" : "false", finding.kind.rawValue,
             finding.kind.severity.rawValue, finding.transactionID ?? "", finding.originalTransactionID ?? "",
             finding.userID ?? "", finding.productID ?? "", finding.kind.suggestedAction.rawValue,
-            finding.amountMilli.map(String.init) ?? "", finding.currency ?? "",
+            finding.amountMilli.map(String.init) ?? "", finding.currency ?? "", finding.store.rawValue,
         ].map(ReportWriter.csvField).joined(separator: ",") + "\r\n"
     }
 }

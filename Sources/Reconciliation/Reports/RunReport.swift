@@ -20,6 +20,8 @@ public struct RunReport: Sendable {
         /// First detected by this run.
         public var isNew: Bool
         public var kind: FindingKind
+        /// Which store it is about (SPEC section 18).
+        public var store: Store = .appStore
         public var transactionID: String?
         public var originalTransactionID: String?
         public var userID: String?
@@ -195,7 +197,8 @@ enum ReportBuilder {
                 RunReport.Finding(
                     reviewItemID: try row.decode(Int64?.self, at: column.reviewItemID),
                     isNew: try row.decode(Bool.self, at: column.isNew),
-                    kind: kind, transactionID: try row.decode(String?.self, at: column.transactionID),
+                    kind: kind, store: try row.decode(Store.self, at: column.store),
+                    transactionID: try row.decode(String?.self, at: column.transactionID),
                     originalTransactionID: try row.decode(String?.self, at: column.originalTransactionID),
                     userID: try row.decode(String?.self, at: column.userID),
                     productID: try row.decode(String?.self, at: column.productID),
@@ -210,7 +213,7 @@ enum ReportBuilder {
     /// The positions of `findings.sql`'s columns.
     private struct FindingColumns {
         let reviewItemID, isNew, kind, transactionID, originalTransactionID, userID, productID, evidence: Int
-        let amountMilli, currency, purchaseDate, judgedRun, json, markdown, html, csv: Int
+        let amountMilli, currency, purchaseDate, judgedRun, store, json, markdown, html, csv: Int
 
         init(_ columns: Columns) throws {
             func position(_ name: String) throws -> Int {
@@ -231,6 +234,7 @@ enum ReportBuilder {
             currency = try position("currency")
             purchaseDate = try position("purchase_date")
             judgedRun = try position("judged_run")
+            store = try position("store")
             json = try position("json")
             markdown = try position("markdown")
             html = try position("html")

@@ -219,7 +219,8 @@ public struct BulkDecision: Sendable {
         }
         if let digest, digest != Self.digest(candidates) { throw SelectionChanged() }
         // Checked on the locked item, in its decision's transaction: an item is taken only while it is
-        // open or claimed by this person (bulk_candidates.sql's rule, which held when it was listed).
+        // open or claimed by this person (reconcile.review_item_decidable_by, migration 0030: the rule
+        // bulk_candidates.sql listed it by).
         let decider = ReviewService.Decider(actor: .person(person), admit: { item in
             if item.status == .inReview, let assignee = item.assignee, assignee != person {
                 throw ReviewError.claimedBySomeoneElse(id: item.id, assignee: assignee)

@@ -31,24 +31,27 @@ public struct ReviewFilter: Sendable, Equatable {
     public var currency: String?
     /// Any of these items (by id): those a person ticked on the queue page.
     public var ids: [Int64] = []
+    /// About this store's purchases (SPEC section 18).
+    public var store: Store?
 
     /// No filter: every item.
     public init() {}
 
-    /// The filter's values for the statements of `sql/review/` (`reconcile.review_item_matches`,
-    /// migrations 0015, 0019, 0020 and 0027): null where the filter does not filter.
+    /// The filter's values for the statements of `sql/review/`: `:'filter'`, one
+    /// `reconcile.review_filter` (migration 0030) that `reconcile.review_item_matches` reads, its
+    /// fields null where the filter does not filter. The one place the filter is bound.
     /// `excludingKinds` leaves the kind filter out, for counts by kind beside a kind filter.
     func values(excludingKinds: Bool = false) -> SQLValues {
         func list(_ values: [String]) -> [String]? { values.isEmpty ? nil : values }
         let maxAmounts = maxAmountMilliByCurrency.sorted { $0.key < $1.key }
-        return [
-            "statuses": list(statuses.map(\.rawValue)), "kinds": excludingKinds ? nil : list(kinds.map(\.rawValue)),
-            "severities": list(severities.map(\.rawValue)), "user_id": userID, "product_id": productID,
-            "transaction_id": transactionID, "assignee": assignee, "since": since, "until": until, "run_id": runID,
-            "max_amount_currencies": list(maxAmounts.map(\.key)),
-            "max_amount_millis": maxAmounts.isEmpty ? [Int64]?.none : maxAmounts.map(\.value), "currency": currency,
-            "ids": ids.isEmpty ? [Int64]?.none : ids,
+        // In the order of the type's fields.
+        let fields: [any PostgresEncodable] = [
+            list(statuses.map(\.rawValue)), excludingKinds ? [String]?.none : list(kinds.map(\.rawValue)),
+            list(severities.map(\.rawValue)), userID, productID, transactionID, assignee, since, until, runID,
+            list(maxAmounts.map(\.key)), maxAmounts.isEmpty ? [Int64]?.none : maxAmounts.map(\.value), currency,
+            ids.isEmpty ? [Int64]?.none : ids, store,
         ]
+        return ["filter": PostgresRecord(fields)]
     }
 }
 

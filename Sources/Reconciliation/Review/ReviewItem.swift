@@ -58,9 +58,11 @@ public struct ReviewItem: Sendable, Equatable {
     public var severity: Severity
     /// Where the item stands.
     public var status: ReviewStatus
-    /// Apple's transaction id.
+    /// Which store the finding is about (SPEC section 18).
+    public var store: Store
+    /// The store's transaction id: Apple's, or Google Play's order id.
     public var transactionID: String?
-    /// Apple's original transaction id.
+    /// The store's original transaction id (Google Play: the order id without its `..N` suffix).
     public var originalTransactionID: String?
     /// The account the finding is about (for a grant or a move: the buyer; otherwise the delivery's account).
     public var userID: String?
@@ -111,6 +113,7 @@ public struct ReviewItem: Sendable, Equatable {
         kind = try row["kind"]
         severity = Severity(rawValue: try row["severity"])
         status = try row["status"]
+        store = try row["store"]
         transactionID = try row["transaction_id"]
         originalTransactionID = try row["original_transaction_id"]
         userID = try row["user_id"]

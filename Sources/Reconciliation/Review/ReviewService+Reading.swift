@@ -55,12 +55,13 @@ extension ReviewService {
     }
 
     /// Writes the items matching `filter` as CSV, header first, streaming so any size fits.
-    /// Fields go through `ReportWriter.csvField`, which defuses spreadsheet formulas.
+    /// Fields go through `ReportWriter.csvField`, which defuses spreadsheet formulas. `store` (SPEC
+    /// section 18) comes last, so that the columns before it keep their places.
     public func exportCSV(_ filter: ReviewFilter, write: (String) throws -> Void) throws {
         let header = [
             "id", "status", "kind", "severity", "transaction_id", "original_transaction_id", "user_id", "product_id",
             "suggested_action", "assignee", "resolution", "resolved_by", "resolved_at", "note", "created_at",
-            "updated_at", "first_seen_run", "last_seen_run",
+            "updated_at", "first_seen_run", "last_seen_run", "store",
         ]
         try write(header.joined(separator: ",") + "\r\n")
         var values = filter.values()
@@ -83,6 +84,7 @@ extension ReviewService {
             item.assignee ?? "", item.resolution?.rawValue ?? "", item.resolvedBy ?? "",
             item.resolvedAt.map(TimeExpression.format) ?? "", item.note ?? "", TimeExpression.format(item.createdAt),
             TimeExpression.format(item.updatedAt), String(item.firstSeenRun), String(item.lastSeenRun),
+            item.store.rawValue,
         ]
         return fields.map(ReportWriter.csvField).joined(separator: ",") + "\r\n"
     }

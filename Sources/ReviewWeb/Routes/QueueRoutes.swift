@@ -37,6 +37,9 @@ struct QueueController: Sendable {
         let severityOptions = Severity.known.map {
             OptionView(value: $0.rawValue, label: t.severity($0.rawValue), selected: filter.severities.first == $0)
         }
+        let storeOptions = Store.allCases.map {
+            OptionView(value: $0.rawValue, label: t.store($0), selected: filter.store == $0)
+        }
         let kindCounts = result.countsByKind.map { entry -> QueuePage.KindCount in
             let href = "/?" + query.encoded(replacing: ["kind": entry.kind.rawValue, "page": nil])
             return QueuePage.KindCount(
@@ -47,7 +50,8 @@ struct QueueController: Sendable {
             QueuePage.Row(
                 id: item.id, href: "/items/\(item.id)", severity: item.severity.rawValue, severityLabel: t.severity(item.severity),
                 kindLabel: t.kind(item.kind), status: item.status.rawValue, statusLabel: t.status(item.status),
-                transaction: item.transactionID ?? "—", user: item.userID ?? "—", product: item.productID ?? "—",
+                store: item.store.rawValue, storeLabel: t.store(item.store), transaction: item.transactionID ?? "—",
+                user: item.userID ?? "—", product: item.productID ?? "—",
                 assignee: item.assignee ?? "", detected: reader.minute(item.createdAt),
                 value: item.value.map { reader.money(milli: $0.milli, currency: $0.currency) } ?? "—")
         }
@@ -59,7 +63,7 @@ struct QueueController: Sendable {
             result.page < result.pageCount ? "/?" + query.encoded(replacing: ["page": String(result.page + 1)]) : nil
         let view = QueuePage(
             filter: filterView, statusOptions: statusOptions, kindOptions: kindOptions,
-            severityOptions: severityOptions, allKinds: filter.kinds.isEmpty,
+            severityOptions: severityOptions, storeOptions: storeOptions, allKinds: filter.kinds.isEmpty,
             allKindsHref: "/?" + query.encoded(replacing: ["kind": nil, "page": nil]), kindCounts: kindCounts,
             items: rows, hasItems: !rows.isEmpty, totalText: t.text("queue.count", ["count": String(result.total)]),
             pageText: t.text("queue.page", ["page": String(result.page), "pages": String(result.pageCount)]),

@@ -44,6 +44,7 @@ enum PolicyText {
         if let sources = conditions.sources { parts.append("sources " + list(sources.map(\.rawValue))) }
         if let bases = conditions.buyerBasis { parts.append("buyer by " + list(bases.map(\.rawValue))) }
         if let kinds = conditions.noOpen { parts.append("no open " + list(kinds.map(\.rawValue))) }
+        if let stores = conditions.stores { parts.append("store " + list(stores.map(\.rawValue))) }
         func limit(_ name: String, _ limit: PolicyRule.Limit?) {
             guard let limit else { return }
             var caps: [String] = limit.items.map { ["\($0) item(s)"] } ?? []

@@ -46,13 +46,16 @@ struct ReviewListCommand: AsyncParsableCommand {
                     "items": result.items.map(ReviewOutput.json),
                 ] as [String: Any])
             case .csv:
-                let header = "id,status,kind,severity,transaction_id,user_id,product_id,suggested_action,assignee,created_at"
+                // `store` last (SPEC section 18): the columns before it keep their places.
+                let header =
+                    "id,status,kind,severity,transaction_id,user_id,product_id,suggested_action,assignee,created_at,store"
                 print(header, terminator: "\r\n")
                 for item in result.items {
                     let fields = [
-                        String(item.id), item.status.rawValue, item.kind.rawValue, item.severity.rawValue, item.transactionID ?? "",
+                        String(item.id), item.status.rawValue, item.kind.rawValue, item.severity.rawValue,
+                        item.transactionID ?? "",
                         item.userID ?? "", item.productID ?? "", item.suggestedAction.rawValue, item.assignee ?? "",
-                        TimeExpression.format(item.createdAt),
+                        TimeExpression.format(item.createdAt), item.store.rawValue,
                     ]
                     print(fields.map(ReportWriter.csvField).joined(separator: ","), terminator: "\r\n")
                 }
@@ -62,13 +65,16 @@ struct ReviewListCommand: AsyncParsableCommand {
                     return
                 }
                 print(ReviewOutput.table(
-                    header: ["ID", "STATUS", "SEVERITY", "KIND", "TRANSACTION", "USER", "PRODUCT", "ASSIGNEE", "DETECTED"],
+                    header: [
+                        "ID", "STATUS", "SEVERITY", "KIND", "STORE", "TRANSACTION", "USER", "PRODUCT", "ASSIGNEE", "DETECTED",
+                    ],
                     rows: result.items.map { (item: ReviewItem) -> [String] in
-                        [String(item.id), item.status.rawValue, item.severity.rawValue, item.kind.rawValue, item.transactionID ?? "—",
+                        [String(item.id), item.status.rawValue, item.severity.rawValue, item.kind.rawValue, item.store.rawValue,
+                         item.transactionID ?? "—",
                          item.userID ?? "—", item.productID ?? "—", item.assignee ?? "",
                          String(TimeExpression.format(item.createdAt).prefix(10))]
                     },
-                    widths: [6, 17, 8, 20, 22, 18, 16, 12, 10]))
+                    widths: [6, 17, 8, 20, 11, 22, 18, 16, 12, 10]))
                 print("page \(result.page) of \(result.pageCount), \(result.total) items")
             }
         }

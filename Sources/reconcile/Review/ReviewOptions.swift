@@ -80,10 +80,14 @@ struct ReviewFilterOptions: ParsableArguments {
     @Option(help: "Only items in this currency (ISO code, e.g. CNY).")
     var currency: String?
 
+    @Option(help: "Only this store's items: app_store or google_play.")
+    var store: Store?
+
     /// Whether any filter is given.
     var isEmpty: Bool {
         status.isEmpty && kind.isEmpty && severity.isEmpty && user == nil && product == nil && transaction == nil
             && assignee == nil && since == nil && until == nil && run == nil && maxAmount.isEmpty && currency == nil
+            && store == nil
     }
 
     func validate() throws { _ = try filter() }
@@ -108,6 +112,7 @@ struct ReviewFilterOptions: ParsableArguments {
         filter.runID = run
         filter.currency = currency?.uppercased()
         filter.maxAmountMilliByCurrency = try Self.maxAmounts(maxAmount, currency: filter.currency)
+        filter.store = store
         return filter
     }
 
@@ -165,6 +170,8 @@ extension FindingKind: CommandLineValue {
 extension Severity: CommandLineValue {
     static var commandLineValues: [Severity] { known }
 }
+
+extension Store: ExpressibleByArgument {}
 
 /// Parses an option's comma list of domain codes (`--status open,in_review`); a value this build
 /// does not know is a usage error naming the ones it does (exit 64).

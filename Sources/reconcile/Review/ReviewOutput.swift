@@ -8,7 +8,7 @@ enum ReviewOutput {
         func value(_ text: String?) -> Any { text ?? NSNull() }
         return [
             "id": item.id, "fingerprint": item.fingerprint, "kind": item.kind.rawValue, "severity": item.severity.rawValue,
-            "status": item.status.rawValue, "transaction_id": value(item.transactionID),
+            "status": item.status.rawValue, "store": item.store.rawValue, "transaction_id": value(item.transactionID),
             "original_transaction_id": value(item.originalTransactionID), "user_id": value(item.userID),
             "product_id": value(item.productID), "suggested_action": item.suggestedAction.rawValue,
             "first_seen_run": item.firstSeenRun, "last_seen_run": item.lastSeenRun,
@@ -33,7 +33,8 @@ enum ReviewOutput {
 
     static func json(_ entry: OutboxEntry) -> [String: Any] {
         [
-            "id": entry.id, "action": entry.action.rawValue, "transaction_id": entry.transactionID ?? NSNull(),
+            "id": entry.id, "action": entry.action.rawValue, "store": entry.store.rawValue,
+            "transaction_id": entry.transactionID ?? NSNull(),
             "product_id": entry.productID ?? NSNull(), "quantity": entry.quantity ?? NSNull(),
             "from_user_id": entry.fromUserID ?? NSNull(), "to_user_id": entry.toUserID ?? NSNull(),
             "decided_by": entry.decidedBy, "note": entry.note ?? NSNull(), "review_event_id": entry.reviewEventID,

@@ -31,7 +31,10 @@ struct ReviewShowCommand: AsyncParsableCommand {
             let item = detail.item
             var lines = [
                 "Review item \(item.id): \(item.kind) (\(item.severity)), \(item.status.rawValue)",
-                "  transaction   \(terminalSafe(item.transactionID)) (original \(terminalSafe(item.originalTransactionID)))",
+                "  store         \(item.store)",
+                // Google Play's transaction id is its order id (SPEC section 18).
+                (item.store == .googlePlay ? "  order id      " : "  transaction   ")
+                    + "\(terminalSafe(item.transactionID)) (original \(terminalSafe(item.originalTransactionID)))",
                 "  user          \(terminalSafe(item.userID))",
                 "  product       \(terminalSafe(item.productID))",
                 "  suggested     \(item.suggestedAction)",
