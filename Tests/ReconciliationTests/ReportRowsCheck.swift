@@ -75,7 +75,7 @@ enum ReportRowsCheck {
             "reviewItemID": "review_item_id", "kind": "kind", "transactionID": "transaction_id",
             "originalTransactionID": "original_transaction_id", "userID": "user_id", "productID": "product_id",
             "evidence": "evidence", "amountMilli": "amount_milli", "currency": "currency",
-            "purchaseDate": "purchase_date",
+            "purchaseDate": "purchase_date", "store": "store",
         ]
         #expect(fields == Set(columns.keys), "a field the digest does not name: \(fields.subtracting(columns.keys))")
 
