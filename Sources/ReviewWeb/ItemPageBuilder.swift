@@ -58,7 +58,12 @@ enum ItemPageBuilder {
                     "each": reader.money(milli: price / quantity, currency: currency),
                 ])
         }
-        let appleRows = appleKeys.filter { apple[$0] != .null && $0 != "price_milli" && $0 != "currency" }
+        // The store is the item's own line; a purchase that is paid (every Apple one) says nothing by
+        // its `pending` flag.
+        let appleRows = appleKeys.filter {
+            apple[$0] != .null && $0 != "price_milli" && $0 != "currency" && $0 != "store"
+                && !($0 == "pending" && apple[$0] == .bool(false))
+        }
             .map { key -> ItemPage.KeyValue in
                 let text = apple[key]?.text
                 let shown: String
