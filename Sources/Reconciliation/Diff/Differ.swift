@@ -42,9 +42,6 @@ public struct Differ: Sendable {
         /// Accepted Google Play package names (`GOOGLE_PLAY_PACKAGE_NAMES`); empty: Play is off,
         /// and no Play transaction or ledger row is judged.
         public var packageNames: [String] = []
-        /// With a Play service account, a Play order is unknown to Google only after the Orders
-        /// API answered not found.
-        public var playAPIEnabled = false
         /// Which purchases count as real money.
         public var environment: Settings.Environment
         /// Purchases and deliveries younger than this instant are not judged (run start − grace).
@@ -77,8 +74,10 @@ public struct Differ: Sendable {
         /// a second store), Google Play when its packages are named.
         var storesOn: [Store] { [.appStore] + (packageNames.isEmpty ? [] : [.googlePlay]) }
 
-        /// The stores whose API is configured.
-        var apiStores: [Store] { (serverAPIEnabled ? [.appStore] : []) + (playAPIEnabled ? [.googlePlay] : []) }
+        /// The stores whose unverified deliveries wait for their API's "not found": Apple's with the
+        /// Server API. Google Play's joins once the Orders API is asked about ledger order ids
+        /// (issue 38); until then waiting on an answer nobody asks would hide every Play one.
+        var apiStores: [Store] { serverAPIEnabled ? [.appStore] : [] }
 
         /// Whether this diff judges every open review item again (see `carriesUnchangedItems`).
         var judgesEveryOpenItem: Bool {
@@ -119,19 +118,16 @@ public struct Differ: Sendable {
                 runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
                 scope: scope, serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: resumesAfter)
             packageNames = settings.googlePlay.packageNames
-            playAPIEnabled = settings.googlePlay.apiEnabled
         }
 
         /// A run's parameters: its window (the whole history without `since`), what it resumes,
         /// and the ledger changes it judges (`RunLedger.ledgerChangesAfter`).
         public init(run: RunContext, settings: Settings, ledgerChangesAfter: String? = nil) {
             self.init(
-                runID: run.id, bundleIDs: settings.bundleIDs, environment: settings.environment,
-                judgeBefore: run.judgeBefore, since: run.since, until: run.until,
-                serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: run.resumesAfter,
-                ledgerChangesAfter: ledgerChangesAfter)
-            packageNames = settings.googlePlay.packageNames
-            playAPIEnabled = settings.googlePlay.apiEnabled
+                settings: settings, runID: run.id, judgeBefore: run.judgeBefore,
+                scope: run.since.map { .window(since: $0, until: run.until) } ?? .wholeHistory(until: run.until),
+                resumesAfter: run.resumesAfter)
+            self.ledgerChangesAfter = ledgerChangesAfter
         }
 
         /// The values the SQL files take as `:'name'`, by name.
