@@ -35,6 +35,8 @@ public struct ReconciliationJob: Sendable {
     let verifier: any UploadVerifier
     let notifications: NotificationApplier?
     let serverAPI: ServerAPILookups?
+    /// Google Play's services; nil while Play is off.
+    let play: PlayServices?
     let logger: Logger
     let worker: String
     let batchSize: Int
@@ -42,12 +44,13 @@ public struct ReconciliationJob: Sendable {
     /// Creates the job.
     public init(
         settings: Settings, verifier: any UploadVerifier, notifications: NotificationApplier? = nil,
-        serverAPI: ServerAPILookups? = nil, logger: Logger, batchSize: Int = 64
+        serverAPI: ServerAPILookups? = nil, play: PlayServices? = nil, logger: Logger, batchSize: Int = 64
     ) {
         self.settings = settings
         self.verifier = verifier
         self.notifications = notifications
         self.serverAPI = serverAPI
+        self.play = play
         self.logger = logger
         self.batchSize = batchSize
         worker = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
@@ -126,8 +129,8 @@ public struct ReconciliationJob: Sendable {
         }
     }
 
-    /// notification sync → verify → notifications → Server API → diff and queue → policies →
-    /// report, each timed by one runner.
+    /// notification sync → Play's voids → verify → notifications → Server API → Play's orders and
+    /// acknowledgements → diff and queue → policies → report, each timed by one runner.
     private func stages(
         of run: RunContext, policies: PolicyFile?, writer: ReportWriter, progress: (@Sendable (RunProgress) -> Void)?,
         historySynced: @Sendable () -> Void
@@ -145,6 +148,12 @@ public struct ReconciliationJob: Sendable {
             }
         }
         historySynced()
+        let playStage = play.map { PlayRunStage(services: $0, settings: settings) }
+        var playSummary = playStage.map { _ in PlayRunSummary() }
+        if let playStage, var summary = playSummary {
+            try await stages.run("play_voids") { try await playStage.beforeVerify(run, &summary) }
+            playSummary = summary
+        }
         try await stages.run("verify") {
             let queue = VerificationQueue(uploads: settings.relations.uploads, maxAttempts: settings.maxAttempts)
             let total = try queue.enqueue(runID: run.id, since: run.since, until: run.until, on: connection)
@@ -165,6 +174,10 @@ public struct ReconciliationJob: Sendable {
                 "histories": "\(summary.histories)", "transactions": "\(summary.transactions)",
                 "lookups": "\(summary.lookups)", "unanswered": "\(summary.unanswered)",
             ])
+        }
+        if let playStage, var summary = playSummary {
+            try await stages.run("play_api") { try await playStage.afterVerify(run, &summary) }
+            playSummary = summary
         }
         let (summary, changes) = try await stages.run("diff_and_queue") {
             let differ = Differ(relations: settings.relations)
@@ -212,6 +225,7 @@ public struct ReconciliationJob: Sendable {
             verification: verification, summary: summary, changes: changes, timings: stages.timings)
         (report.notifications, report.consumption) = try RefundActivity.since(run)
         report.policies = try PolicyTally.forRun(run.id, file: policies, on: connection)
+        report.play = playSummary
         // The findings stream from the session's table into the files: none is held in memory.
         let written = try await stages.run("report") {
             // Rows rendered by an earlier run for an item this one carries over are written as they

@@ -5,16 +5,17 @@ import Logging
 /// 18; docs/architecture.md, "Stores"): each store's upload verifier behind `StoreUploadVerifier`.
 public enum Stores {
     /// Runs `body` with the job as `reconcile run` builds it: uploads verified by their store,
-    /// Apple's notifications applied and histories fetched through the services of the settings.
+    /// Apple's notifications applied and histories fetched, Google Play's voids, orders and
+    /// acknowledgements handled, through the services of the settings.
     public static func withJob<T: Sendable>(
         settings: Settings, logger: Logger, _ body: (ReconciliationJob) async throws -> T
     ) async throws -> T {
         try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { apple, api in
-            try await GooglePlayServices.withUploadVerifier(settings: settings, logger: logger) { play in
+            try await GooglePlayServices.withServices(settings: settings, logger: logger) { play in
                 try await body(ReconciliationJob(
-                    settings: settings, verifier: verifier(apple: apple, play: play),
+                    settings: settings, verifier: verifier(apple: apple, play: play?.uploadVerifier),
                     notifications: NotificationApplier(verify: apple.verifyNotification), serverAPI: api,
-                    logger: logger))
+                    play: play, logger: logger))
             }
         }
     }

@@ -119,9 +119,18 @@ extension ReportFormat {
               "notifications": {"synced": \(report.notifications.synced), "undelivered": \(report.notifications.undelivered)},
               "consumption": {"answered": \(report.consumption.answered), "expired": \(report.consumption.expired), \
             "refunded": \(report.consumption.refunded), "declined": \(report.consumption.declined)},
-              "policies": {\(policies.joined(separator: ", "))},
+              "policies": {\(policies.joined(separator: ", "))},\(report.play.map(playJSON) ?? "")
               "findings": [
             """
+    }
+
+    /// report.json's `"play"` line (SPEC section 18), with its newline and indent; a run with Play
+    /// off has none.
+    static func playJSON(_ play: PlayRunSummary) -> String {
+        "\n  \"play\": {\"refunds_unchecked\": \(play.refundsUnchecked), \"voided_gap\": \(play.voidedGap), "
+            + "\"voids_recorded\": \(play.voidsRecorded), \"gap_purchases_asked\": \(play.gapPurchasesAsked), "
+            + "\"orders_asked\": \(play.ordersAsked), \"orders_unanswered\": \(play.ordersUnanswered), "
+            + "\"acknowledged\": \(play.acknowledged), \"voided_unacknowledged\": \(play.voidedUnacknowledged)},"
     }
 
     /// One finding on one line; its evidence is PostgreSQL's JSON text, embedded as it is.

@@ -126,6 +126,8 @@ public struct RunReport: Sendable {
     public var consumption = RefundActivity.Consumption()
     /// What each policy decided in this run (SPEC section 17): every rule of the file, in its order.
     public var policies: [PolicyTally] = []
+    /// What Google Play's stages did (SPEC section 18); nil with Play off.
+    public var play: PlayRunSummary?
 
     /// Findings per kind, every kind listed.
     public var counts: [String: Int] {
