@@ -26,6 +26,12 @@ struct DemoSeed: ParsableCommand {
     @Flag(help: "Print the support desk's demo orders as JSON lines for the simulator's POST /sim/transactions, and exit.")
     var deskOrders = false
 
+    @Option(help: "Print the job's Google Play settings (shell exports) for the simulator at this URL, and exit.")
+    var playEnvironment: String?
+
+    @Option(help: "Number of Android players (Google Play).")
+    var androidPlayers = 300
+
     func run() throws {
         if deskOrders {
             let encoder = AppStoreJSON.encoder()
@@ -35,15 +41,30 @@ struct DemoSeed: ParsableCommand {
             }
             return
         }
+        let state = URL(fileURLWithPath: simState)
+        let simulator = try AppStoreSimulator(
+            configuration: .init(stateDirectory: state, playPackageNames: [PlayDemo.package]))
+        if let playEnvironment {
+            for (key, value) in try simulator.play.settings(baseURL: playEnvironment).jobEnvironment.sorted(by: { $0.key < $1.key }) {
+                print("export \(key)='\(value)'")
+            }
+            return
+        }
         let connection = try Connection(url: ProcessInfo.processInfo.environment["DATABASE_URL"])
         if try connection.queryFirst(DemoWorld.SQL.seeded) != nil {
             print("demo data already seeded")
             return
         }
-        let simulator = try AppStoreSimulator(configuration: .init(stateDirectory: URL(fileURLWithPath: simState)))
         let forger = try AppStoreSimulator(configuration: .init())
         var world = DemoWorld(simulator: simulator, forger: forger, random: SplitMix64(seed: seed))
         try world.generate(players: players)
+        // Android players after Apple's, from a random source of their own: Apple's half is unchanged.
+        var play = PlayDemo(simulator: simulator, random: SplitMix64(seed: seed ^ 0x9_1A7_D3A0), now: world.now)
+        try play.generate(players: androidPlayers)
+        world.uploads += play.uploads
+        world.deliveries += play.deliveries
+        world.accidents += play.accidents
+        try Data(play.requestLines.utf8).write(to: state.appendingPathComponent(PlayDemo.requestsFile), options: .atomic)
         try connection.transaction {
             try world.write(to: connection)
         }

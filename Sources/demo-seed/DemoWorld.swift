@@ -32,6 +32,8 @@ struct DemoWorld {
         var quantity: Int
         var deliveredAt: Date
         var revokedAt: Date?
+        /// `reconcile.deliveries.store`: nil is the App Store.
+        var store: String?
     }
 
     let simulator: AppStoreSimulator
@@ -297,7 +299,7 @@ struct DemoWorld {
         try connection.copyIn(SQL.copyDeliveries) { writer in
             for delivery in deliveries {
                 try writer.append([delivery.transaction, delivery.user, delivery.product, delivery.quantity,
-                                   delivery.deliveredAt, delivery.revokedAt])
+                                   delivery.deliveredAt, delivery.revokedAt, delivery.store])
             }
         }
     }

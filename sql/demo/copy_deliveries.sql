@@ -2,4 +2,4 @@
 -- Reads:  nothing.
 -- Writes: reconcile.deliveries
 -- Values: none.
-COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at) FROM STDIN;
+COPY reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at, revoked_at, store) FROM STDIN;
