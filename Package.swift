@@ -153,9 +153,11 @@ let package = Package(
                 "Reconciliation",
                 "AppStore",
                 "AppStoreSimulator",
+                "GooglePlay",
                 .argumentParser,
                 .asyncHTTPClient,
                 .crypto,
+                .cryptoExtras,
                 .logging,
                 .nioCore,
             ]
