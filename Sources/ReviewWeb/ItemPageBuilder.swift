@@ -189,24 +189,24 @@ enum ItemPageBuilder {
             events: detail.events.map { event in
                 let change: String
                 switch (event.fromStatus, event.toStatus) {
-                case (nil, "open"): change = t["event.detected"]
-                case ("in_review", "in_review"): change = t["event.took_over"]
-                case (_, "in_review"): change = t["event.claimed"]
-                case ("awaiting_approval", "resolved"):
+                case (nil, .open): change = t["event.detected"]
+                case (.inReview, .inReview): change = t["event.took_over"]
+                case (_, .inReview): change = t["event.claimed"]
+                case (.awaitingApproval, .resolved):
                     change = t.text("event.approved", [
                         "resolution": resolution(event, "resolution"), "name": eventValue(event, "decided_by") ?? "?",
                     ])
-                case (_, "resolved"):
+                case (_, .resolved):
                     change = t.text("event.resolved", ["resolution": resolution(event, "resolution")])
-                case (_, "awaiting_approval"):
+                case (_, .awaitingApproval):
                     change = t.text("event.awaiting_approval", ["resolution": resolution(event, "resolution")])
-                case ("awaiting_approval", "open"):
+                case (.awaitingApproval, .open):
                     change = t.text("event.rejected", ["resolution": resolution(event, "rejected_resolution")])
-                case (_, "dismissed"): change = t["event.dismissed"]
-                case (_, "auto_resolved"): change = t["event.auto_resolved"]
+                case (_, .dismissed): change = t["event.dismissed"]
+                case (_, .autoResolved): change = t["event.auto_resolved"]
                 case (let from, let to):
                     change = t.text("event.moved", [
-                        "from": from.map { t.label("status", $0) } ?? "—", "to": t.label("status", to),
+                        "from": from.map { t.label("status", $0.rawValue) } ?? "—", "to": t.label("status", to.rawValue),
                     ])
                 }
                 // The job's "detected" note repeats what the change already says.

@@ -118,7 +118,7 @@ struct ApprovalTests {
         #expect(!twice.changed && twice.outbox?.id == entry.id)
         #expect(throws: ReviewError.notAwaitingApproval(id: id, status: .resolved)) { try service.approve(id: id, by: "ann") }
         #expect(try Self.outboxRows(connection, item: id) == 1)
-        let history = try service.detail(id: id).events.map { "\($0.actor) \($0.fromStatus ?? "-")→\($0.toStatus)" }
+        let history = try service.detail(id: id).events.map { "\($0.actor) \($0.fromStatus?.rawValue ?? "-")→\($0.toStatus.rawValue)" }
         #expect(history == ["mei open→awaiting_approval", "tom awaiting_approval→resolved"])
         #expect(try service.detail(id: id).events.last?.reviewEventOutbox(entry) == true)
     }
@@ -137,7 +137,7 @@ struct ApprovalTests {
         #expect(rejected.changed && rejected.item.status == .open && rejected.item.assignee == nil)
         #expect(rejected.item.pending == nil && rejected.item.resolution == nil)
         let last = try #require(try service.detail(id: id).events.last)
-        #expect(last.actor == "tom" && last.fromStatus == "awaiting_approval" && last.toStatus == "open")
+        #expect(last.actor == "tom" && last.fromStatus == .awaitingApproval && last.toStatus == .open)
         #expect(last.note == "the ledger shows a delivery on 21 Nov")
         #expect(!(try service.reject(id: id, by: "tom", note: "again")).changed, "rejecting again changes nothing")
         #expect(throws: ReviewError.notAwaitingApproval(id: id, status: .open)) {

@@ -36,7 +36,7 @@ struct ReviewServiceTests {
         #expect(outcome.changed)
         #expect(outcome.item.status == .inReview && outcome.item.assignee == "alice")
         let last = try #require(try events(item).last)
-        #expect(last.actor == "alice" && last.fromStatus == "open" && last.toStatus == "in_review")
+        #expect(last.actor == "alice" && last.fromStatus == .open && last.toStatus == .inReview)
     }
 
     @Test func claimingOnesOwnClaimAgainIsANoOp() throws {
@@ -57,7 +57,7 @@ struct ReviewServiceTests {
         let forced = try service.claim(id: item, by: "bob", force: true)
         #expect(forced.changed && forced.item.assignee == "bob")
         let last = try #require(try events(item).last)
-        #expect(last.fromStatus == "in_review" && last.toStatus == "in_review" && last.actor == "bob")
+        #expect(last.fromStatus == .inReview && last.toStatus == .inReview && last.actor == "bob")
         #expect(last.note?.contains("alice") == true)
     }
 
@@ -91,7 +91,7 @@ struct ReviewServiceTests {
         #expect(entry.productID == product && entry.quantity == quantity && entry.transactionID == transaction)
         #expect(entry.decidedBy == "alice" && entry.note == "checked with Apple")
         let last = try #require(try events(item).last)
-        #expect(last.toStatus == "resolved" && last.id == entry.reviewEventID)
+        #expect(last.toStatus == .resolved && last.id == entry.reviewEventID)
         #expect(try count("SELECT count(*) FROM reconcile.action_outbox WHERE review_item_id = $1", [item]) == 1)
     }
 
@@ -160,7 +160,7 @@ struct ReviewServiceTests {
         _ = try service.claim(id: item, by: "alice")
         let outcome = try service.resolve(id: item, resolution: .revoked, by: "alice", note: nil)
         #expect(outcome.item.assignee == "alice")
-        #expect(try events(item).map(\.toStatus) == ["open", "in_review", "resolved"])
+        #expect(try events(item).map(\.toStatus) == [.open, .inReview, .resolved])
     }
 
     // MARK: Dismiss
@@ -175,7 +175,7 @@ struct ReviewServiceTests {
         #expect(first.item.resolution == nil)
         let again = try service.dismiss(id: item, by: "alice", note: "QA account")
         #expect(!again.changed)
-        #expect(try events(item).filter { $0.toStatus == "dismissed" }.count == 1)
+        #expect(try events(item).filter { $0.toStatus == .dismissed }.count == 1)
     }
 
     @Test func blankNamesAndUnknownItemsAreRefused() throws {
@@ -261,7 +261,7 @@ struct ReviewServiceTests {
         _ = try service.resolve(id: item, resolution: .moved, by: "alice", note: "bound by token")
         let detail = try service.detail(id: item)
         #expect(detail.evidence.contains("\"device\""))
-        #expect(detail.events.map(\.toStatus) == ["open", "resolved"])
+        #expect(detail.events.map(\.toStatus) == [.open, .resolved])
         #expect(detail.outbox?.action == .move)
     }
 

@@ -197,9 +197,9 @@ public struct ReviewEvent: Sendable, Equatable {
     /// Who it was.
     public var by: ReviewActor { ReviewActor(recorded: actor) }
     /// The status before; nil when the item was created.
-    public var fromStatus: String?
+    public var fromStatus: ReviewStatus?
     /// The status after.
-    public var toStatus: String
+    public var toStatus: ReviewStatus
     /// The note left with the decision.
     public var note: String?
     /// Extra facts as JSON text (the outbox action written, a previous assignee).

@@ -342,7 +342,7 @@ public struct ReviewService {
                     message: "rejected \(pending.by)'s decision (\(pending.resolution.rawValue)) on item \(id); it is open again")
             case .open:
                 let last = try connection.query(SQL.events, ["id": id]).last.map(ReviewEvent.init(row:))
-                guard let last, last.fromStatus == ReviewStatus.awaitingApproval.rawValue, last.actor == person else {
+                guard let last, last.fromStatus == .awaitingApproval, last.actor == person else {
                     throw ReviewError.notAwaitingApproval(id: id, status: item.status)
                 }
                 return TransitionOutcome(

@@ -24,8 +24,8 @@ enum ReviewOutput {
 
     static func json(_ event: ReviewEvent) -> [String: Any] {
         [
-            "id": event.id, "actor": event.actor, "from_status": event.fromStatus ?? NSNull(),
-            "to_status": event.toStatus, "note": event.note ?? NSNull(), "run_id": event.runID ?? NSNull(),
+            "id": event.id, "actor": event.actor, "from_status": event.fromStatus?.rawValue ?? NSNull(),
+            "to_status": event.toStatus.rawValue, "note": event.note ?? NSNull(), "run_id": event.runID ?? NSNull(),
             "details": event.details.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull(),
             "created_at": TimeExpression.format(event.createdAt),
         ]

@@ -69,7 +69,7 @@ struct ReviewShowCommand: AsyncParsableCommand {
             lines += ["", "History:"]
             for event in detail.events {
                 var line = "  \(TimeExpression.format(event.createdAt))  \(terminalSafe(event.actor)): "
-                    + "\(event.fromStatus ?? "—") → \(event.toStatus)"
+                    + "\(event.fromStatus?.rawValue ?? "—") → \(event.toStatus.rawValue)"
                 if let note = event.note { line += "  “\(terminalSafe(note))”" }
                 lines.append(line)
             }
