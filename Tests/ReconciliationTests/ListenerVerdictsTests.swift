@@ -13,7 +13,7 @@ import Testing
 @Suite("Verdicts of the receiver's listener")
 struct ListenerVerdictsTests {
     static let verdict = NotificationVerdict.verified(
-        uuid: UUID(), type: "REUSED", subtype: nil, signedDate: nil, transaction: nil)
+        uuid: UUID(), type: NotificationType(rawValue: "REUSED"), subtype: nil, signedDate: nil, transaction: nil)
 
     @Test func aVerdictIsTakenOnceForItsRowAndItsBodyOnly() {
         let verdicts = ListenerVerdicts()

@@ -288,7 +288,7 @@ struct QuietNightTests {
         try connection.execute("INSERT INTO reconcile.notifications (signed_payload) VALUES ('refund of tx-1')")
         let refund = NotificationApplier { _ in
             .verified(
-                uuid: UUID(), type: "REFUND", subtype: nil, signedDate: Date(),
+                uuid: UUID(), type: .refund, subtype: nil, signedDate: Date(),
                 transaction: AppleTransactionRecord(
                     transactionID: "tx-1", originalTransactionID: "tx-1", productID: "coin42", productType: "consumable",
                     bundleID: "com.hncs.szj", environment: .production,

@@ -7,6 +7,8 @@ public struct NotificationType: RawRepresentable, Codable, Hashable, Sendable, C
     /// The raw value.
     public var description: String { String(describing: rawValue) }
 
+    /// What the job records for a signed notification that names no type at all.
+    public static let unknown = NotificationType(rawValue: "UNKNOWN")
     /// A one-time purchase (consumable, non-consumable, non-renewing subscription).
     public static let oneTimeCharge = NotificationType(rawValue: "ONE_TIME_CHARGE")
     /// Apple refunded a transaction.

@@ -168,7 +168,7 @@ public struct ConsumptionAnswerer: Sendable {
         // decision arrived included (answered late, or while the decision was being stored): a
         // request after a decision is a new one, never joined to an answer Apple already decided.
         let decisions = try connection.query(SQL.decisions, ["transaction_id": request.transactionID]).map {
-            (type: try $0.decode(String.self, at: 0), signedDate: try $0.decode(Date.self, at: 1))
+            (type: NotificationType(rawValue: try $0.decode(String.self, at: 0)), signedDate: try $0.decode(Date.self, at: 1))
         }
         for decision in decisions {
             try NotificationLedger.closeAnswers(

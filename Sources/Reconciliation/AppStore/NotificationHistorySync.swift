@@ -153,7 +153,7 @@ public struct NotificationHistorySync: Sendable {
                         source: "history", on: connection)[0]
                     try connection.execute(SQL.historyVerified, [
                         "id": id, "state": first ? (transaction == nil ? "applied" : "accepted") : "duplicate",
-                        "uuid": uuid, "type": type, "subtype": subtype, "transaction_id": transaction?.transactionID,
+                        "uuid": uuid, "type": type.rawValue, "subtype": subtype, "transaction_id": transaction?.transactionID,
                         "signed_date": signedDate,
                     ])
                 }

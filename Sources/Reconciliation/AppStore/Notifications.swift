@@ -5,7 +5,7 @@ import Postgres
 /// What verifying one stored App Store Server Notification established.
 public enum NotificationVerdict: Sendable, Equatable {
     /// Signed by Apple and for this app: its UUID, type, and the transaction it carries (if any).
-    case verified(uuid: UUID, type: String, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?)
+    case verified(uuid: UUID, type: NotificationType, subtype: String?, signedDate: Date?, transaction: AppleTransactionRecord?)
     /// Not acceptable, for good.
     case invalid(reason: String)
 }
@@ -27,7 +27,7 @@ extension AppleUploadVerifier {
                     reason: "Apple's data holds a NUL character in \(field); PostgreSQL text cannot store it")
             }
             return .verified(
-                uuid: uuid, type: notification.payload.notificationType?.rawValue ?? "UNKNOWN",
+                uuid: uuid, type: notification.payload.notificationType ?? .unknown,
                 subtype: notification.payload.subtype?.rawValue, signedDate: notification.payload.signedDate,
                 transaction: transaction)
         }
@@ -134,7 +134,7 @@ public struct NotificationApplier: Sendable {
         let first = try NotificationLedger.claim(claimed, source: "endpoint", on: connection)
         try connection.queryPrepared(SQL.endpointVerified, [
             "ids": claimed.map(\.sourceID), "states": first.map { $0 ? "applied" : "duplicate" },
-            "uuids": claimed.map(\.uuid), "types": claimed.map(\.type), "subtypes": claimed.map(\.subtype),
+            "uuids": claimed.map(\.uuid), "types": claimed.map(\.type.rawValue), "subtypes": claimed.map(\.subtype),
             "transaction_ids": claimed.map(\.transaction?.transactionID), "signed_dates": claimed.map(\.signedDate),
             "run_id": runID,
         ])
@@ -180,7 +180,7 @@ enum NotificationLedger {
         /// The row that brought it: the stored notification's id, or the Notification History row's.
         var sourceID: Int64
         var uuid: UUID
-        var type: String
+        var type: NotificationType
         var subtype: String?
         var signedDate: Date?
         var transaction: AppleTransactionRecord?
@@ -192,7 +192,7 @@ enum NotificationLedger {
         guard !entries.isEmpty else { return [] }
         let rows = try connection.queryPrepared(NotificationApplier.SQL.claimSeen, [
             "source": source, "source_ids": entries.map(\.sourceID), "uuids": entries.map(\.uuid),
-            "types": entries.map(\.type), "subtypes": entries.map(\.subtype),
+            "types": entries.map(\.type.rawValue), "subtypes": entries.map(\.subtype),
             "transaction_ids": entries.map(\.transaction?.transactionID),
             "environments": entries.map(\.transaction?.environment.rawValue),
             "app_account_tokens": entries.map(\.transaction?.appAccountToken),
@@ -217,13 +217,13 @@ enum NotificationLedger {
     /// Closes the answers about a transaction requested before Apple's decision (`type` REFUND or
     /// REFUND_DECLINED, signed at `signedDate`) with its outcome, `refunded` or `declined`; nothing
     /// for a notification of another type.
-    static func closeAnswers(transactionID: String, decision type: String, signedDate: Date?, on connection: Connection)
-        throws
-    {
+    static func closeAnswers(
+        transactionID: String, decision type: NotificationType, signedDate: Date?, on connection: Connection
+    ) throws {
         let outcome: String? =
             switch type {
-            case "REFUND": "refunded"
-            case "REFUND_DECLINED": "declined"
+            case .refund: "refunded"
+            case .refundDeclined: "declined"
             default: nil
             }
         guard let outcome else { return }

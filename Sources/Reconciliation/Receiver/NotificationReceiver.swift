@@ -18,7 +18,7 @@ public struct NotificationReceiver: Sendable {
         public var body: String
         public var uuid: UUID
         /// `notificationType` as Apple sent it; types the job does not know are stored all the same.
-        public var type: String
+        public var type: NotificationType
         /// The whole verdict, for the worker (``ListenerVerdicts``).
         var verdict: NotificationVerdict
     }
