@@ -52,8 +52,8 @@ struct ConsumptionAnswerTests {
             _ = try await RefundRequestTests.sync(settings, since: Date().addingTimeInterval(-86_400), on: connection)
             let body = try #require(sim.notifications.consumptionAnswers.last?.body)
             #expect(
-                body.deliveryStatus == "DELIVERED" && body.refundPreference != "GRANT_FULL",
-                "Apple was told \(body.deliveryStatus), \(body.refundPreference ?? "no preference")")
+                body.deliveryStatus == .delivered && body.refundPreference != .grantFull,
+                "Apple was told \(body.deliveryStatus.rawValue), \(body.refundPreference?.rawValue ?? "no preference")")
         }
     }
 

@@ -125,8 +125,8 @@ struct RefundRequestTests {
             let puts = sim.notifications.consumptionAnswers
             #expect(puts.map(\.transactionId) == [amys.transactionId], "bob withdrew consent; cat's request expired")
             let body = try #require(puts.first?.body)
-            #expect(body.customerConsented && body.deliveryStatus == "DELIVERED")
-            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == "DECLINE")
+            #expect(body.customerConsented && body.deliveryStatus == .delivered)
+            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == .decline)
             #expect(!body.sampleContentProvided)
 
             // Apple re-sends the pending request with a new UUID: no second answer.
@@ -210,8 +210,8 @@ struct RefundRequestTests {
             let puts = sim.notifications.consumptionAnswers
             #expect(puts.map(\.transactionId) == [pack.transactionId])
             let body = try #require(puts.first?.body)
-            #expect(body.customerConsented && body.deliveryStatus == "DELIVERED")
-            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == "DECLINE")
+            #expect(body.customerConsented && body.deliveryStatus == .delivered)
+            #expect(body.consumptionPercentage == 100_000 && body.refundPreference == .decline)
             let recorded = try connection.query(
                 "SELECT user_id FROM reconcile.consumption_answers WHERE status = 'answered'"
             ).map { try $0.decode(String.self, at: 0) }
@@ -266,10 +266,11 @@ struct ConsumptionBodyTests {
         var settings = Settings.ConsumptionAnswers()
         settings.refundPreference = try #require(.init(rawValue: policy))
         let facts = LedgerFacts(
-            buyer: "amy", consented: true, productType: type, deliveryStatus: status, consumedMilli: consumed)
+            buyer: "amy", consented: true, productType: type, deliveryStatus: try #require(.init(rawValue: status)),
+            consumedMilli: consumed)
         let body = facts.consumptionRequest(settings)
         #expect(body.consumptionPercentage == percentage)
-        #expect(body.refundPreference == preference)
-        #expect(body.deliveryStatus == status && body.customerConsented && !body.sampleContentProvided)
+        #expect(body.refundPreference?.rawValue == preference)
+        #expect(body.deliveryStatus.rawValue == status && body.customerConsented && !body.sampleContentProvided)
     }
 }

@@ -366,8 +366,8 @@ struct NotificationReceiverTests {
             }
             let answers = world.sim.notifications.consumptionAnswers
             #expect(answers.map(\.transactionId) == [pack.transactionId])
-            #expect(answers.first?.body.deliveryStatus == "DELIVERED")
-            #expect(answers.first?.body.refundPreference == "DECLINE")
+            #expect(answers.first?.body.deliveryStatus == .delivered)
+            #expect(answers.first?.body.refundPreference == .decline)
             let status = try world.connection.query("SELECT status FROM reconcile.consumption_answers")
                 .map { try $0.decode(String.self, at: 0) }
             #expect(status == ["answered"])

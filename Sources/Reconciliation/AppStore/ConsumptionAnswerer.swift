@@ -229,7 +229,7 @@ struct LedgerFacts {
     var consented: Bool
     var productType: String?
     /// `DELIVERED`, `UNDELIVERED_WRONG_ITEM` or `UNDELIVERED_OTHER`.
-    var deliveryStatus: String
+    var deliveryStatus: ConsumptionRequest.DeliveryStatus
     /// Milliunits of the delivered quantity used, when the ledger says.
     var consumedMilli: Int?
 
@@ -294,7 +294,7 @@ struct LedgerFacts {
         let any: Int = try ledger["any"]
         return LedgerFacts(
             buyer: account, consented: consented, productType: try family[0]["product_type"],
-            deliveryStatus: matching > 0 ? "DELIVERED" : any > 0 ? "UNDELIVERED_WRONG_ITEM" : "UNDELIVERED_OTHER",
+            deliveryStatus: matching > 0 ? .delivered : any > 0 ? .undeliveredWrongItem : .undeliveredOther,
             consumedMilli: matching > 0 ? try ledger["consumed"] : 0)
     }
 
@@ -325,12 +325,12 @@ struct LedgerFacts {
     func consumptionRequest(_ policy: Settings.ConsumptionAnswers) -> ConsumptionRequest {
         let subscription = productType == "auto_renewable"
         let percentage = subscription ? nil : consumedMilli
-        var preference: String?
+        var preference: ConsumptionRequest.RefundPreference?
         if policy.refundPreference == .ledger {
-            if deliveryStatus != "DELIVERED" {
-                preference = "GRANT_FULL"
+            if deliveryStatus != .delivered {
+                preference = .grantFull
             } else if let percentage {
-                preference = percentage >= 100_000 ? "DECLINE" : percentage == 0 ? "GRANT_FULL" : "GRANT_PRORATED"
+                preference = percentage >= 100_000 ? .decline : percentage == 0 ? .grantFull : .grantProrated
             }
         }
         return ConsumptionRequest(
