@@ -312,13 +312,14 @@ struct PlayNotificationReceiverTests {
     /// passed, not before, with the purchase's own account binding as its buyer.
     @Test func aPaidPurchaseNeverCreditedIsAMissedDeliveryOnceItsGraceHasPassed() async throws {
         let world = try World("play_rtdn_missed")
-        let purchase = try world.purchase(boughtAgo: 0)
-        let order = try #require(purchase.orderId)
         // alice is a known account (another delivery of hers), not this purchase's.
         try world.credit("GPA.9999-0000-0000-00001")
         try await world.sim.withRunning { running in
-            let settings = try await world.settings(running, grace: 10)
+            let settings = try await world.settings(running, grace: 20)
             try await Self.withReceiver(settings) { url, worker, _ in
+                // Bought now, once the keys exist (making them takes seconds on a loaded machine).
+                let purchase = try world.purchase(boughtAgo: 0)
+                let order = try #require(purchase.orderId)
                 let pushed = try await world.sim.play.pushNotification(.init(
                     kind: .oneTime, purchaseToken: purchase.purchaseToken, url: url, pushToken: Self.pushToken))
                 #expect(pushed.status == 204)
@@ -334,6 +335,60 @@ struct PlayNotificationReceiverTests {
                 let second = try await Self.pass(worker, world)
                 #expect(second.judged == 1)
                 #expect(try world.items() == ["missed_delivery \(order) alice open"])
+            }
+        }
+    }
+
+    /// A subscription's notifications: subscriptionsv2 names its latest order, so the purchase and
+    /// then its renewal (`..0`, an order of its own on the same token) are stored, and the renewal
+    /// the ledger never credited is a missed_delivery while the credited purchase is not.
+    @Test func aSubscriptionRenewalNeverCreditedIsAMissedDelivery() async throws {
+        let world = try World("play_rtdn_subscription")
+        try world.connection.executeScript(
+            "INSERT INTO reconcile.products VALUES ('vip_month', 'auto_renewable', 30000, 'CNY');")
+        let bought = Date().addingTimeInterval(-40 * 86_400)
+        let subscription = try world.sim.play.createPurchase(.init(
+            productId: "vip_month", kind: .subscription, obfuscatedAccountId: "alice", acknowledged: true,
+            purchaseTimeMillis: Int64(bought.timeIntervalSince1970 * 1000)))
+        let first = try #require(subscription.orderId)
+        try world.connection.execute(
+            """
+            INSERT INTO reconcile.deliveries (transaction_id, user_id, product_id, quantity, delivered_at)
+            VALUES ($1, 'alice', 'vip_month', 1, $2)
+            """, [first, bought])
+        try await world.sim.withRunning { running in
+            let settings = try await world.settings(running, grace: 0)
+            try await Self.withReceiver(settings) { url, worker, _ in
+                let purchased = try await world.sim.play.pushNotification(.init(
+                    kind: .subscription, purchaseToken: subscription.purchaseToken, notificationType: 4, url: url,
+                    pushToken: Self.pushToken))
+                #expect(purchased.status == 204)
+                let pass = try await Self.pass(worker, world)
+                #expect(pass.playApplied == 1)
+                #expect(try world.items().isEmpty)
+                let row = try world.connection.query(
+                    """
+                    SELECT product_type, original_transaction_id, expires_date IS NOT NULL,
+                           abs(extract(epoch FROM purchase_date - $2::timestamptz)) < 1
+                      FROM reconcile.apple_transactions WHERE transaction_id = $1
+                    """, [first, bought])
+                #expect(try row.first?.decode(String.self, at: 0) == "auto_renewable")
+                #expect(try row.first?.decode(String.self, at: 1) == first)
+                #expect(try row.first?.decode(Bool.self, at: 2) == true)
+                #expect(try row.first?.decode(Bool.self, at: 3) == true)
+
+                _ = try world.sim.play.renewSubscription(subscription.purchaseToken)
+                let renewed = try await world.sim.play.pushNotification(.init(
+                    kind: .subscription, purchaseToken: subscription.purchaseToken, notificationType: 2, url: url,
+                    pushToken: Self.pushToken))
+                #expect(renewed.status == 204)
+                let next = try await Self.pass(worker, world)
+                #expect(next.playApplied == 1)
+                #expect(try world.items() == ["missed_delivery \(first)..0 alice open"])
+                let original = try world.connection.query(
+                    "SELECT original_transaction_id FROM reconcile.apple_transactions WHERE transaction_id = $1",
+                    [first + "..0"])
+                #expect(try original.first?.decode(String.self, at: 0) == first)
             }
         }
     }
