@@ -228,6 +228,8 @@ let package = Package(
                 "ReviewWeb", "Reconciliation", "Postgres", "TestSupport", .hummingbirdTesting, .logging,
                 // Refund requests answered against the simulator, for the pages that show them.
                 "AppStore", "AppStoreSimulator",
+                // Pub/Sub's pushes to the receiver's Play path, over real HTTP.
+                .asyncHTTPClient,
                 // The desk page's view models, checked as the templates read them.
                 .mustache,
             ]

@@ -13,6 +13,9 @@ public struct NotificationReceiverConfiguration: Sendable {
     public var port: Int
     /// The path Apple posts to (the URL set in App Store Connect, behind the proxy).
     public var path: String
+    /// The path Cloud Pub/Sub pushes Google Play's notifications to (`--play-path`); nil while Play
+    /// is off (the path is not served).
+    public var playPath: String?
     /// libpq URI or conninfo; nil uses libpq's `PG*` variables.
     public var databaseURL: String?
     public var logger: Logger
@@ -63,8 +66,19 @@ public struct ReceiverRequestContext: RequestContext {
 /// - `400` for a body that does not verify (logged with the reason, never stored or trusted);
 /// - `413` for a body over 256 KB, refused from its `Content-Length` before it is read;
 /// - `503` when the database cannot take it now: Apple retries on 4xx and 5xx.
+///
+/// With `play` and `configuration.playPath`, `POST playPath?token=…` takes Cloud Pub/Sub's pushes
+/// of Google Play's notifications (SPEC section 18, ``PlayNotificationReceiver``):
+///
+/// - `403` when `token` is not `RECONCILE_PLAY_PUSH_TOKEN` (or none is set), before the body is
+///   read: nothing stored;
+/// - `204` once the push is committed, once per messageId (a redelivery stores nothing), its data
+///   decoded or not (stored raw and counted: Pub/Sub would redeliver a refusal for days);
+/// - `400` for a body that is not a Pub/Sub envelope with a message id (nothing to store it under);
+/// - `413` over 256 KB, `503` when the database cannot take it now (Pub/Sub redelivers).
 public func buildNotificationReceiver(
     configuration: NotificationReceiverConfiguration, receiver: NotificationReceiver,
+    play: PlayNotificationReceiver? = nil,
     onServerRunning: (@Sendable (Int) async -> Void)? = nil
 ) -> some ApplicationProtocol {
     let database = ReviewDatabase(
@@ -159,6 +173,84 @@ public func buildNotificationReceiver(
             return Response(status: .serviceUnavailable)
         }
     }
+    if let play, let playPath = configuration.playPath {
+        router.post(RouterPath(playPath)) { request, context -> Response in
+            let channel = context.connection.channel
+            let timer = channel.eventLoop.scheduleTask(in: deadline) {
+                context.logger.notice(
+                    "Play push not completed in time; connection closed",
+                    metadata: ["client.address": "\(context.connection.clientAddress)"])
+                channel.close(promise: nil)
+            }
+            defer { timer.cancel() }
+            let client: Logger.Metadata = ["client.address": "\(context.connection.clientAddress)"]
+            // The token first, compared in constant time: a push without it is not read, and
+            // stores nothing. The token itself is never logged (nor the query holding it).
+            guard play.authorizes(token: request.uri.queryParameters["token"].map(String.init)) else {
+                context.logger.notice(
+                    play.acceptsPushes
+                        ? "Play push refused: its token is missing or wrong"
+                        : "Play push refused: RECONCILE_PLAY_PUSH_TOKEN is not set", metadata: client)
+                counters.count(play: .forbidden)
+                return Response(status: .forbidden, headers: [.connection: "close"])
+            }
+            let limit = PlayNotificationReceiver.maximumBodyBytes
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+                context.logger.notice("Play push refused: payload_too_large", metadata: client)
+                counters.count(play: .tooLarge)
+                return Response(status: .contentTooLarge, headers: [.connection: "close"])
+            }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: limit)
+            } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+                context.logger.notice("Play push refused: payload_too_large", metadata: client)
+                counters.count(play: .tooLarge)
+                return Response(status: .contentTooLarge, headers: [.connection: "close"])
+            } catch {
+                context.logger.notice("Play push body unreadable", metadata: client.merging(["error": "\(error)"]) { $1 })
+                counters.count(play: .rejected)
+                return Response(status: .badRequest, headers: [.connection: "close"])
+            }
+            let push: PlayNotificationReceiver.Push
+            switch play.read(body.readableBytesView) {
+            case .failure(let refusal):
+                context.logger.notice(
+                    "Play push refused: not a Pub/Sub push envelope",
+                    metadata: client.merging(["reason": "\(refusal)", "http.body_bytes": "\(body.readableBytes)"]) { $1 })
+                counters.count(play: .rejected)
+                return Response(status: .badRequest)
+            case .success(let value):
+                push = value
+            }
+            do {
+                let stored = try await database.lender.run { try play.store(push, on: $0) }
+                var metadata: Logger.Metadata = ["play.message_id": "\(push.messageID)", "play.kind": "\(push.kind)"]
+                switch stored {
+                case .new(let id):
+                    counters.count(play: .stored)
+                    metadata["play.notification_id"] = "\(id)"
+                    if let problem = push.dataError {
+                        counters.count(play: .undecodable)
+                        metadata["play.data_error"] = "\(problem.code)"
+                        context.logger.notice("Play push stored raw: its data is not a developer notification", metadata: metadata)
+                    } else {
+                        context.logger.info("Play notification stored", metadata: metadata)
+                    }
+                    if push.needsAsking { onStored() }
+                case .duplicate:
+                    counters.count(play: .duplicate)
+                    context.logger.info("Play notification received again; stored before", metadata: metadata)
+                }
+                return Response(status: .noContent)
+            } catch {
+                // Pub/Sub redelivers: nothing is lost by answering 503 now.
+                context.logger.error("Play notification not stored; Pub/Sub will redeliver", metadata: ["error": "\(error)"])
+                counters.count(play: .unavailable)
+                return Response(status: .serviceUnavailable)
+            }
+        }
+    }
     let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
     let cap = ConnectionCap(limit: configuration.maximumClientConnections)
     return Application(
@@ -174,7 +266,7 @@ public func buildNotificationReceiver(
 /// listener finishes the requests in flight, the worker its pass.
 public func runNotificationReceiver(
     configuration: NotificationReceiverConfiguration, receiver: NotificationReceiver, worker: ReceiverWorker,
-    onServerRunning: (@Sendable (Int) async -> Void)? = nil
+    play: PlayNotificationReceiver? = nil, onServerRunning: (@Sendable (Int) async -> Void)? = nil
 ) async throws {
     let wakeup = ReceiverWakeup()
     var configuration = configuration
@@ -184,7 +276,7 @@ public func runNotificationReceiver(
         onStored()
     }
     let application = buildNotificationReceiver(
-        configuration: configuration, receiver: receiver, onServerRunning: onServerRunning)
+        configuration: configuration, receiver: receiver, play: play, onServerRunning: onServerRunning)
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await worker.run(wakeup: wakeup) }
         // runService returns on SIGTERM or SIGINT, once the requests in flight are answered.

@@ -50,10 +50,15 @@ public struct PubSubPushEnvelope: Hashable, Sendable {
     /// The decoded data: a ``DeveloperNotification``, or why it is not one.
     public func notification() throws(DeveloperNotificationError) -> DeveloperNotification {
         guard let data, !data.isEmpty else { throw .noData }
-        guard let bytes = Data(base64Encoded: data.trimmingCharacters(in: .whitespacesAndNewlines))
-            ?? Base64URL.decode(data)
-        else { throw .dataNotBase64 }
+        guard let bytes = decodedData else { throw .dataNotBase64 }
         return try DeveloperNotification(json: bytes)
+    }
+
+    /// `message.data` decoded from base64 (or base64url), whatever it holds; nil when it is absent
+    /// or not base64.
+    public var decodedData: Data? {
+        guard let data, !data.isEmpty else { return nil }
+        return Data(base64Encoded: data.trimmingCharacters(in: .whitespacesAndNewlines)) ?? Base64URL.decode(data)
     }
 }
 

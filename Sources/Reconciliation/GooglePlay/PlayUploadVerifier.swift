@@ -76,26 +76,37 @@ extension PlayUploadVerifier {
     /// Asks productsv2 for a one-time product, subscriptionsv2 for a subscription (`autoRenewing`
     /// is in a subscription's purchaseData only). A configuration Google refuses stops the run.
     static func ask(_ api: PlayDeveloperAPIClient, about purchase: PlayPurchaseData, logger: Logger) async throws -> Answer {
-        let now = Date()
         do {
-            if purchase.autoRenewing != nil {
-                switch try await api.subscriptionPurchase(packageName: purchase.packageName, token: purchase.purchaseToken, logger: logger) {
-                case .found(let subscription): return .state(PlayObservedState(subscription, at: now))
-                case .notFound: return .unknownToGoogle
-                case .gone: return .noLongerKept
-                case .rejected(let status, let reason): return .retry("Google refused the request (\(status)): \(reason)")
-                case .retryLater(let reason, _): return .retry(reason)
-                }
-            }
-            switch try await api.productPurchase(packageName: purchase.packageName, token: purchase.purchaseToken, logger: logger) {
-            case .found(let product): return .state(PlayObservedState(product, at: now))
+            return try await ask(
+                api, packageName: purchase.packageName, token: purchase.purchaseToken,
+                subscription: purchase.autoRenewing != nil, logger: logger)
+        } catch let error as PlayAPIConfigurationError {
+            throw RunConfigurationError("Google Play Developer API: \(error)")
+        }
+    }
+
+    /// Asks about a purchase token: subscriptionsv2 when `subscription`, else productsv2. Google
+    /// refusing the service account (401, 403) is thrown as the ``PlayAPIConfigurationError`` it
+    /// is, for the caller to say: a run stops on it, the receiver keeps the notification.
+    static func ask(
+        _ api: PlayDeveloperAPIClient, packageName: String, token: String, subscription: Bool, logger: Logger
+    ) async throws -> Answer {
+        let now = Date()
+        if subscription {
+            switch try await api.subscriptionPurchase(packageName: packageName, token: token, logger: logger) {
+            case .found(let subscription): return .state(PlayObservedState(subscription, at: now))
             case .notFound: return .unknownToGoogle
             case .gone: return .noLongerKept
             case .rejected(let status, let reason): return .retry("Google refused the request (\(status)): \(reason)")
             case .retryLater(let reason, _): return .retry(reason)
             }
-        } catch let error as PlayAPIConfigurationError {
-            throw RunConfigurationError("Google Play Developer API: \(error)")
+        }
+        switch try await api.productPurchase(packageName: packageName, token: token, logger: logger) {
+        case .found(let product): return .state(PlayObservedState(product, at: now))
+        case .notFound: return .unknownToGoogle
+        case .gone: return .noLongerKept
+        case .rejected(let status, let reason): return .retry("Google refused the request (\(status)): \(reason)")
+        case .retryLater(let reason, _): return .retry(reason)
         }
     }
 }
@@ -110,6 +121,14 @@ struct PlayObservedState: Sendable {
     var acknowledged: Bool
     var test: Bool
     var accountID: String?
+    /// What the answer says of the purchase itself, for a white row no upload brought (a
+    /// notification's token): the order (a subscription's latest charge), the product, when it was
+    /// paid, when a subscription's period ends.
+    var orderID: String?
+    var productID: String?
+    var paidAt: Date?
+    var expiresAt: Date?
+    var subscription = false
 
     init(_ product: ProductPurchaseV2, at date: Date) {
         observedAt = date
@@ -120,6 +139,9 @@ struct PlayObservedState: Sendable {
         acknowledged = product.isAcknowledged
         test = product.isTestPurchase
         accountID = product.obfuscatedExternalAccountId
+        orderID = product.orderId
+        productID = product.productLineItem?.lazy.compactMap(\.productId).first
+        paidAt = product.completionDate
     }
 
     /// A subscription is paid while Google keeps it (its renewals' refunds come by the voided
@@ -133,6 +155,11 @@ struct PlayObservedState: Sendable {
         acknowledged = subscription.isAcknowledged
         test = subscription.isTestPurchase
         accountID = subscription.obfuscatedExternalAccountId
+        orderID = subscription.latestSuccessfulOrderId
+        productID = subscription.lineItems?.lazy.compactMap(\.productId).first
+        paidAt = subscription.startDate
+        expiresAt = subscription.lineItems?.lazy.compactMap(\.expiryDate).max()
+        self.subscription = true
     }
 }
 

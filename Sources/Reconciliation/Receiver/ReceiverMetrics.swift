@@ -9,9 +9,22 @@ public final class ReceiverCounters: Sendable {
 
     public init() {}
 
-    /// Counts one request by its outcome: `stored`, `duplicate`, `rejected`, `too_large`, `unavailable`.
+    /// Counts one request by its outcome: `stored`, `duplicate`, `rejected`, `too_large`, `unavailable`;
+    /// Google Play's pushes as ``PlayOutcome``s.
     public func count(_ outcome: String) {
         counts.withLock { $0[outcome, default: 0] += 1 }
+    }
+
+    /// The outcome of one Pub/Sub push to the Play path (the token never a label).
+    public enum PlayOutcome: String, Sendable, CaseIterable {
+        case stored, duplicate, forbidden, rejected, tooLarge = "too_large", unavailable
+        /// Stored raw: its data is not a developer notification (counted beside `stored`).
+        case undecodable
+    }
+
+    /// Counts one push to the Play path.
+    public func count(play outcome: PlayOutcome) {
+        count("play." + outcome.rawValue)
     }
 
     /// The counts so far.
@@ -43,6 +56,18 @@ public enum ReceiverMetrics {
             ["stored", "duplicate", "rejected", "too_large", "unavailable"].map {
                 ("outcome=\"\($0)\"", "\(counts[$0] ?? 0)")
             })
+        metrics.add(
+            "reconcile_receiver_play_requests_total", "counter",
+            "Google Play's Pub/Sub pushes since the receiver started, by outcome (undecodable: stored raw, its data not a developer notification).",
+            ReceiverCounters.PlayOutcome.allCases.map { ("outcome=\"\($0.rawValue)\"", "\(counts["play." + $0.rawValue] ?? 0)") })
+        let play = try connection.query(PlayReceiverSQL.metrics).map { row -> PrometheusText.Sample in
+            let kind = try row.decode(String.self, "kind"), state = try row.decode(String.self, "state")
+            return ("kind=\"\(escaped(kind))\",state=\"\(escaped(state))\"", number(try row.decode(Double.self, "value")))
+        }
+        metrics.add(
+            "reconcile_receiver_play_notifications", "gauge",
+            "Google Play notifications stored, by kind and by what asking Google came to (pending: not yet asked).",
+            play)
         metrics.add(
             "reconcile_receiver_forwards", "gauge",
             "Copies for the app's endpoint: forwarded, failing (tried, not yet delivered), waiting.",

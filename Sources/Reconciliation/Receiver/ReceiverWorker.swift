@@ -13,6 +13,9 @@ import Synchronization
 ///    code: each notificationUUID once, whichever copy came first, its transaction into the white
 ///    table) and queues the transactions they brought for judgement once their grace period has
 ///    passed, in the same transaction as each batch it applies;
+/// 1½. with Google Play on, asks the Developer API about the purchase token each stored Play
+///    notification names and stores Google's answer, never the notification's word, queueing the
+///    transactions it brought for judgement the same way (``PlayNotificationWorker``);
 /// 2. wakes the answers to each `CONSUMPTION_REQUEST` it applied (``ConsumptionAnswerer``, SPEC
 ///    section 14's rules), which run beside the passes (``ReceiverChore``), never in them;
 /// 3. judges the transactions whose grace period has passed with the nightly run's SQL scoped to
@@ -69,6 +72,8 @@ public struct ReceiverWorker: Sendable {
         /// The receiver run recorded, if the pass applied or judged anything.
         public var runID: Int64?
         public var applied = 0
+        /// Google Play notifications whose purchase Google answered about (``PlayNotificationWorker``).
+        public var playApplied = 0
         public var judged = 0
         public var itemsOpened = 0
         /// Items of the transactions judged whose finding is gone (a refund reversed, say).
@@ -87,6 +92,8 @@ public struct ReceiverWorker: Sendable {
     let forwarder: NotificationForwarder?
     /// The policies, read when the receiver started.
     let policies: PolicyFile?
+    /// Google Play's notifications (nil while Play is off).
+    let play: PlayNotificationWorker?
     public let timing: Timing
     /// What the listener counted (refusals), for the metrics file.
     public let counters: ReceiverCounters
@@ -94,13 +101,14 @@ public struct ReceiverWorker: Sendable {
 
     /// A worker; `answerer` nil when answers are off or there are no Server API credentials,
     /// `forwarder` nil without `RECONCILE_NOTIFICATION_FORWARD_URL`, `policies` nil without
-    /// `RECONCILE_POLICY_FILE`.
+    /// `RECONCILE_POLICY_FILE`, `play` nil while Google Play is off.
     public init(
         settings: Settings, applier: NotificationApplier, answerer: ConsumptionAnswerer?,
         forwarder: NotificationForwarder?, policies: PolicyFile? = nil, timing: Timing = Timing(),
-        counters: ReceiverCounters = ReceiverCounters(), logger: Logger
+        counters: ReceiverCounters = ReceiverCounters(), play: PlayNotificationWorker? = nil, logger: Logger
     ) {
         self.policies = policies
+        self.play = play
         self.counters = counters
         self.settings = settings
         self.applier = applier
@@ -174,7 +182,7 @@ public struct ReceiverWorker: Sendable {
                 let open = try connection ?? settings.connect()
                 connection = open
                 let pass = try await self.pass(answering: answering, on: open)
-                applied = pass.applied > 0
+                applied = pass.applied + pass.playApplied > 0
                 if pass.policyDecisions > 0 { delivery?.trigger() }
                 timing.observe(pass)
                 if let path = timing.metricsFile,
@@ -240,6 +248,11 @@ public struct ReceiverWorker: Sendable {
             Failpoint.pass("receiver.applied")
         }
         if pass.applied > 0 { answering?.trigger() }
+        // Google Play's notifications: each purchase token asked of the Developer API, its answer
+        // stored and noted for judgement, judged below with Apple's.
+        if let play {
+            pass.playApplied = try await play.pass(runID: runID, on: connection).applied
+        }
         let due = try connection.query(ReceiverSQL.dueJudgements, ["limit": timing.judgementsPerPass])
             .map { try $0.decode(String.self, at: 0) }
         if !due.isEmpty {
@@ -280,7 +293,8 @@ public struct ReceiverWorker: Sendable {
                 ReceiverSQL.finishRun,
                 ["run_id": run, "findings_total": pass.judged, "findings_new": pass.itemsOpened,
                  "counts": try PostgresJSON(encoding: [
-                    "notifications_applied": pass.applied, "transactions_judged": pass.judged,
+                    "notifications_applied": pass.applied, "play_notifications_applied": pass.playApplied,
+                    "transactions_judged": pass.judged,
                     "items_opened": pass.itemsOpened, "items_auto_resolved": pass.itemsAutoResolved,
                     "policy_decisions": pass.policyDecisions,
                  ])])
@@ -340,6 +354,7 @@ public struct ReceiverWorker: Sendable {
     static func metadata(_ pass: Pass) -> Logger.Metadata {
         [
             "run.id": "\(pass.runID.map(String.init) ?? "-")", "notifications.applied": "\(pass.applied)",
+            "play.applied": "\(pass.playApplied)",
             "transactions.judged": "\(pass.judged)", "items.opened": "\(pass.itemsOpened)",
             "items.auto_resolved": "\(pass.itemsAutoResolved)",
             "policy.decided": "\(pass.policyDecisions)",

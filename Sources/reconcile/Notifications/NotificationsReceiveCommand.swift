@@ -27,6 +27,14 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
             judgement the policies of RECONCILE_POLICY_FILE (read when the receiver starts) decide the open \
             items they take, as a nightly run's do.
 
+            With Google Play on (GOOGLE_PLAY_PACKAGE_NAMES), --play-path also takes Cloud Pub/Sub's pushes of \
+            Play's real-time developer notifications: a push whose ?token= is not RECONCILE_PLAY_PUSH_TOKEN \
+            gets 403 (every push does while it is not set); each is stored once per messageId in \
+            reconcile.play_notifications and answered 204 after the commit, its data decoded or stored raw. \
+            The worker asks the Play Developer API (GOOGLE_PLAY_SERVICE_ACCOUNT_FILE) about the purchase each \
+            names, never trusting the notification, stores Google's answer, and judges the purchase as it \
+            judges Apple's; without a service account the notifications are kept, not acted on.
+
             Listens on loopback by default: Apple posts over HTTPS (TLS 1.2 or later) only, so put a TLS \
             proxy in front (docs/operations.md). Stops gracefully on SIGTERM or SIGINT.
             """
@@ -37,6 +45,11 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
 
     @Option(help: "The path Apple posts to (the URL's path set in App Store Connect).")
     var path = "/apple/notifications"
+
+    @Option(
+        name: .customLong("play-path"),
+        help: "The path Cloud Pub/Sub pushes Google Play's notifications to, with Play on (the push endpoint's path, without ?token=).")
+    var playPath = "/google/rtdn"
 
     @Option(
         name: .customLong("pass-interval"),
@@ -72,6 +85,12 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
         guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#") else {
             throw ValidationError("--path \(path): expected an absolute path such as /apple/notifications")
         }
+        guard playPath.hasPrefix("/"), !playPath.contains("?"), !playPath.contains("#") else {
+            throw ValidationError("--play-path \(playPath): expected an absolute path such as /google/rtdn")
+        }
+        guard playPath != path else {
+            throw ValidationError("--play-path \(playPath): must differ from --path, Apple's")
+        }
         for (name, value) in [
             ("--pass-interval", passInterval), ("--forward-first-wait", forwardFirstWait),
             ("--forward-timeout", forwardTimeout),
@@ -94,6 +113,7 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                 host: host, port: port, path: path, databaseURL: settings.databaseURL, logger: logger)
             let counters = ReceiverCounters()
             configuration.counters = counters
+            let baseConfiguration = configuration
             var timing = ReceiverWorker.Timing()
             timing.metricsFile = metricsFile
             timing.interval = .milliseconds(Int64(passInterval * 1000))
@@ -111,23 +131,42 @@ struct NotificationsReceiveCommand: AsyncParsableCommand {
                 }
                 let answerer = settings.consumption.enabled
                     ? api?.consumptionAnswerer(settings: settings, logger: logger) : nil
-                // The worker applies what the listener verified without verifying it again.
-                let verdicts = ListenerVerdicts()
-                let worker = ReceiverWorker(
-                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification, known: verdicts),
-                    answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
-                    counters: counters, logger: logger)
-                let receiver = NotificationReceiver(
-                    forwarding: forwarder != nil, verdicts: verdicts, verify: verifier.verifyNotification)
-                try await runNotificationReceiver(
-                    configuration: configuration, receiver: receiver, worker: worker
-                ) { port in
-                    logger.notice("receiving notifications", metadata: [
-                        "listen.port": "\(port)", "http.path": "\(path)",
-                        "forwarding": "\(forwarder != nil)", "consumption_answers": "\(answerer != nil)",
-                    ])
-                    if let portFile {
-                        try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
+                try await GooglePlayServices.withServices(settings: settings, logger: logger) { playServices in
+                    var configuration = baseConfiguration
+                    // Play's path is served whenever Play is on; without a push token it answers
+                    // 403 to every push (Apple's path keeps working), and the log says so.
+                    let play = playServices.map { PlayNotificationReceiver(pushToken: $0.settings.pushToken) }
+                    if play != nil { configuration.playPath = playPath }
+                    if let play, !play.acceptsPushes {
+                        logger.warning(
+                            "Google Play pushes are refused: RECONCILE_PLAY_PUSH_TOKEN is not set, so \(playPath) answers 403 to every push")
+                    }
+                    // The worker applies what the listener verified without verifying it again.
+                    let verdicts = ListenerVerdicts()
+                    let worker = ReceiverWorker(
+                        settings: settings,
+                        applier: NotificationApplier(verify: verifier.verifyNotification, known: verdicts),
+                        answerer: answerer, forwarder: forwarder, policies: policies, timing: timing,
+                        counters: counters,
+                        play: PlayNotificationWorker(services: playServices, settings: settings, logger: logger),
+                        logger: logger)
+                    let receiver = NotificationReceiver(
+                        forwarding: forwarder != nil, verdicts: verdicts, verify: verifier.verifyNotification)
+                    try await runNotificationReceiver(
+                        configuration: configuration, receiver: receiver, worker: worker, play: play
+                    ) { port in
+                        var metadata: Logger.Metadata = [
+                            "listen.port": "\(port)", "http.path": "\(path)",
+                            "forwarding": "\(forwarder != nil)", "consumption_answers": "\(answerer != nil)",
+                        ]
+                        if play != nil {
+                            metadata["play.path"] = "\(playPath)"
+                            metadata["play.api"] = "\(playServices?.settings.apiEnabled == true)"
+                        }
+                        logger.notice("receiving notifications", metadata: metadata)
+                        if let portFile {
+                            try? Data("\(port)\n".utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
+                        }
                     }
                 }
             }
