@@ -311,7 +311,9 @@ struct PlayVoidSyncTests {
             let output = try String(contentsOf: child.standardOutputFile, encoding: .utf8)
             let errors = try String(contentsOf: child.standardErrorFile, encoding: .utf8)
             #expect(status == 0, "\(output)\n\(errors)")
-            #expect(output.contains("google play voided purchases (\(Self.package)): 1 read in 1 pages, 1 new (1 for want of an acknowledgement), 1 voided orders no upload held stored from the API"))
+            #expect(output.contains(
+                "google play voided purchases (\(Self.package)): 1 read in 1 pages, 1 new (1 for want of an "
+                    + "acknowledgement), 1 voided orders no upload held stored from the API"))
             #expect(try Self.count("SELECT count(*) FROM reconcile.play_voided_sync", on: connection) == 1)
             let kinds = try connection.query(
                 "SELECT r.kind FROM reconcile.play_voided_purchases v JOIN reconcile.runs r ON r.id = v.first_seen_run"

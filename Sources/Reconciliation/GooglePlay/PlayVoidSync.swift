@@ -56,7 +56,8 @@ struct PlayVoidSync: Sendable {
         try run.connection.advisoryLock(Self.lockKey)
         defer { _ = try? run.connection.advisoryUnlock(Self.lockKey) }
         for package in services.settings.packageNames {
-            let outcome = try await sync(package: package, runID: run.id, now: Date(), on: run.connection, logger: run.logger)
+            let outcome = try await sync(
+                package: package, runID: run.id, now: Date(), on: run.connection, logger: run.logger)
             summary.add(outcome)
         }
     }
@@ -76,7 +77,7 @@ struct PlayVoidSync: Sendable {
             // Voids Google saw between the last read and 30 days ago are gone from the list.
             outcome.gap = true
             logger.warning(
-                "Google Play's voided list was last read more than 30 days ago: asking the API about the purchases bought since",
+                "Google Play's voided list was last read over 30 days ago: asking the API about the gap's purchases",
                 metadata: ["google.synced_until": "\(last)"])
             gapRepaired = try await repairGap(
                 package: package, bought: last.addingTimeInterval(-Self.overlap)..<oldest, runID: runID,
@@ -85,7 +86,8 @@ struct PlayVoidSync: Sendable {
         try await readList(
             package: package, from: start, until: now, advancing: gapRepaired, runID: runID, on: connection,
             logger: logger, into: &outcome)
-        try await storeVoidedOrders(package: package, now: now, runID: runID, on: connection, logger: logger, into: &outcome)
+        try await storeVoidedOrders(
+            package: package, now: now, runID: runID, on: connection, logger: logger, into: &outcome)
         logger.info("Google Play voided purchases read", metadata: [
             "google.voids_read": "\(outcome.voidsRead)", "google.voids_recorded": "\(outcome.voidsRecorded)",
             "google.pages": "\(outcome.pages)", "google.orders_stored": "\(outcome.ordersStored)",
@@ -114,7 +116,9 @@ struct PlayVoidSync: Sendable {
                 read += voids.count
                 if !held.isEmpty {
                     let page = held
-                    let recorded = try connection.transaction { try PlayVoids.recordCounting(page, runID: runID, on: connection) }
+                    let recorded = try connection.transaction {
+                        try PlayVoids.recordCounting(page, runID: runID, on: connection)
+                    }
                     counts.add(recorded)
                 }
                 held = voids
@@ -123,7 +127,9 @@ struct PlayVoidSync: Sendable {
             throw RunConfigurationError("Google Play Developer API: \(error)")
         }
         if malformed > 0 {
-            logger.warning("Google listed voids without a purchase token or time, left out", metadata: ["google.voids": "\(malformed)"])
+            logger.warning(
+                "Google listed voids without a purchase token or time, left out",
+                metadata: ["google.voids": "\(malformed)"])
         }
         let last = held
         switch listed {
@@ -140,7 +146,9 @@ struct PlayVoidSync: Sendable {
             counts.add(recorded)
         case .notFound, .gone, .rejected, .retryLater:
             if !last.isEmpty {
-                let recorded = try connection.transaction { try PlayVoids.recordCounting(last, runID: runID, on: connection) }
+                let recorded = try connection.transaction {
+                    try PlayVoids.recordCounting(last, runID: runID, on: connection)
+                }
                 counts.add(recorded)
             }
             let reason = Self.reason(listed)
@@ -250,7 +258,9 @@ struct PlayVoidSync: Sendable {
             for order in rows {
                 switch answers[order.purchaseToken] {
                 case .product(let product, let at):
-                    if let record = AppleTransactionRecord(voided: order, packageName: package, product: product, at: at) {
+                    if let record = AppleTransactionRecord(
+                        voided: order, packageName: package, product: product, at: at)
+                    {
                         records.append((record, nil))
                     }
                 case .subscription(let subscription, let at):
@@ -260,7 +270,9 @@ struct PlayVoidSync: Sendable {
                         records.append((record, nil))
                     }
                 case .unknown, nil:
-                    logger.info("Google does not know a voided order's purchase token", metadata: ["transaction.id": "\(order.orderID)"])
+                    logger.info(
+                        "Google does not know a voided order's purchase token",
+                        metadata: ["transaction.id": "\(order.orderID)"])
                 case .retry(let reason):
                     logger.warning(
                         "Google did not answer about a voided order no upload holds: the next read asks again",
@@ -288,7 +300,9 @@ struct PlayVoidSync: Sendable {
         let logger = services.logger
         return try await withThrowingTaskGroup(of: (String, TokenAnswer).self) { group in
             for token in tokens {
-                group.addTask { (token, try await Self.lookUp(token, packageName: packageName, api: api, logger: logger)) }
+                group.addTask {
+                    (token, try await Self.lookUp(token, packageName: packageName, api: api, logger: logger))
+                }
             }
             var answers: [String: TokenAnswer] = [:]
             for try await (token, answer) in group { answers[token] = answer }
@@ -396,7 +410,8 @@ public enum PlayVoidedSync {
             let sync = PlayVoidSync(api: api, services: services)
             var report = Report()
             for package in settings.googlePlay.packageNames {
-                let outcome = try await sync.sync(package: package, runID: runID, now: now, on: connection, logger: logger)
+                let outcome = try await sync.sync(
+                    package: package, runID: runID, now: now, on: connection, logger: logger)
                 report.packages.append(outcome)
             }
             return report
@@ -430,7 +445,8 @@ struct GapPurchase {
     init(row: Row, packageName: String) throws {
         let productType = try row.decode(String?.self, at: 3)
         record = AppleTransactionRecord(
-            transactionID: try row.decode(String.self, at: 0), originalTransactionID: try row.decode(String.self, at: 1),
+            transactionID: try row.decode(String.self, at: 0),
+            originalTransactionID: try row.decode(String.self, at: 1),
             productID: try row.decode(String.self, at: 2), productType: productType, bundleID: packageName,
             environment: AppStoreEnvironment(rawValue: try row.decode(String.self, at: 4)),
             quantity: try row.decode(Int.self, at: 5), purchaseDate: try row.decode(Date.self, at: 6), source: .playAPI)

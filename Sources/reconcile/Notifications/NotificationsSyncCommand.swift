@@ -7,7 +7,7 @@ import Reconciliation
 struct NotificationsSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Fetch Get Notification History and Google Play's voided purchases since the last sync, and answer refund requests.",
+        abstract: "Fetch Notification History and Play's voided purchases since the last sync; answer refund requests.",
         discussion: """
             Stores every notification Apple sent since the last sync (or --since) in \
             reconcile.notification_history, verified like the app's own, each notificationUUID taken into \
@@ -90,7 +90,8 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
         var lines: [String] = []
         for package in report.packages {
             lines.append(
-                "google play voided purchases (\(package.packageName)): \(package.voidsRead) read in \(package.pages) pages, "
+                "google play voided purchases (\(package.packageName)): "
+                    + "\(package.voidsRead) read in \(package.pages) pages, "
                     + "\(package.voidsRecorded) new (\(package.voidedUnacknowledged) for want of an acknowledgement), "
                     + "\(package.ordersStored) voided orders no upload held stored from the API")
             if package.gap {
