@@ -28,12 +28,15 @@ struct PlayVoidSyncTests {
         let environment: [String: String]
 
         /// One read of the package's list at `now`, recorded under a lookup run of `connection`'s database.
-        func sync(on connection: Connection, now: Date = Date(), pageSize: Int = 1000) async throws -> PlayVoidedSyncOutcome {
+        func sync(
+            on connection: Connection, now: Date = Date(), pageSize: Int = 1000, batchSize: Int = 200
+        ) async throws -> PlayVoidedSyncOutcome {
             let settings = settings
             return try await GooglePlayServices.withServices(settings: settings, logger: PlayVoidSyncTests.quiet) {
                 services in
                 var sync = PlayVoidSync(api: try #require(services?.api), services: try #require(services))
                 sync.pageSize = pageSize
+                sync.batchSize = batchSize
                 let runID = try LookupRun().id(environment: settings.environment, on: connection)
                 return try await sync.sync(
                     package: PlayVoidSyncTests.package, runID: runID, now: now, on: connection, logger: PlayVoidSyncTests.quiet)
@@ -274,6 +277,42 @@ struct PlayVoidSyncTests {
             let next = try await world.sync(on: connection)
             #expect(!next.gap)
             #expect(next.gapPurchasesAsked == 0)
+        }
+    }
+
+    /// A gap's purchases are read a small batch at a time, each asked once, ties on the purchase
+    /// date included; a revoked one is not asked again.
+    @Test func aGapIsRepairedInBatches() async throws {
+        let (database, connection) = try TestDatabase.migrated("play_void_gap_batches")
+        try await Self.withWorld(database) { world in
+            let bought = Date().addingTimeInterval(-33 * Self.day)
+            var refunded: [String] = []
+            for index in 0..<7 {
+                // Three of them bought in the same millisecond.
+                let at = index < 3 ? bought : bought.addingTimeInterval(Double(index) * 60)
+                let purchase = try world.buy("user\(index)", bought: at)
+                try Self.seedWhiteRow(purchase, account: "user\(index)", bought: at, on: connection)
+                if index.isMultiple(of: 2) {
+                    _ = try world.sim.play.voidPurchase(
+                        purchase.purchaseToken, voidedTimeMillis: Self.millis(bought.addingTimeInterval(3600)))
+                    refunded.append(try #require(purchase.orderId))
+                }
+            }
+            try connection.execute(
+                "INSERT INTO reconcile.play_voided_sync (package_name, synced_until) VALUES ($1, $2)",
+                [Self.package, Date().addingTimeInterval(-31 * Self.day)])
+            let repaired = try await world.sync(on: connection, batchSize: 2)
+            #expect(repaired.gap)
+            #expect(repaired.gapPurchasesAsked == 7)
+            let revoked = try connection.query(
+                "SELECT transaction_id FROM reconcile.apple_transactions WHERE revocation_date IS NOT NULL ORDER BY 1"
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(revoked == refunded.sorted())
+            // Were the watermark put back, the revoked ones would not be asked again.
+            try connection.execute(
+                "UPDATE reconcile.play_voided_sync SET synced_until = $1", [Date().addingTimeInterval(-31 * Self.day)])
+            let again = try await world.sync(on: connection, batchSize: 2)
+            #expect(again.gapPurchasesAsked == 3)
         }
     }
 

@@ -181,15 +181,15 @@ struct PlayVoidSync: Sendable {
         package: String, bought: Range<Date>, runID: Int64, on connection: Connection, logger: Logger,
         into outcome: inout PlayVoidedSyncOutcome
     ) async throws -> Bool {
-        var after = ""
+        var after = (date: bought.lowerBound, id: "")
         var answeredAll = true
         while true {
             let rows = try connection.query(SQL.gapPurchases, [
-                "package_name": package, "bought_from": bought.lowerBound, "bought_until": bought.upperBound,
-                "after": after, "limit": batchSize,
+                "package_name": package, "bought_until": bought.upperBound, "after_date": after.date,
+                "after": after.id, "limit": batchSize,
             ]).map { try GapPurchase(row: $0, packageName: package) }
             guard let lastRow = rows.last else { break }
-            after = lastRow.record.transactionID
+            after = (lastRow.record.purchaseDate, lastRow.record.transactionID)
             // One question per token: a subscription's renewals share theirs.
             let tokens = Dictionary(rows.map { ($0.token, $0.subscription) }, uniquingKeysWith: { first, _ in first })
             let answers = try await ask(tokens, packageName: package, logger: logger)
