@@ -116,7 +116,7 @@ struct PlayVoidSyncTests {
                 let purchase = try world.buy("user\(index)")
                 _ = try world.sim.play.voidPurchase(
                     purchase.purchaseToken, voidedReason: index == 3 ? 8 : 1,
-                    voidedTimeMillis: Self.millis(Date().addingTimeInterval(-Double(index) * 3600)))
+                    voidedTimeMillis: Self.millis(Date().addingTimeInterval(-300 - Double(index) * 3600)))
             }
             let first = try await world.sync(on: connection, pageSize: 2)
             #expect(first.pages == 4)
@@ -128,7 +128,9 @@ struct PlayVoidSyncTests {
             let synced = try connection.query("SELECT synced_until FROM reconcile.play_voided_sync")[0].decode(Date.self, at: 0)
             #expect(abs(synced.timeIntervalSince(first.until)) < 0.001)
             // The first read asks the whole 30 days Google keeps.
-            #expect(abs(first.until.timeIntervalSince(first.from) - (30 * Self.day - PlayVoidSync.startMargin)) < 1)
+            #expect(abs(
+                first.until.timeIntervalSince(first.from)
+                    - (30 * Self.day - PlayVoidSync.startMargin - PlayVoidSync.endMargin)) < 1)
             let second = try await world.sync(on: connection, now: Date().addingTimeInterval(1), pageSize: 2)
             #expect(second.voidsRead == 7)
             #expect(second.voidsRecorded == 0)
@@ -177,7 +179,8 @@ struct PlayVoidSyncTests {
         let (database, connection) = try TestDatabase.migrated("play_void_5xx")
         try await Self.withWorld(database) { world in
             let purchase = try world.buy("alice")
-            _ = try world.sim.play.voidPurchase(purchase.purchaseToken)
+            _ = try world.sim.play.voidPurchase(
+                purchase.purchaseToken, voidedTimeMillis: Self.millis(Date().addingTimeInterval(-300)))
             world.sim.state.faults = SimulatorFaults(play: PlaySimulatorFaults(http5xxShare: 1))
             let failed = try await world.sync(on: connection)
             #expect(failed.unanswered != nil)
@@ -206,8 +209,10 @@ struct PlayVoidSyncTests {
             let bought = Date().addingTimeInterval(-2 * Self.day)
             let coins = try world.buy("alice", bought: bought)
             let vip = try world.buy("bob", subscription: true, bought: bought)
-            _ = try world.sim.play.voidPurchase(coins.purchaseToken, voidedReason: 8, voidedSource: 2)
-            _ = try world.sim.play.voidPurchase(vip.purchaseToken, voidedReason: 1)
+            let voided = Self.millis(Date().addingTimeInterval(-300))
+            _ = try world.sim.play.voidPurchase(
+                coins.purchaseToken, voidedReason: 8, voidedSource: 2, voidedTimeMillis: voided)
+            _ = try world.sim.play.voidPurchase(vip.purchaseToken, voidedReason: 1, voidedTimeMillis: voided + 1)
             for (purchase, user, product) in [(coins, "alice", "coin42"), (vip, "bob", "vip_month")] {
                 try connection.execute(
                     """
@@ -340,7 +345,8 @@ struct PlayVoidSyncTests {
         let (database, connection) = try TestDatabase.migrated("play_void_cli")
         try await Self.withWorld(database) { world in
             let purchase = try world.buy("alice")
-            _ = try world.sim.play.voidPurchase(purchase.purchaseToken, voidedReason: 8)
+            _ = try world.sim.play.voidPurchase(
+                purchase.purchaseToken, voidedReason: 8, voidedTimeMillis: Self.millis(Date().addingTimeInterval(-300)))
             var environment = world.environment
             environment.removeValue(forKey: "RECONCILE_BUNDLE_IDS")
             let child = try ChildProcess(

@@ -47,6 +47,9 @@ struct PlayVoidSync: Sendable {
     static let overlap: TimeInterval = 3 * 86_400
     /// A start this much younger than 30 days ago: Google refuses an older `startTime`.
     static let startMargin: TimeInterval = 60
+    /// An end this much before now: Google refuses an `endTime` later than its own clock, which
+    /// this host's may be ahead of. The voids of the last minute are read by the next read.
+    static let endMargin: TimeInterval = 60
     /// One read of the voided list at a time per database (an hourly sync and a run).
     static let lockKey: Int64 = 0x6961_7072_6563_0038
 
@@ -71,7 +74,8 @@ struct PlayVoidSync: Sendable {
         let last = try connection.queryFirst(SQL.syncLast, ["package_name": package])?.decode(Date.self, at: 0)
         let oldest = now.addingTimeInterval(-Self.retention + Self.startMargin)
         let start = max(last.map { $0.addingTimeInterval(-Self.overlap) } ?? oldest, oldest)
-        var outcome = PlayVoidedSyncOutcome(packageName: package, from: start, until: now)
+        let end = now.addingTimeInterval(-Self.endMargin)
+        var outcome = PlayVoidedSyncOutcome(packageName: package, from: start, until: end)
         var gapRepaired = true
         if let last, last < oldest {
             // Voids Google saw between the last read and 30 days ago are gone from the list.
@@ -84,7 +88,7 @@ struct PlayVoidSync: Sendable {
                 on: connection, logger: logger, into: &outcome)
         }
         try await readList(
-            package: package, from: start, until: now, advancing: gapRepaired, runID: runID, on: connection,
+            package: package, from: start, until: end, advancing: gapRepaired, runID: runID, on: connection,
             logger: logger, into: &outcome)
         try await storeVoidedOrders(
             package: package, now: now, runID: runID, on: connection, logger: logger, into: &outcome)
