@@ -76,10 +76,18 @@ extension PlayUploadVerifier {
     /// Asks productsv2 for a one-time product, subscriptionsv2 for a subscription (`autoRenewing`
     /// is in a subscription's purchaseData only). A configuration Google refuses stops the run.
     static func ask(_ api: PlayDeveloperAPIClient, about purchase: PlayPurchaseData, logger: Logger) async throws -> Answer {
+        try await askInRun(
+            api, packageName: purchase.packageName, token: purchase.purchaseToken,
+            subscription: purchase.autoRenewing != nil, logger: logger)
+    }
+
+    /// ``ask(_:packageName:token:subscription:logger:)`` for a run's stage: Google refusing the
+    /// service account (401, 403) stops the run with a ``RunConfigurationError``.
+    static func askInRun(
+        _ api: PlayDeveloperAPIClient, packageName: String, token: String, subscription: Bool, logger: Logger
+    ) async throws -> Answer {
         do {
-            return try await ask(
-                api, packageName: purchase.packageName, token: purchase.purchaseToken,
-                subscription: purchase.autoRenewing != nil, logger: logger)
+            return try await ask(api, packageName: packageName, token: token, subscription: subscription, logger: logger)
         } catch let error as PlayAPIConfigurationError {
             throw RunConfigurationError("Google Play Developer API: \(error)")
         }

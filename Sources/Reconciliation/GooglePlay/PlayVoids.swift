@@ -47,7 +47,29 @@ enum PlayVoids {
     /// changed. Call inside the caller's transaction.
     @discardableResult
     static func record(_ voids: [PlayVoid], runID: Int64, on connection: Connection) throws -> [String] {
-        guard !voids.isEmpty else { return [] }
+        try recordCounting(voids, runID: runID, on: connection).changed
+    }
+
+    /// What ``recordCounting(_:runID:on:)`` kept.
+    struct Recorded: Sendable, Equatable {
+        /// Voids not seen before.
+        var fresh = 0
+        /// Of those, voids for want of an acknowledgement (`voidedReason` 8).
+        var unacknowledged = 0
+        /// The orders whose white row the fresh voids changed.
+        var changed: [String] = []
+
+        mutating func add(_ other: Recorded) {
+            fresh += other.fresh
+            unacknowledged += other.unacknowledged
+            changed += other.changed
+        }
+    }
+
+    /// ``record(_:runID:on:)``, saying how many voids were new and how many of those Google made
+    /// for want of an acknowledgement. Call inside the caller's transaction.
+    static func recordCounting(_ voids: [PlayVoid], runID: Int64, on connection: Connection) throws -> Recorded {
+        guard !voids.isEmpty else { return Recorded() }
         try connection.execute(SQL.stage)
         try connection.copyIn(SQL.copy) { writer in
             for void in voids {
@@ -57,8 +79,11 @@ enum PlayVoids {
                 ])
             }
         }
-        let fresh = try connection.query(SQL.record, ["run_id": runID]).map { try $0.decode(String.self, at: 0) }
-        return try apply(orderIDs: Array(Set(fresh)), runID: runID, on: connection)
+        let fresh = try connection.query(SQL.record, ["run_id": runID]).map {
+            (order: try $0.decode(String.self, at: 0), reason: try $0.decode(Int?.self, at: 1))
+        }
+        let changed = try apply(orderIDs: Array(Set(fresh.map(\.order))), runID: runID, on: connection)
+        return Recorded(fresh: fresh.count, unacknowledged: fresh.filter { $0.reason == 8 }.count, changed: changed)
     }
 
     /// Applies the recorded voids of `orderIDs` (every order with a void when nil) to their white
