@@ -21,6 +21,11 @@ extension RunReport {
             let amount = Money(milli: entry.amountMilli, currency: entry.currency)
             lines.append("  at risk \(entry.kind.rawValue): \(amount.text())")
         }
+        if let play = report.play {
+            // The report's own lines, from the English catalog (the CLI stays English).
+            let said = play.summaryLines(Catalog.of(.english))
+            lines += (said.lines + said.notices).map { "  play    " + $0 }
+        }
         if let directory = report.reportDirectory { lines.append("  report  \(directory)/report.md") }
         return lines.joined(separator: "\n")
     }

@@ -48,7 +48,7 @@ struct PlayRunStage: Sendable {
         guard let api = services.api else { return }
         try await PlayOrderLookups(api: api, services: services).run(run, &summary)
         if services.settings.acknowledge, !run.dryRun {
-            try await PlayAcknowledgements(api: api, services: services).run(run, &summary)
+            try await PlayAcknowledgements(api: api, services: services, relations: settings.relations).run(run, &summary)
         }
     }
 }

@@ -95,6 +95,8 @@ struct ReportPage: TemplateValues {
         let dayChart: DayChart
         let risk: Risk?
         let refundActivity: RefundActivity?
+        /// Google Play's summary lines; nil on a run with Play off.
+        let play: Play?
         /// What each policy decided in the run; nil without a policy file.
         let policies: Policies?
         let hasFindings: Bool
@@ -118,7 +120,7 @@ struct ReportPage: TemplateValues {
         static let byName: TemplateNames<Self> = [
             "lang": \.lang, "title": \.title, "dryRun": \.dryRun, "status": \.status, "statusLabel": \.statusLabel,
             "meta": \.meta, "cards": \.cards, "retryingNotice": \.retryingNotice, "kindChart": \.kindChart,
-            "dayChart": \.dayChart, "risk": \.risk, "refundActivity": \.refundActivity, "policies": \.policies,
+            "dayChart": \.dayChart, "risk": \.risk, "refundActivity": \.refundActivity, "play": \.play, "policies": \.policies,
             "hasFindings": \.hasFindings,
         ]
 
@@ -160,6 +162,10 @@ struct ReportPage: TemplateValues {
             dayChart = DayChart(report.summary, t)
             risk = Risk(report, reader)
             refundActivity = report.hasRefundActivity ? RefundActivity(report, t) : nil
+            play = report.play.map { summary in
+                let said = summary.summaryLines(t)
+                return Play(lines: said.lines, notices: said.notices)
+            }
             policies = report.policies.isEmpty ? nil : Policies(rows: report.policies.map {
                 Policies.Row(rule: $0.rule, decided: $0.decided, amount: $0.amountText(reader))
             })
@@ -337,6 +343,14 @@ struct ReportPage: TemplateValues {
                       amount: reader.money(milli: $0.amountMilli, currency: $0.currency))
             }
         }
+    }
+
+    /// Google Play's summary (SPEC section 18): what the run acknowledged, and the notices.
+    struct Play: TemplateValues {
+        let lines: [String]
+        let notices: [String]
+
+        static let byName: TemplateNames<Self> = ["lines": \.lines, "notices": \.notices]
     }
 
     struct RefundActivity: TemplateValues {

@@ -197,6 +197,11 @@ extension ReportFormat {
                 lines += ["", t.text("report.undelivered_notice", ["count": String(report.notifications.undelivered)])]
             }
         }
+        if let play = report.play {
+            let said = play.summaryLines(t)
+            lines += ["", "## " + t["report.play.heading"], ""] + said.lines.map { "- " + $0 }
+            for notice in said.notices { lines += ["", notice] }
+        }
         if !report.policies.isEmpty {
             lines += ["", "## " + t["report.policies"], "",
                       "| \(t["report.column_rule"]) | \(t["report.column_decided"]) | \(t["report.column_amount"]) |",
@@ -293,4 +298,23 @@ final class PartialFile {
 struct ReportWriteError: Error, CustomStringConvertible {
     let path: String
     var description: String { "cannot create the report file \(path): check RECONCILE_REPORT_DIR and its permissions" }
+}
+
+// MARK: - Google Play's summary lines
+
+extension PlayRunSummary {
+    /// What the report's summary says about Google Play on a run with Play on (SPEC section 18),
+    /// in the catalog's language: `lines`, always the purchases the job acknowledged; `notices`,
+    /// what needs a person: refunds unchecked (no service account), a gap in the voided-purchases
+    /// list, and purchases Google refunded for want of an acknowledgement (the app's acknowledge is
+    /// broken). report.md, report.html and the terminal summary print these and nothing else.
+    public func summaryLines(_ t: Catalog) -> (lines: [String], notices: [String]) {
+        var notices: [String] = []
+        if refundsUnchecked { notices.append(t["report.play.refunds_unchecked"]) }
+        if voidedGap { notices.append(t["report.play.voided_gap"]) }
+        if voidedUnacknowledged > 0 {
+            notices.append(t.text("report.play.voided_unacknowledged", ["count": String(voidedUnacknowledged)]))
+        }
+        return ([t.text("report.play.acknowledged", ["count": String(acknowledged)])], notices)
+    }
 }
