@@ -76,10 +76,19 @@ extension PlayUploadVerifier {
     /// Asks productsv2 for a one-time product, subscriptionsv2 for a subscription (`autoRenewing`
     /// is in a subscription's purchaseData only). A configuration Google refuses stops the run.
     static func ask(_ api: PlayDeveloperAPIClient, about purchase: PlayPurchaseData, logger: Logger) async throws -> Answer {
+        try await ask(
+            api, package: purchase.packageName, token: purchase.purchaseToken, subscription: purchase.autoRenewing != nil,
+            logger: logger)
+    }
+
+    /// Asks about a purchase token of `package`: subscriptionsv2 when `subscription`, else productsv2.
+    static func ask(
+        _ api: PlayDeveloperAPIClient, package: String, token: String, subscription: Bool, logger: Logger
+    ) async throws -> Answer {
         let now = Date()
         do {
-            if purchase.autoRenewing != nil {
-                switch try await api.subscriptionPurchase(packageName: purchase.packageName, token: purchase.purchaseToken, logger: logger) {
+            if subscription {
+                switch try await api.subscriptionPurchase(packageName: package, token: token, logger: logger) {
                 case .found(let subscription): return .state(PlayObservedState(subscription, at: now))
                 case .notFound: return .unknownToGoogle
                 case .gone: return .noLongerKept
@@ -87,7 +96,7 @@ extension PlayUploadVerifier {
                 case .retryLater(let reason, _): return .retry(reason)
                 }
             }
-            switch try await api.productPurchase(packageName: purchase.packageName, token: purchase.purchaseToken, logger: logger) {
+            switch try await api.productPurchase(packageName: package, token: token, logger: logger) {
             case .found(let product): return .state(PlayObservedState(product, at: now))
             case .notFound: return .unknownToGoogle
             case .gone: return .noLongerKept
