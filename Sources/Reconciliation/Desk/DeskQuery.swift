@@ -1,8 +1,9 @@
 import Foundation
 import Postgres
 
-/// What support staff start from (SPEC section 13): an Apple order ID from the invoice e-mail, a
-/// transaction id, the app's account id, or an app account token.
+/// What support staff start from (SPEC sections 13 and 18): an Apple order ID from the invoice
+/// e-mail or a Google Play order id (`GPA.…`), a transaction id, the app's account id, or an app
+/// account token.
 public struct DeskQuery: Sendable, Codable, Equatable {
     /// Which of the four a query is.
     public enum Kind: String, Sendable, Codable, CaseIterable {
@@ -81,8 +82,8 @@ public struct DeskQuery: Sendable, Codable, Equatable {
         return "GPA." + rest
     }
 
-    /// What one search field holds, recognised from its shape: a UUID is a token, digits are a
-    /// transaction id, ten to twelve capitals and digits with a letter (`MK5TTY6V5X`) an order ID,
+    /// What one search field holds, recognised from its shape: a UUID is a token, `GPA.` and
+    /// digits a Google Play order id, digits a transaction id, ten to twelve capitals and digits with a letter (`MK5TTY6V5X`) an order ID,
     /// anything else an account id. The field holds at most ``maximumLength`` bytes (the web's
     /// search box); a longer account id is looked up by kind (`reconcile lookup --user`).
     public static func recognising(_ text: String) throws(DeskError) -> DeskQuery {

@@ -178,18 +178,18 @@ public struct DeskService: Sendable {
         let answer = try await lookups.ask(orderID)
         if case .found(_, _, .some) = answer { run.asked(.purchaseState) }
         let environment = settings.environment
-        let result = try await database.run { connection -> String? in
+        try await database.run { connection in
             let runID = try run.id(environment: environment, on: connection)
-            return try connection.transaction {
-                try lookups.record(answer, orderID: orderID, deliveredAt: deliveredAt, runID: runID,
-                                   judgeBefore: judgeBefore, on: connection)
+            try connection.transaction {
+                _ = try lookups.record(
+                    answer, orderID: orderID, deliveredAt: deliveredAt, runID: runID, judgeBefore: judgeBefore,
+                    on: connection)
             }
         }
         switch answer {
         case .found:
             return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
         case .notFound:
-            _ = result
             // Google does not know it: the ledger's credit, if any, is shown with its verdict.
             return (CustomerPicture.Order(orderID: orderID, status: .invalid), deliveredAt == nil ? [] : [orderID])
         case .retry(let reason):

@@ -175,6 +175,9 @@ struct PlayOrderLookups: Sendable {
             case .state(let observed):
                 record.revocationDate = nil
                 record.apply(observed)
+                // A subscription's token is paid while Google keeps it; a renewal's own refund is
+                // the order's (its voids come by the voided list too).
+                if item.isSubscription, order.isRefunded, record.revocationDate == nil { record.revocationDate = now }
             case .unknownToGoogle, .noLongerKept:
                 break
             case .retry(let reason):
