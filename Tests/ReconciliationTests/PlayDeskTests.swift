@@ -42,6 +42,11 @@ struct PlayDeskTests {
             productId: "coin42", obfuscatedAccountId: "bob", acknowledged: true, purchaseTimeMillis: millis))
         let neverCreditedOrder = try #require(neverCredited.orderId)
         let unknown = "GPA.9999-0000-0000-00011"
+        let token = UUID()
+        let boundByToken = try world.sim.play.createPurchase(.init(
+            productId: "coin42", obfuscatedAccountId: token.uuidString.lowercased(), acknowledged: true,
+            purchaseTimeMillis: millis))
+        let boundByTokenOrder = try #require(boundByToken.orderId)
         try PlayOrderLookupTests.deliver(refundedOrder, to: "alice", in: world)
         try PlayOrderLookupTests.deliver(unknown, to: "carol", in: world)
         try world.connection.plantDelivery("9100000001", to: "alice", product: "coin42", age: "2 days")
@@ -99,6 +104,13 @@ struct PlayDeskTests {
                 // Bob's purchase is found by its account binding although the ledger never credited it.
                 let bob = try await desk.lookup(try DeskQuery(.user, "bob"), on: connection)
                 #expect(bob.transactions.map(\.transactionID) == [neverCreditedOrder])
+                // An app that binds both stores' purchases with one UUID: --token finds the Play one.
+                _ = try await desk.lookup(try DeskQuery(.order, boundByTokenOrder), on: connection)
+                let byToken = try await desk.lookup(try DeskQuery(.token, token.uuidString), on: connection)
+                #expect(byToken.transactions.map { "\($0.transactionID) \($0.store.rawValue)" } == [
+                    "\(boundByTokenOrder) google_play",
+                ])
+                #expect(byToken.unavailable == [.playHistory])
             }
         }
     }

@@ -177,6 +177,38 @@ struct PlayOrderLookupTests {
         }
     }
 
+    /// A ledger row names no package: each configured package is asked in turn until one knows
+    /// the order (here the second), and an order none knows is asked of every one.
+    @Test func eachPackageIsAskedUntilOneKnowsTheOrder() async throws {
+        let (database, connection) = try TestDatabase.migrated("play_orders_packages")
+        try connection.executeScript("INSERT INTO reconcile.products VALUES ('coin42', 'consumable', 6000, 'CNY');")
+        let state = Scratch.root.appendingPathComponent("sim-\(UUID().uuidString)")
+        var logger = Logger(label: "sim")
+        logger.logLevel = .critical
+        let sim = try AppStoreSimulator(configuration: .init(
+            stateDirectory: state, logger: logger, playPackageNames: ["com.hncs.szj.lite", Self.package]))
+        let bought = Date().addingTimeInterval(-2 * 86_400)
+        let world = World(database: database, connection: connection, sim: sim, state: state, bought: bought)
+        let paid = try sim.play.createPurchase(.init(
+            packageName: Self.package, productId: "coin42", obfuscatedAccountId: "bob", acknowledged: true,
+            purchaseTimeMillis: Int64(bought.timeIntervalSince1970 * 1000)))
+        let order = try #require(paid.orderId)
+        try Self.deliver(order, to: "bob", in: world)
+        try Self.deliver("GPA.9999-0000-0000-00004", to: "carol", in: world)
+        try await sim.withRunning { running in
+            let settings = try await Self.settings(world, running)
+            #expect(settings.googlePlay.packageNames == ["com.hncs.szj.lite", Self.package])
+            let report = try await Stores.withJob(settings: settings, logger: Self.quiet) {
+                try await $0.run(.init(since: bought.addingTimeInterval(-3600)))
+            }
+            #expect(try report.findings.map(\.kind) == [.unverifiedDelivery])
+            #expect(sim.play.stats.requestsByEndpoint["orders"] == 4)
+            #expect(try connection.query(
+                "SELECT bundle_id FROM reconcile.apple_transactions WHERE transaction_id = $1", [order]
+            )[0].decode(String.self, at: 0) == Self.package)
+        }
+    }
+
     /// Switching Play's API on changes the judged inputs' digest (Play's unverified deliveries then
     /// wait for the Orders API), and a deployment without Play keeps its digest.
     @Test func thePlayAPIIsPartOfTheJudgedInputs() throws {
