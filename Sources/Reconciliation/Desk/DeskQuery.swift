@@ -53,7 +53,8 @@ public struct DeskQuery: Sendable, Codable, Equatable {
             if trimmed.uppercased().hasPrefix("GPA.") {
                 guard let play = Self.playOrderID(trimmed) else {
                     throw .invalidQuery(
-                        "\(trimmed) is not a Google Play order ID (GPA. then digits and dashes, like GPA.3312-5678-9012-34567)")
+                        "\(trimmed) is not a Google Play order ID "
+                            + "(GPA. then digits and dashes, like GPA.3312-5678-9012-34567)")
                 }
                 self.value = play
                 break
@@ -70,7 +71,9 @@ public struct DeskQuery: Sendable, Codable, Equatable {
 
     /// Which store the query's order or transaction id is of: a `GPA.` order id is Google Play's
     /// (SPEC section 18); every other query is the App Store's (an account or a token is both's).
-    public var store: Store { value.hasPrefix("GPA.") && (kind == .order || kind == .transaction) ? .googlePlay : .appStore }
+    public var store: Store {
+        value.hasPrefix("GPA.") && (kind == .order || kind == .transaction) ? .googlePlay : .appStore
+    }
 
     /// A Google Play order id as typed (`GPA.` whatever its case, then digits, dashes and a
     /// renewal's `..N`), spelt as Google does; nil when it is not one.
@@ -83,7 +86,8 @@ public struct DeskQuery: Sendable, Codable, Equatable {
     }
 
     /// What one search field holds, recognised from its shape: a UUID is a token, `GPA.` and
-    /// digits a Google Play order id, digits a transaction id, ten to twelve capitals and digits with a letter (`MK5TTY6V5X`) an order ID,
+    /// digits a Google Play order id, digits a transaction id, ten to twelve capitals and digits
+    /// with a letter (`MK5TTY6V5X`) an order ID,
     /// anything else an account id. The field holds at most ``maximumLength`` bytes (the web's
     /// search box); a longer account id is looked up by kind (`reconcile lookup --user`).
     public static func recognising(_ text: String) throws(DeskError) -> DeskQuery {
@@ -131,7 +135,8 @@ public enum DeskError: Error, Sendable, Equatable, CustomStringConvertible {
         case .appleUnanswered(let reason): "Apple did not answer the lookup: \(reason); try again shortly"
         case .orderNeedsPlayAPI:
             "a Google Play order ID the job does not hold can only be looked up with Google's Orders API (orders.get), "
-                + "which needs a service account (GOOGLE_PLAY_SERVICE_ACCOUNT_FILE); look the customer up by --user instead"
+                + "which needs a service account (GOOGLE_PLAY_SERVICE_ACCOUNT_FILE); "
+                + "look the customer up by --user instead"
         case .googleUnanswered(let reason): "Google did not answer the lookup: \(reason); try again shortly"
         }
     }

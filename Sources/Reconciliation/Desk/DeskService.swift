@@ -106,7 +106,11 @@ public struct DeskService: Sendable {
         if query.store == .appStore, query.kind != .order, let lookups = playOrders {
             // The customer's Play ledger order ids nobody holds: orders.get, as the nightly run asks.
             let known: [String]
-            if let ids { known = ids } else { known = try await database.run { try self.transactions(of: query, on: $0) } }
+            if let ids {
+                known = ids
+            } else {
+                known = try await database.run { try self.transactions(of: query, on: $0) }
+            }
             do {
                 if try await Self.bounded(appleTimeLimit, {
                     try await askGoogle(about: known, lookups: lookups, judgeBefore: judgeBefore, run: run,

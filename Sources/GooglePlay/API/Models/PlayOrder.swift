@@ -49,7 +49,8 @@ public struct PlayOrder: Decodable, Hashable, Sendable {
             total = container.lenient(Money.self, .total)
             quantity = (try? container.nestedContainer(keyedBy: OneTimeKeys.self, forKey: .oneTimePurchaseDetails))?
                 .lenientInt(.quantity)
-            isSubscription = container.contains(.subscriptionDetails) && (try? container.decodeNil(forKey: .subscriptionDetails)) == false
+            isSubscription = container.contains(.subscriptionDetails)
+                && (try? container.decodeNil(forKey: .subscriptionDetails)) == false
         }
     }
 
