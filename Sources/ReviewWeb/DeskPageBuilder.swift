@@ -18,7 +18,11 @@ enum DeskPageBuilder {
         let t = reader.catalog
         let kind = t.label("desk.kind", picture.query.kind.rawValue)
         var summary: String
-        if let order = picture.order, order.status != .valid {
+        if let order = picture.order, order.status == .invalid, picture.query.store == .googlePlay {
+            summary = t.text("desk.play_order_invalid", ["order": order.orderID])
+        } else if let order = picture.order, order.status == .notAsked, picture.query.store == .googlePlay {
+            summary = t.text("desk.play_order_not_asked", ["order": order.orderID])
+        } else if let order = picture.order, order.status != .valid {
             summary = t.text("desk.order_invalid", ["order": order.orderID])
         } else if picture.isEmpty {
             summary = t.text("desk.nothing_found", ["kind": kind, "value": picture.query.value])
@@ -50,7 +54,12 @@ enum DeskPageBuilder {
                     reader: reader)
             },
             pageText: pages > 1 ? t.text("queue.page", ["page": String(current), "pages": String(pages)]) : nil,
-            prevHref: current > 1 ? href(current - 1) : nil, nextHref: current < pages ? href(current + 1) : nil)
+            prevHref: current > 1 ? href(current - 1) : nil, nextHref: current < pages ? href(current + 1) : nil,
+            asked: t.text("desk.asked", [
+                "sources": picture.asked.map { t.label("desk.asked_source", $0.rawValue) }
+                    .joined(separator: t["common.list_separator"]),
+            ]),
+            playNoHistory: picture.unavailable.contains(.playHistory) ? t["desk.play_no_history"] : nil)
     }
 
     /// The positions of the transactions page `page` shows, that page (the last when `page` is
@@ -75,6 +84,10 @@ enum DeskPageBuilder {
     ) -> DeskPage.Transaction {
         let t = reader.catalog
         var facts: [ItemPage.KeyValue] = []
+        // The store is said for a Google Play transaction (the App Store's are the page's default).
+        if transaction.store == .googlePlay {
+            facts.append(.init(key: t["item.store"], value: t.label("store", transaction.store.rawValue)))
+        }
         func fact(_ key: String, _ value: String?) {
             if let value, !value.isEmpty { facts.append(.init(key: t.label("apple_field", key), value: value)) }
         }
@@ -129,7 +142,7 @@ enum DeskPageBuilder {
             isFinding: finding != nil, explanation: finding.map { t.explanation($0) },
             facts: facts,
             sources: transaction.sources.isEmpty
-                ? t["apple.none"] : transaction.sources.map { t.label("apple_value.source", $0) }.joined(separator: ", "),
+                ? t[transaction.store == .googlePlay ? "apple.none_google_play" : "apple.none"] : transaction.sources.map { t.label("apple_value.source", $0) }.joined(separator: ", "),
             buyer: buyer, deliveries: deliveries, hasDeliveries: !deliveries.isEmpty, uploads: uploads,
             hasUploads: !uploads.isEmpty,
             items: transaction.reviewItems.map { item in
@@ -204,10 +217,13 @@ struct DeskPage: TemplateValues {
     var pageText: String?
     var prevHref: String?
     var nextHref: String?
+    /// Which sources the lookup asked, and that Google Play has no history by account to ask.
+    var asked: String?
+    var playNoHistory: String?
 
     static let byName: TemplateNames<Self> = [
         "query": \.query, "notice": \.notice, "csrf": \.csrf, "summary": \.summary, "value": \.value, "kind": \.kind,
         "canEnqueue": \.canEnqueue, "transactions": \.transactions, "pageText": \.pageText, "prevHref": \.prevHref,
-        "nextHref": \.nextHref,
+        "nextHref": \.nextHref, "asked": \.asked, "playNoHistory": \.playNoHistory,
     ]
 }

@@ -58,6 +58,9 @@ public struct ReviewWebConfiguration: Sendable {
     /// The App Store Server API for the desk's order lookups and Apple's side of a customer;
     /// nil without credentials (order IDs then cannot be looked up).
     public var deskServerAPI: ServerAPILookups?
+    /// Google Play's services while Play is on: with a service account the desk asks Google's
+    /// Orders API about `GPA.` order ids the job does not hold (SPEC section 18).
+    public var deskPlay: PlayServices?
     /// The app's outbox webhook (`RECONCILE_OUTBOX_WEBHOOK_URL`, `RECONCILE_OUTBOX_WEBHOOK_SECRET`):
     /// a decision made in the browser is delivered to it at once, in the background, as the CLI's
     /// is (SPEC section 13); nil leaves the rows to `reconcile outbox deliver` and the next run.

@@ -57,7 +57,7 @@ enum ExitStatus {
         case let code as ExitCode: code
         case is RunLockedError: locked
         case is ConfigurationError, is RunConfigurationError, is PolicyFileError: usage
-        case DeskError.appleUnanswered: failed
+        case DeskError.appleUnanswered, DeskError.googleUnanswered: failed
         case is DeskError: usage
         case ReviewError.invalidInput: usage
         default: failed

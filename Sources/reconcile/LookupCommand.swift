@@ -12,7 +12,9 @@ struct LookupCommand: AsyncParsableCommand {
         abstract: "Show a customer's purchases, deliveries and verdicts, from an order ID, transaction, user or token.",
         discussion: """
             An Apple order ID (from the customer's invoice e-mail, e.g. MK5TTY6V5X) is asked of Apple's Look Up \
-            Order ID, which needs App Store Server API credentials. Every verdict comes from the nightly run's \
+            Order ID, which needs App Store Server API credentials. A Google Play order ID (GPA.3312-5678-9012-34567) \
+            the job does not hold is asked of Google's Orders API (orders.get, then its purchase token's state), \
+            which needs GOOGLE_PLAY_SERVICE_ACCOUNT_FILE. Every verdict comes from the nightly run's \
             rules: ok, pending (too young or still being verified), or a finding kind.
 
             Exit codes: 0 every verdict ok or pending; 1 an invalid order, nothing found, or Apple did not \
@@ -20,10 +22,10 @@ struct LookupCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "An Apple order ID, as on the customer's invoice e-mail.")
+    @Argument(help: "An Apple order ID, as on the customer's invoice e-mail, or a Google Play order ID (GPA.…).")
     var orderID: String?
 
-    @Option(help: "An Apple order ID.")
+    @Option(help: "An Apple order ID, or a Google Play order ID (GPA.…).")
     var order: String?
 
     @Option(help: "A transaction id (from a screenshot, a receipt, the ledger).")
@@ -72,8 +74,10 @@ struct LookupCommand: AsyncParsableCommand {
             let connection = try settings.connect()
             try Schema.requireUpToDate(connection)
             return try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { _, api in
-                try await DeskService(settings: settings, serverAPI: api, logger: logger)
-                    .lookup(query, enqueue: enqueue, actor: actor, on: connection)
+                try await GooglePlayServices.withServices(settings: settings, logger: logger) { play in
+                    try await DeskService(settings: settings, serverAPI: api, play: play, logger: logger)
+                        .lookup(query, enqueue: enqueue, actor: actor, on: connection)
+                }
             }
         }
         if json {
@@ -92,7 +96,17 @@ enum LookupText {
     static func text(_ picture: CustomerPicture, enqueued: Bool) -> String {
         var lines: [String] = []
         let asked = terminalSafe(picture.query.value)
-        if let order = picture.order {
+        if let order = picture.order, picture.query.store == .googlePlay {
+            switch order.status {
+            case .valid:
+                lines.append("Order \(asked): a Google Play order; \(count(picture.transactions.count, "transaction")).")
+            case .invalid:
+                lines.append("Order \(asked): Google Play's Orders API does not know this order ID in any of the app's "
+                    + "packages. Check the ID on the customer's Google Play receipt e-mail (GPA.…).")
+            case .notAsked:
+                lines.append("Order \(asked): not asked of Google (no service account); what the job holds is shown.")
+            }
+        } else if let order = picture.order {
             lines.append(
                 order.status == .valid
                     ? "Order \(asked): valid; Apple lists \(count(picture.transactions.count, "transaction")) in it."
@@ -104,6 +118,11 @@ enum LookupText {
         } else {
             lines.append("\(picture.query.kind.rawValue.capitalized) \(asked): "
                 + "\(count(picture.transactions.count, "transaction")).")
+        }
+        lines.append("Asked: " + picture.asked.map(sourceName).joined(separator: ", ") + ".")
+        if picture.unavailable.contains(.playHistory) {
+            lines.append("Google Play keeps no purchase history by account: its purchases shown are those uploads, "
+                + "the ledger and Google's answers about single orders brought.")
         }
         for (index, transaction) in picture.transactions.enumerated() {
             lines.append("")
@@ -127,7 +146,8 @@ enum LookupText {
     }
 
     private static func describe(_ transaction: CustomerPicture.Transaction, number: Int) -> [String] {
-        var head = "\(number). Transaction \(terminalSafe(transaction.transactionID))"
+        var head = "\(number). \(transaction.store == .googlePlay ? "Google Play order" : "Transaction") "
+            + terminalSafe(transaction.transactionID)
         if let product = transaction.productID { head += " — \(terminalSafe(product))" }
         if let quantity = transaction.quantity { head += " × \(quantity)" }
         if let purchased = transaction.purchaseDate { head += ", bought \(TimeExpression.format(purchased))" }
@@ -146,11 +166,12 @@ enum LookupText {
             field("Original", [terminalSafe(original)])
         }
         if let revoked = transaction.revocationDate {
-            field("Refunded", ["revoked by Apple at \(TimeExpression.format(revoked))"
+            field("Refunded", ["revoked by \(transaction.store == .googlePlay ? "Google" : "Apple") at \(TimeExpression.format(revoked))"
                 + (transaction.revocationType.map { " (\(terminalSafe($0)))" } ?? "")])
         }
-        field("Apple", [transaction.sources.isEmpty
-            ? "no Apple source confirms it" : "confirmed by " + terminalSafe(transaction.sources.joined(separator: ", "))])
+        let store = transaction.store == .googlePlay ? "Google Play" : "Apple"
+        field(transaction.store == .googlePlay ? "Google" : "Apple", [transaction.sources.isEmpty
+            ? "no \(store) source confirms it" : "confirmed by " + terminalSafe(transaction.sources.joined(separator: ", "))])
         field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(terminalSafe(transaction.buyer.basis ?? "?")))" }
             ?? "unknown"])
         field("Ledger", transaction.deliveries.isEmpty ? ["no delivery"] : transaction.deliveries.map {
@@ -177,11 +198,23 @@ enum LookupText {
         guard let kind = transaction.finding else {
             return transaction.verdict == .pending
                 ? "pending: not judged yet (bought within the grace period, or its evidence is still being verified)"
-                : "ok: Apple's record and the ledger agree"
+                : "ok: \(transaction.store == .googlePlay ? "Google's" : "Apple's") record and the ledger agree"
         }
         // The CLI stays English: the English catalog's line for a verdict.
         let why = Catalog.of(.english)["kind.\(kind.rawValue).verdict"]
         return "\(kind.rawValue): \(why); suggested action: \(kind.suggestedAction)"
+    }
+
+    /// A source the desk asked, as the text names it.
+    private static func sourceName(_ source: CustomerPicture.AskedSource) -> String {
+        switch source {
+        case .stored: "the job's records"
+        case .lookUpOrderID: "Apple's Look Up Order ID"
+        case .transactionInfo: "Apple's Get Transaction Info"
+        case .transactionHistory: "Apple's Get Transaction History"
+        case .ordersGet: "Google's Orders API (orders.get)"
+        case .purchaseState: "Google's purchase state (productsv2/subscriptionsv2)"
+        }
     }
 
     private static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }

@@ -92,9 +92,12 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.deskSettings = settings
             try await AppleServices.withVerifierAndServerAPI(settings: settings, logger: logger) { _, api in
-                var configuration = configuration
-                configuration.deskServerAPI = api
-                try await runReviewServer(configuration: configuration)
+                try await GooglePlayServices.withServices(settings: settings, logger: logger) { play in
+                    var configuration = configuration
+                    configuration.deskServerAPI = api
+                    configuration.deskPlay = play
+                    try await runReviewServer(configuration: configuration)
+                }
             }
         }
     }

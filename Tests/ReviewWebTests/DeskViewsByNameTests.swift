@@ -43,7 +43,8 @@ struct DeskViewsByNameTests {
             query: "desk-u1", notice: "Showing the first 50.", csrf: "page-csrf", summary: "2 purchases, 1 finding",
             value: "desk-u1-value", kind: "user", canEnqueue: true,
             transactions: [transaction("9100000001"), transaction("9100000002")], pageText: "Page 2 of 3",
-            prevHref: "/desk?q=desk-u1&page=1", nextHref: "/desk?q=desk-u1&page=3")
+            prevHref: "/desk?q=desk-u1&page=1", nextHref: "/desk?q=desk-u1&page=3",
+            asked: "Asked: the job's records.", playNoHistory: "Google Play keeps no purchase history by account.")
         let session = SessionStore.Session(
             id: "session-id", name: "mei", csrfToken: "session-csrf", expires: .distantFuture, ends: .distantFuture,
             flash: nil, language: nil, timeZone: nil)

@@ -8,7 +8,8 @@
 --         verdicts, read into CustomerPicture; 91_picture_details.sql adds the ledger rows,
 --         uploads and review items of those the caller shows.
 -- Values: :'judge_before' (timestamptz: the lookup's start − grace),
---         :'api_enabled' (boolean: Server API credentials are configured).
+--         :'api_stores' (text[]: the stores whose API is configured, whose "not found" a
+--         delivery no source holds waits for: Apple's Server API, Google's Orders API).
 --
 -- The verdict is the most severe finding of the transaction or of its non-consumable family
 -- (diff_kinds ranks them; a tie goes to the kind's name), else `pending` when the rules did not
@@ -27,7 +28,10 @@ WITH sources AS (
             UNION ALL
             SELECT c.transaction_id, c.source FROM diff_claims c
             UNION ALL
-            SELECT l.transaction_id, 'server_api'
+            -- Get Transaction Info's answer; for a Play order id, the Orders API's (source play_api).
+            SELECT l.transaction_id,
+                   CASE WHEN reconcile.ledger_store(NULL, l.transaction_id) = 'google_play' THEN 'play_api'
+                        ELSE 'server_api' END
               FROM diff_scope s JOIN reconcile.transaction_lookups l ON l.transaction_id = s.transaction_id
              WHERE l.result = 'found'
             UNION ALL
@@ -41,7 +45,7 @@ WITH sources AS (
      WHERE x.source IS NOT NULL
      GROUP BY x.transaction_id
 ), ledger_products AS (
-    SELECT d.transaction_id, min(d.product_id) AS product_id
+    SELECT d.transaction_id, min(d.product_id) AS product_id, min(d.store) AS store
       FROM diff_dl d
      GROUP BY d.transaction_id
 ), verdicts AS (
@@ -60,7 +64,7 @@ WITH sources AS (
        AND (d.delivered_at > :'judge_before'::timestamptz
             OR d.user_id IN (SELECT user_id FROM diff_pending_users)
             OR d.transaction_id IN (SELECT transaction_id FROM diff_blocked)
-            OR (:'api_enabled'::boolean AND NOT EXISTS (
+            OR (d.store = ANY (:'api_stores'::text[]) AND NOT EXISTS (
                     SELECT 1 FROM reconcile.transaction_lookups l
                      WHERE l.transaction_id = d.transaction_id AND l.result = 'not_found')))
 )
@@ -70,7 +74,7 @@ SELECT s.transaction_id, t.original_transaction_id,
        t.revocation_date, t.revocation_reason, t.revocation_type, t.revocation_percentage,
        coalesce(t.apple_price_milli, p.price_milli) AS price_milli, t.currency,
        coalesce(src.sources, '') AS sources,
-       b.buyer, b.basis,
+       b.buyer, b.basis, coalesce(t.store, lp.store, 'app_store') AS store,
        coalesce(v.kind,
                 CASE WHEN t.bundle_ok AND NOT t.judged THEN 'pending'
                      WHEN coalesce(t.bundle_ok, false) THEN 'ok'

@@ -5,20 +5,26 @@
 -- wait for an answer nobody asks), of the open items of the kinds that ask Apple while open
 -- (FindingKind.asksAppleWhileOpen: unverified_delivery), and every lookup an earlier
 -- run could not finish (Apple put it off, or the purchase was too young), whatever the window;
--- none that a verified source contains or that Apple answered for good.
+-- none that a verified source contains or that Apple answered for good. Shared by both stores'
+-- lookups (SPEC section 18): Google Play's Orders API asks the same of Play's ledger order ids,
+-- under the package names, and only once every upload of the delivery's account is verified (an
+-- upload still being verified may hold the order: Google's daily Orders quota is not spent on it).
 -- Reads:  :deliveries, reconcile.review_items, reconcile.transaction_lookups, reconcile.ledger_changes,
---         reconcile.apple_transactions
+--         reconcile.apple_transactions, reconcile.upload_verifications, :uploads
 -- Writes: nothing.
 -- Values: :'since' (timestamptz: the window's start, year 1 for the whole history),
 --         :'bundle_ids' (text[]), :'after' (text: the last transaction id of the previous page,
 --         '' at first), :'ledger_changes_after' (pg_snapshot: the last finished run's),
---         :'unconfirmed_kinds' (text[]: the kinds whose open items are asked about).
+--         :'unconfirmed_kinds' (text[]: the kinds whose open items are asked about),
+--         :'store' (text: app_store for Get Transaction Info, google_play for orders.get; the
+--         apps are then the package names), :'users_verified' (boolean: only deliveries whose
+--         account has no upload pending or retrying).
 SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
   FROM :deliveries d
  WHERE d.revoked_at IS NULL AND d.transaction_id > :'after'::text
-   -- Apple is asked about the App Store's ledger rows only (SPEC section 18: the `store` column,
+   -- Each store is asked about its own ledger rows only (SPEC section 18: the `store` column,
    -- which an operator's relation may lack, else the id's form).
-   AND reconcile.ledger_store(to_jsonb(d) ->> 'store', d.transaction_id) = 'app_store'
+   AND reconcile.ledger_store(to_jsonb(d) ->> 'store', d.transaction_id) = :'store'::text
    AND (d.delivered_at >= :'since'::timestamptz
         OR d.transaction_id IN (SELECT transaction_id FROM reconcile.review_items
                                  WHERE kind = ANY(:'unconfirmed_kinds'::text[]) AND status IN ('open', 'in_review', 'awaiting_approval'))
@@ -32,6 +38,9 @@ SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
                     WHERE a.transaction_id = d.transaction_id AND a.bundle_id = ANY(:'bundle_ids'::text[]))
    AND NOT EXISTS (SELECT 1 FROM reconcile.transaction_lookups l
                     WHERE l.transaction_id = d.transaction_id AND l.result IN ('found', 'not_found'))
+   AND NOT (:'users_verified'::boolean AND EXISTS (
+            SELECT 1 FROM :uploads u JOIN reconcile.upload_verifications v ON v.upload_id = u.id
+             WHERE u.user_id = d.user_id AND v.state IN ('pending', 'retry')))
  GROUP BY d.transaction_id
  ORDER BY d.transaction_id
  LIMIT 500;

@@ -228,8 +228,9 @@ public struct ServerAPILookups: Sendable {
             let candidates = try connection.query(
                 SQL.transactionInfoCandidates,
                 ["since": since ?? Date.distantPast, "bundle_ids": settings.bundleIDs, "after": after,
-                 "ledger_changes_after": ledgerChangesAfter, "unconfirmed_kinds": FindingKind.unconfirmedKinds],
-                relations: ["deliveries": deliveries]
+                 "ledger_changes_after": ledgerChangesAfter, "unconfirmed_kinds": FindingKind.unconfirmedKinds,
+                 "store": Store.appStore.rawValue, "users_verified": false],
+                relations: ["deliveries": deliveries, "uploads": settings.relations.uploads]
             ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
             guard let last = candidates.last else { return }
             after = last.0

@@ -32,6 +32,7 @@ extension CustomerPicture.Transaction {
                 revocationType: try row["revocation_type"],
                 revocationPercentage: try row["revocation_percentage"],
                 priceMilli: try row["price_milli"], currency: try row["currency"],
+                store: Store(rawValue: try row.decode(String.self, "store")) ?? .appStore,
                 sources: sources.isEmpty ? [] : sources.split(separator: ",").map(String.init),
                 buyer: CustomerPicture.Buyer(userID: try row["buyer"], basis: try row["basis"]),
                 deliveries: [], uploads: [], reviewItems: [],

@@ -11,6 +11,46 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     @ExplicitNull public var order: Order?
     /// The transactions, oldest purchase first; ledger-only transactions last.
     public var transactions: [Transaction]
+    /// Which sources the lookup asked, in the order it first asked them (SPEC section 18: the
+    /// desk says which; Google Play has no purchase history by account to ask).
+    public var asked: [AskedSource] = []
+
+    /// A source the desk can ask.
+    public enum AskedSource: String, Sendable, Codable, Equatable, CaseIterable {
+        /// What the job stores: the white table, the ledger, the uploads, the review items.
+        case stored
+        /// Apple's Look Up Order ID.
+        case lookUpOrderID = "look_up_order_id"
+        /// Apple's Get Transaction Info.
+        case transactionInfo = "get_transaction_info"
+        /// Apple's Get Transaction History.
+        case transactionHistory = "get_transaction_history"
+        /// Google's Orders API (`orders.get`).
+        case ordersGet = "orders_get"
+        /// Google's purchase state (`purchases.productsv2` or `purchases.subscriptionsv2`).
+        case purchaseState = "purchase_state"
+    }
+
+    /// Sources that cannot answer this lookup.
+    public var unavailable: [UnavailableSource] = []
+
+    /// A source no store offers for the lookup.
+    public enum UnavailableSource: String, Sendable, Codable, Equatable, CaseIterable {
+        /// Google Play has no purchase history by account: a lookup by account or token shows the
+        /// Play purchases uploads, the ledger and Google's answers about single orders brought.
+        case playHistory = "google_play_history"
+    }
+
+    public init(
+        query: DeskQuery, order: Order?, transactions: [Transaction], asked: [AskedSource] = [],
+        unavailable: [UnavailableSource] = []
+    ) {
+        self.query = query
+        self.order = order
+        self.transactions = transactions
+        self.asked = asked
+        self.unavailable = unavailable
+    }
 
     /// Apple's answer about an order ID.
     public struct Order: Sendable, Codable, Equatable {
@@ -56,6 +96,8 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         /// Apple's price (or the catalogue's) in milliunits, and its currency.
         @ExplicitNull public var priceMilli: Int64?
         @ExplicitNull public var currency: String?
+        /// Which store the transaction is of (`app_store`, `google_play`).
+        public var store: Store = .appStore
         /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`, `order_lookup`.
         public var sources: [String]
         public var buyer: Buyer
@@ -82,7 +124,7 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
             case priceMilli = "price_milli"
             case currency, sources, buyer, deliveries, uploads
             case reviewItems = "review_items"
-            case verdict
+            case verdict, store
         }
     }
 
@@ -168,7 +210,7 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case query, order, transactions
+        case query, order, transactions, asked, unavailable
     }
 
     /// Nothing found, or an order Apple calls invalid.

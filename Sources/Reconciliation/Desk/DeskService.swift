@@ -22,13 +22,24 @@ public struct DeskService: Sendable {
 
     let settings: Settings
     let serverAPI: ServerAPILookups?
+    /// Google Play's services while Play is on; their Developer API (a service account) answers
+    /// the desk's `GPA.` order ids (`orders.get`, then the purchase token's state).
+    let play: PlayServices?
     let logger: Logger
 
-    /// A desk over the settings; `serverAPI` nil without credentials (no order lookups then).
-    public init(settings: Settings, serverAPI: ServerAPILookups?, logger: Logger) {
+    /// A desk over the settings; `serverAPI` nil without credentials (no order lookups then),
+    /// `play` nil while Google Play is off.
+    public init(settings: Settings, serverAPI: ServerAPILookups?, play: PlayServices? = nil, logger: Logger) {
         self.settings = settings
         self.serverAPI = serverAPI
+        self.play = play
         self.logger = logger
+    }
+
+    /// The Orders API lookups, with a service account.
+    var playOrders: PlayOrderLookups? {
+        guard let play, let api = play.api else { return nil }
+        return PlayOrderLookups(api: api, services: play, relations: settings.relations)
     }
 
     /// The customer's picture. `enqueue` puts its findings in the review queue as a run would.
@@ -51,11 +62,24 @@ public struct DeskService: Sendable {
         let now = Date()
         let judgeBefore = now.addingTimeInterval(-settings.grace)
         let run = LookupRun()
+        run.asked(.stored)
         var order: CustomerPicture.Order?
         // Nil until read: without the Server API nothing is asked between reading the customer's
         // transactions and judging them, so both happen in one step on one connection.
         var ids: [String]?
-        if query.kind == .order {
+        if query.store == .googlePlay {
+            // A Google Play order id: what the job holds, else Google's Orders API (SPEC section 18).
+            let answer: (order: CustomerPicture.Order, transactions: [String])
+            do {
+                answer = try await Self.bounded(appleTimeLimit) {
+                    try await lookUpPlayOrder(query.value, judgeBefore: judgeBefore, run: run, database: database)
+                }
+            } catch let limit as AppleTimeLimitReached {
+                throw DeskError.googleUnanswered("\(limit)")
+            }
+            if query.kind == .order { order = answer.order }
+            ids = answer.transactions
+        } else if query.kind == .order {
             guard let serverAPI else { throw DeskError.orderNeedsServerAPI }
             let answer: (order: CustomerPicture.Order, transactions: [String])
             do {
@@ -79,7 +103,32 @@ public struct DeskService: Sendable {
             }
             ids = try await database.run { try self.transactions(of: query, on: $0) }
         }
-        if let ids, ids.isEmpty { return CustomerPicture(query: query, order: order, transactions: []) }
+        if query.store == .appStore, query.kind != .order, let lookups = playOrders {
+            // The customer's Play ledger order ids nobody holds: orders.get, as the nightly run asks.
+            let known: [String]
+            if let ids {
+                known = ids
+            } else {
+                known = try await database.run { try self.transactions(of: query, on: $0) }
+            }
+            do {
+                if try await Self.bounded(appleTimeLimit, {
+                    try await askGoogle(about: known, lookups: lookups, judgeBefore: judgeBefore, run: run,
+                                        database: database)
+                }) {
+                    ids = try await database.run { try self.transactions(of: query, on: $0) }
+                }
+            } catch let limit as AppleTimeLimitReached {
+                logger.notice("the desk stopped waiting for Google", metadata: ["reason": "\(limit)"])
+            }
+        }
+        // Google Play keeps no purchase history by account: the desk says it could not ask one.
+        let unavailable: [CustomerPicture.UnavailableSource] =
+            (query.kind == .user || query.kind == .token) && play != nil ? [.playHistory] : []
+        if let ids, ids.isEmpty {
+            return CustomerPicture(
+                query: query, order: order, transactions: [], asked: run.askedSources, unavailable: unavailable)
+        }
 
         let differ = Differ(relations: settings.relations)
         let settings = self.settings
@@ -105,7 +154,51 @@ public struct DeskService: Sendable {
                 return try differ.picture(parameters, details: details, on: connection)
             }
         }
-        return CustomerPicture(query: query, order: order, transactions: transactions)
+        return CustomerPicture(
+            query: query, order: order, transactions: transactions, asked: run.askedSources, unavailable: unavailable)
+    }
+
+    /// A Google Play order id: the white row when the job holds it (nothing asked); else, with a
+    /// service account, `orders.get` (each configured package until one knows it) and the order's
+    /// purchase token's state, stored like the nightly run's answer (source `play_api`, and the
+    /// lookup's answer for a ledger row, so the next run judges it without asking again); without
+    /// one, the ledger's rows alone (`not_asked`), or, when the ledger has none either, the order
+    /// cannot be looked up.
+    private func lookUpPlayOrder(_ orderID: String, judgeBefore: Date, run: LookupRun, database: ConnectionLender)
+        async throws -> (order: CustomerPicture.Order, transactions: [String])
+    {
+        let deliveries = settings.relations.deliveries
+        let (held, deliveredAt) = try await database.run { connection -> (Bool, Date?) in
+            let row = try connection.query(
+                SQL.playOrder, ["order_id": orderID], relations: ["deliveries": deliveries])[0]
+            return (try row.decode(Bool.self, at: 0), try row.decode(Date?.self, at: 1))
+        }
+        if held { return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID]) }
+        guard let lookups = playOrders else {
+            guard deliveredAt != nil else { throw DeskError.orderNeedsPlayAPI }
+            return (CustomerPicture.Order(orderID: orderID, status: .notAsked), [orderID])
+        }
+        run.asked(.ordersGet)
+        let answer = try await lookups.ask(orderID)
+        if case .found(_, _, .some) = answer { run.asked(.purchaseState) }
+        let environment = settings.environment
+        try await database.run { connection in
+            let runID = try run.id(environment: environment, on: connection)
+            try connection.transaction {
+                _ = try lookups.record(
+                    answer, orderID: orderID, deliveredAt: deliveredAt, runID: runID, judgeBefore: judgeBefore,
+                    on: connection)
+            }
+        }
+        switch answer {
+        case .found:
+            return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
+        case .notFound:
+            // Google does not know it: the ledger's credit, if any, is shown with its verdict.
+            return (CustomerPicture.Order(orderID: orderID, status: .invalid), deliveredAt == nil ? [] : [orderID])
+        case .retry(let reason):
+            throw DeskError.googleUnanswered(reason)
+        }
     }
 
     /// Apple took longer than the lookup's limit.
@@ -172,6 +265,7 @@ public struct DeskService: Sendable {
     private func lookUpOrder(_ orderID: String, api: ServerAPILookups, run: LookupRun, database: ConnectionLender)
         async throws -> (order: CustomerPicture.Order, transactions: [String])
     {
+        run.asked(.lookUpOrderID)
         var configuration = api.client.configuration
         configuration.environments = [.production]
         configuration.productionRate = min(configuration.productionRate, Self.orderLookupRate)
@@ -212,6 +306,7 @@ public struct DeskService: Sendable {
         }
         // The rest of the customer's purchases, refunds included: stored for the next run.
         if let first = records.first {
+            run.asked(.transactionHistory)
             try await storeHistory(seed: first.transactionID, carrier: nil, api: api, runID: runID, database: database)
         }
         return (CustomerPicture.Order(orderID: orderID, status: .valid), records.map(\.transactionID))
@@ -237,6 +332,7 @@ public struct DeskService: Sendable {
         }
         let delivered = unknown.compactMap { pair in pair.1.map { (pair.0, $0) } }
         if !delivered.isEmpty {
+            run.asked(.transactionInfo)
             var summary = ServerAPILookups.Summary()
             var outage = ServerAPIOutage()
             try await api.lookUp(
@@ -245,6 +341,7 @@ public struct DeskService: Sendable {
         }
         // A transaction id nobody delivered nor uploaded: Apple may still know it.
         if query.kind == .transaction, let asked = unknown.first(where: { $0.1 == nil })?.0 {
+            run.asked(.transactionInfo)
             if case .found(let info) = try await api.client.transactionInfo(for: asked, logger: logger),
                 let record = AppleTransactionRecord(info, source: .serverAPI), record.fieldHoldingNUL == nil
             {
@@ -262,12 +359,36 @@ public struct DeskService: Sendable {
         var calls = 0
         for (transaction, upload) in seeds where !covered.contains(transaction) && calls < Self.maximumHistories {
             calls += 1
+            run.asked(.transactionHistory)
             covered.insert(transaction)
             covered.formUnion(
                 try await storeHistory(
                     seed: transaction, carrier: Carrier(uploadID: upload, userID: query.value), api: api,
                     runID: try await runID(), database: database))
         }
+    }
+
+    /// With Play's service account: `orders.get` for the customer's Play ledger order ids no
+    /// verified source holds, recorded as the nightly run records them. Whether it asked any.
+    private func askGoogle(
+        about ids: [String], lookups: PlayOrderLookups, judgeBefore: Date, run: LookupRun, database: ConnectionLender
+    ) async throws -> Bool {
+        guard !ids.isEmpty else { return false }
+        let deliveries = settings.relations.deliveries
+        let environment = settings.environment
+        let unknown = try await database.run { connection in
+            try connection.query(
+                SQL.unknownPlayOrders, ["transaction_ids": ids], relations: ["deliveries": deliveries]
+            ).map { (try $0.decode(String.self, at: 0), try $0.decode(Date.self, at: 1)) }
+        }
+        guard !unknown.isEmpty else { return false }
+        run.asked(.ordersGet)
+        let runID = try await database.run { try run.id(environment: environment, on: $0) }
+        var summary = PlayRunSummary()
+        var outage = 0
+        try await lookups.lookUp(
+            unknown, runID: runID, judgeBefore: judgeBefore, database: database, into: &summary, outage: &outage)
+        return true
     }
 
     /// Get Transaction History for the account that owns `seed`, stored like the nightly run
@@ -308,6 +429,8 @@ public struct DeskService: Sendable {
         static let unknownTransactions: SQLFile = "desk/unknown_transactions.sql"
         static let historySeeds: SQLFile = "desk/history_seeds.sql"
         static let lookupRun: SQLFile = "desk/lookup_run.sql"
+        static let playOrder: SQLFile = "desk/play_order.sql"
+        static let unknownPlayOrders: SQLFile = "desk/unknown_play_orders.sql"
     }
 }
 
@@ -317,6 +440,15 @@ public struct DeskService: Sendable {
 /// the lookup's steps, which run one after another.
 final class LookupRun: Sendable {
     private let stored = Mutex<Int64?>(nil)
+    private let sources = Mutex<[CustomerPicture.AskedSource]>([])
+
+    /// Records that the lookup asked `source` (once each, in the order first asked).
+    func asked(_ source: CustomerPicture.AskedSource) {
+        sources.withLock { if !$0.contains(source) { $0.append(source) } }
+    }
+
+    /// What the lookup asked.
+    var askedSources: [CustomerPicture.AskedSource] { sources.withLock { $0 } }
 
     var existingID: Int64? { stored.withLock { $0 } }
 

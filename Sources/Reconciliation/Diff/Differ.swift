@@ -74,10 +74,16 @@ public struct Differ: Sendable {
         /// a second store), Google Play when its packages are named.
         var storesOn: [Store] { [.appStore] + (packageNames.isEmpty ? [] : [.googlePlay]) }
 
-        /// The stores whose unverified deliveries wait for their API's "not found": Apple's with the
-        /// Server API. Google Play's joins once the Orders API is asked about ledger order ids
-        /// (issue 38); until then waiting on an answer nobody asks would hide every Play one.
-        var apiStores: [Store] { serverAPIEnabled ? [.appStore] : [] }
+        /// With Play's service account (`GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`), a Play delivery is
+        /// unknown to Google only after the Orders API (`orders.get`) answered not found.
+        public var playAPIEnabled = false
+
+        /// The stores whose unverified deliveries wait for their API's "not found" in
+        /// `reconcile.transaction_lookups`: Apple's with the Server API (Get Transaction Info),
+        /// Google Play's with a service account (`PlayOrderLookups`), while Play is on.
+        var apiStores: [Store] {
+            (serverAPIEnabled ? [.appStore] : []) + (playAPIEnabled && !packageNames.isEmpty ? [.googlePlay] : [])
+        }
 
         /// Whether this diff judges every open review item again (see `carriesUnchangedItems`).
         var judgesEveryOpenItem: Bool {
@@ -118,6 +124,7 @@ public struct Differ: Sendable {
                 runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment, judgeBefore: judgeBefore,
                 scope: scope, serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: resumesAfter)
             packageNames = settings.googlePlay.packageNames
+            playAPIEnabled = settings.googlePlay.serviceAccountFile != nil
         }
 
         /// A run's parameters: its window (the whole history without `since`), what it resumes,

@@ -46,7 +46,7 @@ struct PlayRunStage: Sendable {
     /// (`PlayOrderLookups`), then the acknowledgement rescue (`PlayAcknowledgements`).
     func afterVerify(_ run: RunContext, _ summary: inout PlayRunSummary) async throws {
         guard let api = services.api else { return }
-        try await PlayOrderLookups(api: api, services: services).run(run, &summary)
+        try await PlayOrderLookups(api: api, services: services, relations: settings.relations).run(run, &summary)
         if services.settings.acknowledge, !run.dryRun {
             try await PlayAcknowledgements(api: api, services: services, relations: settings.relations).run(run, &summary)
         }

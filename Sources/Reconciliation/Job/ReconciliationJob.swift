@@ -218,6 +218,8 @@ public struct ReconciliationJob: Sendable {
         }
 
         let verification = try RunLedger.verificationSummary(run)
+        // An Orders API lookup Google did not answer leaves its delivery unjudged, as Apple's do.
+        unanswered += playSummary?.ordersUnanswered ?? 0
         let status: RunStatus = verification.retry > 0 || unanswered > 0 ? .completedWithUnresolved : .completed
         var report = RunReport(
             runID: run.id, status: status, startedAt: run.startedAt, finishedAt: Date(), since: run.since,
@@ -391,9 +393,16 @@ extension Settings {
     /// The settings that decide which findings a diff makes (the relations are added by
     /// `Differ.judgedInputs`), as text for the run's judged-inputs digest.
     var findingsKey: String {
-        [
+        ([
             "bundle_ids=\(bundleIDs.sorted().joined(separator: ","))", "environment=\(environment.rawValue)",
             "grace=\(grace)", "server_api=\(serverAPIKey != nil)",
-        ].joined(separator: "\n")
+        ]
+        // Google Play's, only while it is on (a deployment without Play keeps its digest): which
+        // packages are judged, and whether Play's unverified deliveries wait for the Orders API.
+        + (googlePlay.enabled
+            ? ["package_names=\(googlePlay.packageNames.sorted().joined(separator: ","))",
+               "play_api=\(googlePlay.serviceAccountFile != nil)"]
+            : [])
+        ).joined(separator: "\n")
     }
 }

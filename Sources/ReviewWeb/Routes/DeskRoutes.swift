@@ -68,7 +68,8 @@ struct DeskController: Sendable {
         guard let settings = configuration.deskSettings else {
             return notice(t["desk.unavailable"], status: .serviceUnavailable)
         }
-        let desk = DeskService(settings: settings, serverAPI: configuration.deskServerAPI, logger: context.logger)
+        let desk = DeskService(
+            settings: settings, serverAPI: configuration.deskServerAPI, play: configuration.deskPlay, logger: context.logger)
         let picture: CustomerPicture
         let answers: [ConsumptionAnswerRecord]
         do {
@@ -87,6 +88,8 @@ struct DeskController: Sendable {
             case .invalidQuery: return notice(t["desk.invalid_query"], status: .badRequest)
             case .orderNeedsServerAPI: return notice(t["desk.order_needs_api"], status: .ok)
             case .appleUnanswered: return notice(t["desk.apple_unanswered"], status: .serviceUnavailable)
+            case .orderNeedsPlayAPI: return notice(t["desk.play_order_needs_api"], status: .ok)
+            case .googleUnanswered: return notice(t["desk.google_unanswered"], status: .serviceUnavailable)
             }
         }
         if enqueue {

@@ -126,16 +126,16 @@ struct PlayRuleTests {
         #expect(found.first?.store == .googlePlay)
     }
 
-    /// A Play service account configured does not make a Play unverified_delivery wait for an
-    /// Orders API answer nobody asks yet: only Apple's deliveries wait for their API.
-    @Test func aServiceAccountDoesNotHidePlaysUnverifiedDeliveries() throws {
+    /// With a Play service account, a Play unverified_delivery waits for the Orders API's answer
+    /// (`PlayOrderLookups` asks it): Play's deliveries wait for their API as Apple's do for theirs.
+    @Test func aServiceAccountMakesPlaysUnverifiedDeliveriesWaitForTheOrdersAPI() throws {
         let settings = try Settings(lookup: [
             "RECONCILE_BUNDLE_IDS": RuleWorld.bundle, "GOOGLE_PLAY_PACKAGE_NAMES": RuleWorld.package,
             "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": "/nonexistent/key.json",
         ].lookup)
         let parameters = Differ.Parameters(settings: settings, runID: 1, judgeBefore: Date(), scope: .transactions([]))
         #expect(parameters.storesOn == [.appStore, .googlePlay])
-        #expect(parameters.apiStores == [])
+        #expect(parameters.apiStores == [.googlePlay])
     }
 
     /// The SQL's kind → store mapping is Swift's.

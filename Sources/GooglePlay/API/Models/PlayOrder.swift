@@ -33,8 +33,13 @@ public struct PlayOrder: Decodable, Hashable, Sendable {
         public var total: Money?
         /// `oneTimePurchaseDetails.quantity`; nil for subscriptions.
         public var quantity: Int?
+        /// The line item has `subscriptionDetails`: its purchase token is a subscription's
+        /// (`purchases.subscriptionsv2`), not a one-time product's.
+        public var isSubscription: Bool
 
-        private enum CodingKeys: String, CodingKey { case productId, productTitle, total, oneTimePurchaseDetails }
+        private enum CodingKeys: String, CodingKey {
+            case productId, productTitle, total, oneTimePurchaseDetails, subscriptionDetails
+        }
         private enum OneTimeKeys: String, CodingKey { case quantity }
 
         public init(from decoder: any Decoder) throws {
@@ -44,6 +49,8 @@ public struct PlayOrder: Decodable, Hashable, Sendable {
             total = container.lenient(Money.self, .total)
             quantity = (try? container.nestedContainer(keyedBy: OneTimeKeys.self, forKey: .oneTimePurchaseDetails))?
                 .lenientInt(.quantity)
+            isSubscription = container.contains(.subscriptionDetails)
+                && (try? container.decodeNil(forKey: .subscriptionDetails)) == false
         }
     }
 
