@@ -239,6 +239,33 @@ struct PlayVoidSyncTests {
         }
     }
 
+    /// The hourly `notifications sync` reads a void for want of an acknowledgement before the
+    /// nightly run does: the run's report still counts it (the job learnt of it since the last
+    /// run), and the run after does not count it again.
+    @Test func aVoidForWantOfAnAcknowledgementReadByTheSyncIsInTheNextRunsReport() async throws {
+        let (database, connection) = try TestDatabase.migrated("play_void_sync_then_run")
+        try connection.execute("INSERT INTO reconcile.products VALUES ('coin42', 'consumable', 6000, 'CNY')")
+        try await Self.withWorld(database) { world in
+            let bought = Date().addingTimeInterval(-4 * Self.day)
+            let lapsed = try world.buy("alice", bought: bought)
+            _ = try world.sim.play.voidPurchase(
+                lapsed.purchaseToken, voidedReason: 8, voidedSource: 2,
+                voidedTimeMillis: Self.millis(bought.addingTimeInterval(3 * Self.day)))
+            let read = try await world.sync(on: connection)
+            #expect(read.voidedUnacknowledged == 1)
+            func run() async throws -> RunReport {
+                try await Stores.withJob(settings: world.settings, logger: Self.quiet) {
+                    try await $0.run(.init(since: bought.addingTimeInterval(-3600)))
+                }
+            }
+            let first = try await run()
+            #expect(first.play?.voidsRecorded == 0)
+            #expect(first.play?.voidedUnacknowledged == 1)
+            let second = try await run()
+            #expect(second.play?.voidedUnacknowledged == 0)
+        }
+    }
+
     /// The last read more than 30 days ago: report.json says so, and the purchases bought in the
     /// gap are asked of productsv2 again, which tells of a refund the list no longer holds.
     @Test func aGapOfMoreThanThirtyDaysIsReportedAndRepairedThroughTheAPI() async throws {

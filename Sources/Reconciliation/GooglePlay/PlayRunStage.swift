@@ -20,7 +20,8 @@ public struct PlayRunSummary: Sendable, Equatable {
     public var ordersUnanswered = 0
     /// Delivered purchases the job acknowledged (`RECONCILE_PLAY_ACKNOWLEDGE=on`).
     public var acknowledged = 0
-    /// Purchases Google voided for want of an acknowledgement (`voidedReason` 8) this run learnt of.
+    /// Purchases Google voided for want of an acknowledgement (`voidedReason` 8) the job learnt of
+    /// since the last finished run (this run's read, or a `notifications sync` in between).
     public var voidedUnacknowledged = 0
 
     public init() {}
@@ -40,6 +41,9 @@ struct PlayRunStage: Sendable {
             return
         }
         try await PlayVoidSync(api: api, services: services).sync(run, &summary)
+        // Counted since the last finished run, not by this run's read alone: the hourly
+        // `notifications sync` reads the same list, and the nightly report must still say so.
+        summary.voidedUnacknowledged = try PlayVoids.unacknowledgedSince(run.resumesAfter, on: run.connection)
     }
 
     /// After verification: the Orders API for ledger order ids no upload holds

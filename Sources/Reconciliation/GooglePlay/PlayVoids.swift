@@ -95,8 +95,15 @@ enum PlayVoids {
             .map { try $0.decode(String.self, at: 0) }
     }
 
+    /// Voids for want of an acknowledgement (`voidedReason` 8) the job learnt of after run `after`
+    /// (the last finished run), whoever read them: the nightly report's `voided_unacknowledged`.
+    static func unacknowledgedSince(_ after: Int64, on connection: Connection) throws -> Int {
+        try connection.query(SQL.unacknowledgedSince, ["after": after])[0].decode(Int.self, at: 0)
+    }
+
     /// The statements, in `sql/play/`.
     enum SQL {
+        static let unacknowledgedSince: SQLFile = "play/unacknowledged_since.sql"
         static let stage: SQLFile = "play/stage_voids.sql"
         static let copy: SQLFile = "play/copy_voids.sql"
         static let record: SQLFile = "play/record_voids.sql"
