@@ -289,13 +289,9 @@ public final class PlayNotificationWorker: Sendable {
             packageName: notification.packageName, query: .init(startTime: start), logger: logger
         ) { page in
             for voided in page where voided.purchaseToken == notification.purchaseToken {
-                guard let at = voided.voidedTime else { continue }
                 if let order = notification.orderID, let listed = voided.orderId, listed != order { continue }
-                found.append(PlayVoid(
-                    orderID: voided.orderId ?? notification.purchaseToken, purchaseToken: notification.purchaseToken,
-                    packageName: notification.packageName, voidedAt: at, purchasedAt: voided.purchaseTime,
-                    voidedQuantity: voided.voidedQuantity, voidedReason: voided.voidedReason?.rawValue,
-                    voidedSource: voided.voidedSource?.rawValue))
+                // The list's own reading of a void, as the nightly sync keeps it.
+                if let void = PlayVoid(listed: voided, packageName: notification.packageName) { found.append(void) }
             }
         }
         switch outcome {
