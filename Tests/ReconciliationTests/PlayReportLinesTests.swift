@@ -26,7 +26,7 @@ struct PlayReportLinesTests {
     static let lines: [(key: String, english: String, chinese: String)] = [
         ("refunds_unchecked", "Play refunds unchecked", "Play 退款未核对"),
         ("voided_gap", "the 30 days Google keeps: voids in between may be lost", "超过 Google 保留的 30 天"),
-        ("voided_unacknowledged", "Google refunded 3 purchases nobody acknowledged within three days: the app",
+        ("voided_unacknowledged", "Purchases Google refunded because nobody acknowledged them within three days: 3. The app",
          "Google 已退款 3 笔三天内无人确认"),
     ]
 
