@@ -50,7 +50,7 @@ public struct ConsumptionAnswerer: Sendable {
     struct Request {
         var uuid: UUID
         var transactionID: String
-        var environment: String
+        var environment: AppStoreEnvironment
         var signedDate: Date
         var appAccountToken: UUID?
         /// The product the request's signed transaction names.
@@ -65,7 +65,7 @@ public struct ConsumptionAnswerer: Sendable {
         let requests = try connection.query(SQL.pendingRequests, [:]).map {
             Request(
                 uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
-                environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
+                environment: AppStoreEnvironment(rawValue: try $0.decode(String.self, at: 2)), signedDate: try $0.decode(Date.self, at: 3),
                 appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5),
                 productType: try $0.decode(String?.self, at: 6))
         }
@@ -127,7 +127,7 @@ public struct ConsumptionAnswerer: Sendable {
     {
         let step = try connection.transaction { try prepare(request, now: now, on: connection, into: &summary) }
         guard case .send(let body, let account) = step else { return }
-        let environment: AppStoreEnvironment = request.environment == "Sandbox" ? .sandbox : .production
+        let environment: AppStoreEnvironment = request.environment == .sandbox ? .sandbox : .production
         let outcome = try await client.sendConsumptionInformation(
             transactionId: request.transactionID, body, environment: environment, logger: logger)
         let sent = String(decoding: try AppStoreJSON.encoder().encode(body), as: UTF8.self)
@@ -218,7 +218,7 @@ public struct ConsumptionAnswerer: Sendable {
             return
         }
         try connection.execute(SQL.recordAnswer, [
-            "transaction_id": request.transactionID, "environment": request.environment, "user_id": user,
+            "transaction_id": request.transactionID, "environment": request.environment.rawValue, "user_id": user,
             "uuid": request.uuid, "requested_at": request.signedDate, "status": status, "body": body, "http": http,
             "error": error,
         ])
