@@ -136,7 +136,7 @@ struct ReportPage: TemplateValues {
                     "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"],
                     "until": reader.minute(report.until),
                 ]),
-                t.environment(report.environment),
+                t.environment(report.environment.rawValue),
                 t.text("report.started", ["date": reader.minute(report.startedAt)]),
                 t.text("report.finished", ["date": reader.minute(report.finishedAt)]),
             ].joined(separator: " · ")

@@ -111,7 +111,7 @@ extension ReportFormat {
               "finished_at": \(s(TimeExpression.format(report.finishedAt))),
               "window": {"since": \(JSONText.optional(report.since.map(TimeExpression.format))), \
             "until": \(s(TimeExpression.format(report.until)))},
-              "environment": \(s(report.environment)),
+              "environment": \(s(report.environment.rawValue)),
               "verification": {"uploads": \(v.uploads), "verified": \(v.verified), "invalid": \(v.invalid), \
             "retry": \(v.retry), "by_apple_status": {\(statuses.joined(separator: ", "))}},
               "counts": {\(counts.joined(separator: ", "))},
@@ -160,7 +160,7 @@ extension ReportFormat {
             "- " + t.text("report.window", [
                 "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"], "until": reader.minute(report.until),
             ]),
-            "- " + t.text("report.environment", ["environment": t.environment(report.environment)]),
+            "- " + t.text("report.environment", ["environment": t.environment(report.environment.rawValue)]),
             "- " + t.text("report.uploads_line", [
                 "uploads": String(v.uploads), "verified": String(v.verified), "invalid": String(v.invalid),
                 "retry": String(v.retry),
