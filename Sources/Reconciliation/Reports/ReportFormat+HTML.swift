@@ -130,13 +130,13 @@ struct ReportPage: TemplateValues {
             title = t.text("report.title", ["run": String(report.runID)])
             dryRun = report.dryRun
             status = report.status.rawValue
-            statusLabel = t.runStatus(report.status.rawValue)
+            statusLabel = t.runStatus(report.status)
             meta = [
                 t.text("report.window", [
                     "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"],
                     "until": reader.minute(report.until),
                 ]),
-                t.environment(report.environment.rawValue),
+                t.environment(report.environment),
                 t.text("report.started", ["date": reader.minute(report.startedAt)]),
                 t.text("report.finished", ["date": reader.minute(report.finishedAt)]),
             ].joined(separator: " · ")

@@ -156,11 +156,11 @@ extension ReportFormat {
         var lines = [
             "# " + t.text("report.title", ["run": String(report.runID)]) + (report.dryRun ? " " + t["report.dry_run"] : ""),
             "",
-            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status.rawValue))**"]),
+            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status))**"]),
             "- " + t.text("report.window", [
                 "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"], "until": reader.minute(report.until),
             ]),
-            "- " + t.text("report.environment", ["environment": t.environment(report.environment.rawValue)]),
+            "- " + t.text("report.environment", ["environment": t.environment(report.environment)]),
             "- " + t.text("report.uploads_line", [
                 "uploads": String(v.uploads), "verified": String(v.verified), "invalid": String(v.invalid),
                 "retry": String(v.retry),
