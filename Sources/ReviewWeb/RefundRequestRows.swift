@@ -34,21 +34,21 @@ struct RefundRequestRow: TemplateValues {
         return records.map { record in
             let sent = record.sent
             let wasSent = record.body != nil
-            var statusLabel = t.label("refund_request.status", record.status)
+            var statusLabel = t.label("refund_request.status", record.status.rawValue)
             // Apple's or the client's own words: data, shown as they came.
-            if record.status == "failed", let error = record.appleError, !error.isEmpty { statusLabel += " (\(error))" }
+            if record.status == .failed, let error = record.appleError, !error.isEmpty { statusLabel += " (\(error))" }
             let outcome = record.outcome.map {
-                t.text("refund_request.outcome.\($0)", ["date": record.decidedAt.map { reader.minute($0) } ?? "—"])
+                t.text("refund_request.outcome.\($0.rawValue)", ["date": record.decidedAt.map { reader.minute($0) } ?? "—"])
             } ?? t["refund_request.undecided"]
             return RefundRequestRow(
                 requested: reader.minute(record.requestedAt), answered: reader.minute(record.answeredAt),
-                status: record.status, statusLabel: statusLabel,
+                status: record.status.rawValue, statusLabel: statusLabel,
                 delivery: sent.deliveryStatus.map { t.label("refund_request.delivery", $0) } ?? "—",
                 consumed: sent.consumptionPercentage.map {
                     (Double($0) / 1000).formatted(.number.precision(.fractionLength(0...3))) + "%"
                 } ?? "—",
                 preference: wasSent ? t.label("refund_request.preference", sent.refundPreference ?? "none") : "—",
-                outcome: outcome, outcomeClass: record.outcome ?? "undecided")
+                outcome: outcome, outcomeClass: record.outcome?.rawValue ?? "undecided")
         }
     }
 }

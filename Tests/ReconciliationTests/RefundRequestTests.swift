@@ -154,7 +154,7 @@ struct RefundRequestTests {
             ])
             // What the review pages show for amy's purchase.
             let shown = try ConsumptionAnswerRecord.find(transactionIDs: [], userID: "amy", on: connection)
-            #expect(shown.map { "\($0.status) \($0.outcome ?? "-")" } == ["answered declined"])
+            #expect(shown.map(\.status) == [.answered] && shown.map(\.outcome) == [.declined])
             #expect(shown.first?.body?.contains(#""refundPreference": "DECLINE""#) == true)
             let report = try await Self.run(settings, since: Date().addingTimeInterval(-3600))
             #expect(report.consumption == RefundActivity.Consumption(answered: 1, expired: 1, refunded: 0, declined: 1))
@@ -272,5 +272,32 @@ struct ConsumptionBodyTests {
         #expect(body.consumptionPercentage == percentage)
         #expect(body.refundPreference?.rawValue == preference)
         #expect(body.deliveryStatus.rawValue == status && body.customerConsented && !body.sampleContentProvided)
+    }
+}
+
+@Suite("Consumption answers: the stored status and outcome")
+struct ConsumptionAnswerRecordStateTests {
+    /// The texts `reconcile.consumption_answers` holds (its CHECK constraints), and nothing else.
+    @Test func aRowReadsOnlyTheTextsTheTableAllows() throws {
+        #expect(ConsumptionAnswerRecord.Status.allCases.map(\.rawValue) == ["answered", "expired", "failed"])
+        #expect(ConsumptionAnswerRecord.Outcome.allCases.map(\.rawValue) == ["refunded", "declined"])
+        let failed = try ConsumptionAnswerRecord.Status.decode(
+            postgresText: "failed", type: PostgresType.text, column: "status")
+        #expect(failed == .failed)
+        #expect(throws: PostgresError.self) {
+            try ConsumptionAnswerRecord.Status.decode(postgresText: "pending", type: PostgresType.text, column: "status")
+        }
+        #expect(throws: PostgresError.self) {
+            try ConsumptionAnswerRecord.Outcome?.decode(postgresText: "REFUND", type: PostgresType.text, column: "outcome")
+        }
+        #expect(try ConsumptionAnswerRecord.Outcome?.decode(postgresText: nil, type: PostgresType.text, column: "outcome") == nil)
+    }
+
+    /// Only Apple's two decisions close an answer.
+    @Test func onlyARefundOrADeclineDecides() {
+        #expect(ConsumptionAnswerRecord.Outcome(decision: .refund) == .refunded)
+        #expect(ConsumptionAnswerRecord.Outcome(decision: .refundDeclined) == .declined)
+        #expect(ConsumptionAnswerRecord.Outcome(decision: .consumptionRequest) == nil)
+        #expect(ConsumptionAnswerRecord.Outcome(decision: .refundReversed) == nil)
     }
 }

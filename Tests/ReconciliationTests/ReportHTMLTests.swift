@@ -27,7 +27,7 @@ struct ReportHTMLTests {
     static let report = RunReport(
         runID: 12, status: "completed", startedAt: Date(timeIntervalSince1970: 1_795_300_000),
         finishedAt: Date(timeIntervalSince1970: 1_795_300_190), since: nil,
-        until: Date(timeIntervalSince1970: 1_795_300_000), environment: "production", dryRun: false,
+        until: Date(timeIntervalSince1970: 1_795_300_000), environment: .production, dryRun: false,
         verification: .init(uploads: 10, verified: 9, invalid: 1, retry: 0, byAppleStatus: ["0": 9]),
         summary: RunReport.FindingSummary(findings), changes: Differ.QueueChanges(), timings: [:], reportDirectory: nil)
 
@@ -197,7 +197,7 @@ struct ReportHTMLTests {
         dinar.currency = "KWD"
         let report = RunReport(
             runID: 13, status: "completed", startedAt: Self.report.startedAt, finishedAt: Self.report.finishedAt,
-            since: nil, until: Self.report.until, environment: "production", dryRun: false,
+            since: nil, until: Self.report.until, environment: .production, dryRun: false,
             verification: .init(), summary: RunReport.FindingSummary([yen, dinar]), changes: Differ.QueueChanges(),
             timings: [:], reportDirectory: nil)
         let html = ReportWriter.html(report, findings: [yen, dinar])
@@ -261,6 +261,7 @@ struct ReportJSONTests {
                                    "verification", "counts", "value_at_risk", "notifications", "consumption",
                                    "policies", "findings"])
         #expect((json["counts"] as? [String: Int])?.count == FindingKind.allCases.count)
+        #expect(text.contains(#""environment": "production","#), "the setting's own spelling")
         #expect((json["notifications"] as? [String: Int]) == ["synced": 0, "undelivered": 0])
         #expect((json["consumption"] as? [String: Int]) == ["answered": 0, "expired": 0, "refunded": 0, "declined": 0])
         #expect((json["counts"] as? [String: Int])?["missed_delivery"] == 2)

@@ -50,7 +50,7 @@ public struct ConsumptionAnswerer: Sendable {
     struct Request {
         var uuid: UUID
         var transactionID: String
-        var environment: String
+        var environment: AppStoreEnvironment
         var signedDate: Date
         var appAccountToken: UUID?
         /// The product the request's signed transaction names.
@@ -65,7 +65,7 @@ public struct ConsumptionAnswerer: Sendable {
         let requests = try connection.query(SQL.pendingRequests, [:]).map {
             Request(
                 uuid: try $0.decode(UUID.self, at: 0), transactionID: try $0.decode(String.self, at: 1),
-                environment: try $0.decode(String.self, at: 2), signedDate: try $0.decode(Date.self, at: 3),
+                environment: AppStoreEnvironment(rawValue: try $0.decode(String.self, at: 2)), signedDate: try $0.decode(Date.self, at: 3),
                 appAccountToken: try $0.decode(UUID?.self, at: 4), productID: try $0.decode(String?.self, at: 5),
                 productType: try $0.decode(String?.self, at: 6))
         }
@@ -127,7 +127,7 @@ public struct ConsumptionAnswerer: Sendable {
     {
         let step = try connection.transaction { try prepare(request, now: now, on: connection, into: &summary) }
         guard case .send(let body, let account) = step else { return }
-        let environment: AppStoreEnvironment = request.environment == "Sandbox" ? .sandbox : .production
+        let environment: AppStoreEnvironment = request.environment == .sandbox ? .sandbox : .production
         let outcome = try await client.sendConsumptionInformation(
             transactionId: request.transactionID, body, environment: environment, logger: logger)
         let sent = String(decoding: try AppStoreJSON.encoder().encode(body), as: UTF8.self)
@@ -135,16 +135,16 @@ public struct ConsumptionAnswerer: Sendable {
             switch outcome {
             case .found(let status):
                 summary.answered += 1
-                try record(request, user: account, status: "answered", body: sent, http: status, error: nil, on: connection)
+                try record(request, user: account, status: .answered, body: sent, http: status, error: nil, on: connection)
             case .notFound:
                 summary.failed += 1
                 try record(
-                    request, user: account, status: "failed", body: sent, http: 404,
+                    request, user: account, status: .failed, body: sent, http: 404,
                     error: "4040010 transaction id not found", on: connection)
             case .rejected(let code, let reason):
                 summary.failed += 1
                 try record(
-                    request, user: account, status: "failed", body: sent, http: code.map { $0 / 10_000 },
+                    request, user: account, status: .failed, body: sent, http: code.map { $0 / 10_000 },
                     error: reason.escapingNUL, on: connection)
             case .retryLater(let reason, _, _):
                 // Tried again by the next pass, while the 12 hours last.
@@ -167,12 +167,16 @@ public struct ConsumptionAnswerer: Sendable {
         // Apple's decisions close the answers requested before them, one recorded after its
         // decision arrived included (answered late, or while the decision was being stored): a
         // request after a decision is a new one, never joined to an answer Apple already decided.
-        let decisions = try connection.query(SQL.decisions, ["transaction_id": request.transactionID]).map {
-            (type: NotificationType(rawValue: try $0.decode(String.self, at: 0)), signedDate: try $0.decode(Date.self, at: 1))
+        let decisions = try connection.query(SQL.decisions, ["transaction_id": request.transactionID]).map { row in
+            let type = NotificationType(rawValue: try row.decode(String.self, at: 0))
+            guard let outcome = ConsumptionAnswerRecord.Outcome(decision: type) else {
+                throw PostgresError(kind: .decoding, message: "decisions.sql returned \(type), which decides no refund")
+            }
+            return (outcome: outcome, signedDate: try row.decode(Date.self, at: 1))
         }
         for decision in decisions {
             try NotificationLedger.closeAnswers(
-                transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
+                transactionID: request.transactionID, outcome: decision.outcome, signedDate: decision.signedDate,
                 on: connection)
         }
         // Apple re-sends a request it is still waiting on with a new UUID: it joins the open answer.
@@ -183,15 +187,15 @@ public struct ConsumptionAnswerer: Sendable {
         // nothing is sent, and the request is recorded expired with Apple's outcome.
         if let decision = decisions.first(where: { $0.signedDate >= request.signedDate }) {
             summary.expired += 1
-            try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
+            try record(request, user: nil, status: .expired, body: nil, http: nil, error: nil, on: connection)
             try NotificationLedger.closeAnswers(
-                transactionID: request.transactionID, decision: decision.type, signedDate: decision.signedDate,
+                transactionID: request.transactionID, outcome: decision.outcome, signedDate: decision.signedDate,
                 on: connection)
             return .done
         }
         if request.signedDate < now.addingTimeInterval(-Self.deadline) {
             summary.expired += 1
-            try record(request, user: nil, status: "expired", body: nil, http: nil, error: nil, on: connection)
+            try record(request, user: nil, status: .expired, body: nil, http: nil, error: nil, on: connection)
             return .done
         }
         guard let facts = try LedgerFacts.read(request, settings: settings, on: connection), facts.consented else {
@@ -202,19 +206,19 @@ public struct ConsumptionAnswerer: Sendable {
     }
 
     private func record(
-        _ request: Request, user: String?, status: String, body: String?, http: Int?, error: String?,
+        _ request: Request, user: String?, status: ConsumptionAnswerRecord.Status, body: String?, http: Int?, error: String?,
         on connection: Connection
     ) throws {
         // A lease that ran out while Apple was slow may have let another process answer the same
         // request, or another request about the transaction, meanwhile: one answer is kept.
         guard try connection.queryFirst(SQL.requestTaken, ["uuid": request.uuid]) == nil else { return }
-        if status == "answered",
+        if status == .answered,
             try connection.execute(SQL.joinOpenAnswer, ["transaction_id": request.transactionID, "uuid": request.uuid]) > 0
         {
             return
         }
         try connection.execute(SQL.recordAnswer, [
-            "transaction_id": request.transactionID, "environment": request.environment, "user_id": user,
+            "transaction_id": request.transactionID, "environment": request.environment.rawValue, "user_id": user,
             "uuid": request.uuid, "requested_at": request.signedDate, "status": status, "body": body, "http": http,
             "error": error,
         ])
@@ -343,6 +347,34 @@ struct LedgerFacts {
 /// One row of `reconcile.consumption_answers`: what the job answered Apple about a refund request
 /// and what Apple decided, for the review pages and the support desk.
 public struct ConsumptionAnswerRecord: Sendable, Equatable {
+    /// What became of a request (`status`): a row holds one of these, and a row holding another
+    /// text fails to decode.
+    public enum Status: String, Sendable, CaseIterable, Codable, PostgresEncodable, PostgresNonNullDecodable {
+        /// Apple accepted the answer.
+        case answered
+        /// Past Apple's 12 hours, or Apple decided first: recorded, never sent.
+        case expired
+        /// Apple refused the answer for good.
+        case failed
+    }
+
+    /// What Apple decided about the refund (`outcome`).
+    public enum Outcome: String, Sendable, CaseIterable, Codable, PostgresEncodable, PostgresNonNullDecodable {
+        /// `REFUND`.
+        case refunded
+        /// `REFUND_DECLINED`.
+        case declined
+
+        /// The outcome a notification of this type decides, nil for a type that decides none.
+        public init?(decision type: NotificationType) {
+            switch type {
+            case .refund: self = .refunded
+            case .refundDeclined: self = .declined
+            default: return nil
+            }
+        }
+    }
+
     public var id: Int64
     public var transactionID: String
     public var userID: String?
@@ -350,14 +382,13 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
     public var requestedAt: Date
     /// When the job answered (or recorded the request expired, or Apple refused the answer).
     public var answeredAt: Date
-    /// `answered`, `expired` or `failed`.
-    public var status: String
+    public var status: Status
     /// The ConsumptionRequest JSON sent, nil when nothing was sent.
     public var body: String?
     /// Why Apple refused the answer (`failed`), in Apple's or the client's words.
     public var appleError: String?
-    /// `refunded` or `declined`, once Apple decided.
-    public var outcome: String?
+    /// Set once Apple decided.
+    public var outcome: Outcome?
     public var decidedAt: Date?
 
     /// What the body told Apple: `deliveryStatus`, `consumptionPercentage` (milliunits, 100000 =
@@ -380,9 +411,9 @@ public struct ConsumptionAnswerRecord: Sendable, Equatable {
             ConsumptionAnswerRecord(
                 id: try row.decode(Int64.self, at: 0), transactionID: try row.decode(String.self, at: 1),
                 userID: try row.decode(String?.self, at: 2), requestedAt: try row.decode(Date.self, at: 3),
-                answeredAt: try row.decode(Date.self, at: 4), status: try row.decode(String.self, at: 5),
+                answeredAt: try row.decode(Date.self, at: 4), status: try row.decode(Status.self, at: 5),
                 body: try row.decode(String?.self, at: 6), appleError: try row.decode(String?.self, at: 7),
-                outcome: try row.decode(String?.self, at: 8), decidedAt: try row.decode(Date?.self, at: 9))
+                outcome: try row.decode(Outcome?.self, at: 8), decidedAt: try row.decode(Date?.self, at: 9))
         }
     }
 }

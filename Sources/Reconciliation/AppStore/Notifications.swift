@@ -206,27 +206,21 @@ enum NotificationLedger {
         // Apple's decision on a refund request closes the answer given to it (a later request is a
         // new one), in the order the decisions came.
         for (entry, isFirst) in zip(entries, first) where isFirst {
-            guard let transaction = entry.transaction else { continue }
+            guard let transaction = entry.transaction,
+                let outcome = ConsumptionAnswerRecord.Outcome(decision: entry.type)
+            else { continue }
             try closeAnswers(
-                transactionID: transaction.transactionID, decision: entry.type, signedDate: entry.signedDate,
+                transactionID: transaction.transactionID, outcome: outcome, signedDate: entry.signedDate,
                 on: connection)
         }
         return first
     }
 
-    /// Closes the answers about a transaction requested before Apple's decision (`type` REFUND or
-    /// REFUND_DECLINED, signed at `signedDate`) with its outcome, `refunded` or `declined`; nothing
-    /// for a notification of another type.
+    /// Closes the answers about a transaction requested before Apple's decision (REFUND or
+    /// REFUND_DECLINED, signed at `signedDate`) with its outcome.
     static func closeAnswers(
-        transactionID: String, decision type: NotificationType, signedDate: Date?, on connection: Connection
+        transactionID: String, outcome: ConsumptionAnswerRecord.Outcome, signedDate: Date?, on connection: Connection
     ) throws {
-        let outcome: String? =
-            switch type {
-            case .refund: "refunded"
-            case .refundDeclined: "declined"
-            default: nil
-            }
-        guard let outcome else { return }
         try connection.execute(
             NotificationApplier.SQL.decisionClosesAnswer,
             ["transaction_id": transactionID, "outcome": outcome, "signed_date": signedDate])

@@ -7,7 +7,7 @@ public enum MetricsFile {
         var metrics = PrometheusText()
         metrics.add(
             "reconcile_run_info", "gauge", "The last run: its id and status.",
-            [("run_id=\"\(report.runID)\",status=\"\(report.status)\",environment=\"\(report.environment)\"", "1")])
+            [("run_id=\"\(report.runID)\",status=\"\(report.status)\",environment=\"\(report.environment.rawValue)\"", "1")])
         metrics.add(
             "reconcile_run_finished_timestamp_seconds", "gauge", "When the last run finished.",
             [("", String(Int(report.finishedAt.timeIntervalSince1970)))])

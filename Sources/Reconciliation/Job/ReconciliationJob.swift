@@ -223,7 +223,7 @@ public struct ReconciliationJob: Sendable {
         let status: RunStatus = verification.retry > 0 || unanswered > 0 ? .completedWithUnresolved : .completed
         var report = RunReport(
             runID: run.id, status: status, startedAt: run.startedAt, finishedAt: Date(), since: run.since,
-            until: run.until, environment: settings.environment.rawValue, dryRun: run.dryRun,
+            until: run.until, environment: settings.environment, dryRun: run.dryRun,
             verification: verification, summary: summary, changes: changes, timings: stages.timings)
         (report.notifications, report.consumption) = try RefundActivity.since(run)
         report.policies = try PolicyTally.forRun(run.id, file: policies, on: connection)

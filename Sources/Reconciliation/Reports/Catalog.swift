@@ -111,15 +111,17 @@ public struct Catalog: Sendable {
     public func label(_ group: String, _ value: String) -> String { strings["\(group).\(value)"] ?? value }
 
     public func kind(_ kind: FindingKind) -> String { self["kind.\(kind.rawValue).name"] }
-    public func kindName(_ raw: String) -> String { strings["kind.\(raw).name"] ?? raw }
     public func explanation(_ kind: FindingKind) -> String { self["kind.\(kind.rawValue).explanation"] }
-    public func severity(_ severity: String) -> String { label("severity", severity) }
     public func severity(_ severity: Severity) -> String { label("severity", severity.rawValue) }
     public func status(_ status: ReviewStatus) -> String { self["status.\(status.rawValue)"] }
     public func resolution(_ resolution: Resolution) -> String { self["resolution.\(resolution.rawValue)"] }
     public func suggestedAction(_ action: SuggestedAction) -> String { label("action", action.rawValue) }
-    public func runStatus(_ status: String) -> String { label("run_status", status) }
     public func runStatus(_ status: RunStatus) -> String { label("run_status", status.rawValue) }
+    public func environment(_ environment: Settings.Environment) -> String {
+        label("environment", environment.rawValue)
+    }
+    /// Apple's environment as the evidence and the desk hold it (`production`, `sandbox`, lowercased
+    /// by the caller); a value the catalog does not know shows as it came.
     public func environment(_ environment: String) -> String { label("environment", environment) }
     /// A store's name (`store.app_store`: "App Store").
     public func store(_ store: Store) -> String { self["store.\(store.rawValue)"] }

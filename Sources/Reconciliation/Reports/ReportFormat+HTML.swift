@@ -130,7 +130,7 @@ struct ReportPage: TemplateValues {
             title = t.text("report.title", ["run": String(report.runID)])
             dryRun = report.dryRun
             status = report.status.rawValue
-            statusLabel = t.runStatus(report.status.rawValue)
+            statusLabel = t.runStatus(report.status)
             meta = [
                 t.text("report.window", [
                     "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"],

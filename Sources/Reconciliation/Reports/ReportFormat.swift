@@ -111,7 +111,7 @@ extension ReportFormat {
               "finished_at": \(s(TimeExpression.format(report.finishedAt))),
               "window": {"since": \(JSONText.optional(report.since.map(TimeExpression.format))), \
             "until": \(s(TimeExpression.format(report.until)))},
-              "environment": \(s(report.environment)),
+              "environment": \(s(report.environment.rawValue)),
               "verification": {"uploads": \(v.uploads), "verified": \(v.verified), "invalid": \(v.invalid), \
             "retry": \(v.retry), "by_apple_status": {\(statuses.joined(separator: ", "))}},
               "counts": {\(counts.joined(separator: ", "))},
@@ -156,7 +156,7 @@ extension ReportFormat {
         var lines = [
             "# " + t.text("report.title", ["run": String(report.runID)]) + (report.dryRun ? " " + t["report.dry_run"] : ""),
             "",
-            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status.rawValue))**"]),
+            "- " + t.text("report.status", ["status": "**\(t.runStatus(report.status))**"]),
             "- " + t.text("report.window", [
                 "since": report.since.map { reader.minute($0) } ?? t["report.from_beginning"], "until": reader.minute(report.until),
             ]),

@@ -111,7 +111,8 @@ public struct RunReport: Sendable {
     public var finishedAt: Date
     public var since: Date?
     public var until: Date
-    public var environment: String
+    /// `RECONCILE_ENVIRONMENT`: whose purchases counted.
+    public var environment: Settings.Environment
     public var dryRun: Bool
     public var verification: Verification
     /// The findings' summary; the findings are in the report files.

@@ -35,7 +35,7 @@ struct QueueController: Sendable {
             OptionView(value: $0.rawValue, label: t.kind($0), selected: $0.rawValue == selectedKind)
         }
         let severityOptions = Severity.known.map {
-            OptionView(value: $0.rawValue, label: t.severity($0.rawValue), selected: filter.severities.first == $0)
+            OptionView(value: $0.rawValue, label: t.severity($0), selected: filter.severities.first == $0)
         }
         let storeOptions = Store.allCases.map {
             OptionView(value: $0.rawValue, label: t.store($0), selected: filter.store == $0)

@@ -48,9 +48,9 @@ enum ReviewOutput {
         [
             "id": answer.id, "transaction_id": answer.transactionID, "user_id": answer.userID ?? NSNull(),
             "requested_at": TimeExpression.format(answer.requestedAt),
-            "created_at": TimeExpression.format(answer.answeredAt), "status": answer.status,
+            "created_at": TimeExpression.format(answer.answeredAt), "status": answer.status.rawValue,
             "body": answer.body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull(),
-            "apple_error": answer.appleError ?? NSNull(), "outcome": answer.outcome ?? NSNull(),
+            "apple_error": answer.appleError ?? NSNull(), "outcome": answer.outcome?.rawValue ?? NSNull(),
             "decided_at": answer.decidedAt.map(TimeExpression.format) ?? NSNull(),
         ]
     }

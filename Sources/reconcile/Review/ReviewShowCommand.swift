@@ -133,10 +133,10 @@ extension EvidenceText {
             let sent = answer.sent
             var line = "  asked \(TimeExpression.format(answer.requestedAt)): "
             switch answer.status {
-            case "answered": line += "sent \(TimeExpression.format(answer.answeredAt))"
-            case "expired": line += "expired, not sent (past Apple's 12 hours)"
-            default:
-                line += "\(terminalSafe(answer.status)) \(TimeExpression.format(answer.answeredAt))"
+            case .answered: line += "sent \(TimeExpression.format(answer.answeredAt))"
+            case .expired: line += "expired, not sent (past Apple's 12 hours)"
+            case .failed:
+                line += "failed \(TimeExpression.format(answer.answeredAt))"
                     + (answer.appleError.map { " (\(terminalSafe($0)))" } ?? "")
             }
             if answer.body != nil {
@@ -145,7 +145,7 @@ extension EvidenceText {
                     + "\(terminalSafe(sent.refundPreference))"
             }
             line += "; Apple: " + (answer.outcome.map {
-                "\($0) \(answer.decidedAt.map(TimeExpression.format) ?? "")"
+                "\($0.rawValue) \(answer.decidedAt.map(TimeExpression.format) ?? "")"
             } ?? "not decided yet")
             lines.append(line)
         }
