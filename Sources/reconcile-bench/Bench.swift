@@ -14,7 +14,7 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             GenerateCommand.self, FullJoinCommand.self, VerifyReceiptCommand.self, JWSCommand.self,
             ReceiptsCommand.self, NightCommand.self, DeskCommand.self, ReceiverCommand.self, BulkCommand.self,
-            PlaySignaturesCommand.self, PlayAPICommand.self,
+            PlaySignaturesCommand.self, PlayAPICommand.self, PlaySettingsCommand.self,
         ])
 
     /// Prints one result line.

@@ -1,4 +1,4 @@
--- One night's StoreKit 2 uploads, each bound to its buyer's account token, loaded by COPY.
+-- One night's uploads (StoreKit 2, bound to its buyer's account token, and Google Play), loaded by COPY.
 -- Reads:  nothing.
 -- Writes: reconcile.receipt_uploads
 -- Values: none.
