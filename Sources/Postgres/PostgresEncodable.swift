@@ -93,14 +93,24 @@ public struct PostgresJSON: PostgresEncodable, Sendable, Equatable {
 
 extension Array: PostgresEncodable where Element: PostgresEncodable {
     /// A one-dimensional array literal (`{"a","b",NULL}`), for `= ANY($1::text[])`.
-    /// Written byte by byte: the receiver binds arrays of notification bodies (tens of KB each),
-    /// where `replacingOccurrences` twice per element cost more than the rest of the binding.
     public var postgresText: String? {
-        var literal: [UInt8] = [UInt8(ascii: "{")]
-        for (index, element) in enumerated() {
+        PostgresLiteral.quoted(lazy.map(\.postgresText), open: "{", close: "}", null: "NULL")
+    }
+}
+
+/// The text form PostgreSQL reads for an array (`{…}`) and a composite (`(…)`): every element
+/// that is not null quoted, `"` and `\` escaped with a backslash, nulls as `null` says.
+/// Written byte by byte: the receiver binds arrays of notification bodies (tens of KB each),
+/// where `replacingOccurrences` twice per element cost more than the rest of the binding.
+enum PostgresLiteral {
+    static func quoted(
+        _ texts: some Sequence<String?>, open: Unicode.Scalar, close: Unicode.Scalar, null: String
+    ) -> String {
+        var literal: [UInt8] = [UInt8(ascii: open)]
+        for (index, element) in texts.enumerated() {
             if index > 0 { literal.append(UInt8(ascii: ",")) }
-            guard var text = element.postgresText else {
-                literal.append(contentsOf: "NULL".utf8)
+            guard var text = element else {
+                literal.append(contentsOf: null.utf8)
                 continue
             }
             literal.append(UInt8(ascii: "\""))
@@ -112,7 +122,7 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
             }
             literal.append(UInt8(ascii: "\""))
         }
-        literal.append(UInt8(ascii: "}"))
+        literal.append(UInt8(ascii: close))
         return String(decoding: literal, as: UTF8.self)
     }
 }
@@ -137,21 +147,5 @@ public struct PostgresRecord: PostgresEncodable, Sendable, Equatable {
 
     /// Every field that is not null is quoted, `"` and `\` escaped with a backslash: an empty
     /// text stays distinct from null (an unquoted empty field).
-    public var postgresText: String? {
-        var literal: [UInt8] = [UInt8(ascii: "(")]
-        for (index, field) in fields.enumerated() {
-            if index > 0 { literal.append(UInt8(ascii: ",")) }
-            guard var text = field else { continue }
-            literal.append(UInt8(ascii: "\""))
-            text.withUTF8 { bytes in
-                for byte in bytes {
-                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
-                    literal.append(byte)
-                }
-            }
-            literal.append(UInt8(ascii: "\""))
-        }
-        literal.append(UInt8(ascii: ")"))
-        return String(decoding: literal, as: UTF8.self)
-    }
+    public var postgresText: String? { PostgresLiteral.quoted(fields, open: "(", close: ")", null: "") }
 }

@@ -149,10 +149,9 @@ public struct ReconciliationJob: Sendable {
         }
         historySynced()
         let playStage = play.map { PlayRunStage(services: $0, settings: settings) }
-        var playSummary = playStage.map { _ in PlayRunSummary() }
-        if let playStage, var summary = playSummary {
-            try await stages.run("play_voids") { try await playStage.beforeVerify(run, &summary) }
-            playSummary = summary
+        var playSummary = PlayRunSummary()
+        if let playStage {
+            try await stages.run("play_voids") { try await playStage.beforeVerify(run, &playSummary) }
         }
         try await stages.run("verify") {
             let queue = VerificationQueue(uploads: settings.relations.uploads, maxAttempts: settings.maxAttempts)
@@ -175,9 +174,8 @@ public struct ReconciliationJob: Sendable {
                 "lookups": "\(summary.lookups)", "unanswered": "\(summary.unanswered)",
             ])
         }
-        if let playStage, var summary = playSummary {
-            try await stages.run("play_api") { try await playStage.afterVerify(run, &summary) }
-            playSummary = summary
+        if let playStage {
+            try await stages.run("play_api") { try await playStage.afterVerify(run, &playSummary) }
         }
         let (summary, changes) = try await stages.run("diff_and_queue") {
             let differ = Differ(relations: settings.relations)
@@ -219,7 +217,7 @@ public struct ReconciliationJob: Sendable {
 
         let verification = try RunLedger.verificationSummary(run)
         // An Orders API lookup Google did not answer leaves its delivery unjudged, as Apple's do.
-        unanswered += playSummary?.ordersUnanswered ?? 0
+        unanswered += playSummary.ordersUnanswered
         let status: RunStatus = verification.retry > 0 || unanswered > 0 ? .completedWithUnresolved : .completed
         var report = RunReport(
             runID: run.id, status: status, startedAt: run.startedAt, finishedAt: Date(), since: run.since,
@@ -227,7 +225,7 @@ public struct ReconciliationJob: Sendable {
             verification: verification, summary: summary, changes: changes, timings: stages.timings)
         (report.notifications, report.consumption) = try RefundActivity.since(run)
         report.policies = try PolicyTally.forRun(run.id, file: policies, on: connection)
-        report.play = playSummary
+        report.play = playStage.map { _ in playSummary }
         // The findings stream from the session's table into the files: none is held in memory.
         let written = try await stages.run("report") {
             // Rows rendered by an earlier run for an item this one carries over are written as they
