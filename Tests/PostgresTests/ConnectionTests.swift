@@ -25,6 +25,20 @@ struct ConnectionTests {
         #expect(tuned.option("keepalives_count") == "6")
     }
 
+    /// The test process's exit hook drops its databases through a connection that uses neither
+    /// TLS nor GSS encryption (at exit OpenSSL's locks are gone: a TLS connect there crashed CI),
+    /// whichever form the cluster's URL takes.
+    @Test func theExitHooksConnectionIsAPlainSocketInBothURLForms() throws {
+        let uri = try Connection(url: Scratch.plainSocket(database.url))
+        #expect(uri.option("sslmode") == "disable")
+        #expect(uri.option("gssencmode") == "disable")
+        #expect(try uri.query("SELECT current_database()").first?.decode(String.self, at: 0) == database.name)
+        let conninfo = Scratch.plainSocket("host=127.0.0.1 dbname=postgres")
+        #expect(conninfo == "host=127.0.0.1 dbname=postgres sslmode=disable gssencmode=disable")
+        #expect(Scratch.plainSocket("postgresql://u@h:1/d?application_name=x")
+            == "postgresql://u@h:1/d?application_name=x&sslmode=disable&gssencmode=disable")
+    }
+
     /// Issue 24 item 8: a URL libpq cannot parse (a raw `%` in the password) is refused without
     /// libpq's echo of it, which held the password.
     @Test(arguments: [

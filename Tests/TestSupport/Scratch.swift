@@ -10,6 +10,13 @@ import Synchronization
 /// The hook runs at a normal exit (`exit`, the end of `swift test`'s runner); a crashed or killed
 /// process leaves its folder and databases, named so that they are recognisable
 /// (`iap-reconcile-tests.<pid>`).
+///
+/// The hook opens no connection: by the time `atexit` handlers run, OpenSSL's own exit handler
+/// has freed its locks, and a libpq connect over TCP (which tries TLS, `sslmode=prefer`) crashed
+/// the test process on a null lock after every test had passed (CI, signal 11 in
+/// `PQconnectdbParams` under `Scratch.cleanUp`). The drops go through one connection per server,
+/// opened while the process runs, with TLS and GSS encryption off so that a statement at exit
+/// touches nothing but its socket; it is never closed (the process is ending).
 public enum Scratch {
     /// This process's scratch folder, created on first use.
     public static var root: URL { state.root }
@@ -29,11 +36,28 @@ public enum Scratch {
     /// Notes a database to drop at exit.
     static func created(database: String, on serverURL: String) {
         state.databases.withLock { $0.append((serverURL, database)) }
+        state.admins.withLock { admins in
+            guard admins[serverURL] == nil,
+                  let admin = try? Connection(url: plainSocket(serverURL))
+            else { return }
+            admins[serverURL] = admin
+        }
+    }
+
+    /// `serverURL` with TLS and GSS encryption turned off (URI or conninfo form).
+    public static func plainSocket(_ serverURL: String) -> String {
+        let options = ["sslmode=disable", "gssencmode=disable"]
+        if serverURL.hasPrefix("postgres://") || serverURL.hasPrefix("postgresql://") {
+            return serverURL + (serverURL.contains("?") ? "&" : "?") + options.joined(separator: "&")
+        }
+        return ([serverURL] + options).joined(separator: " ")
     }
 
     private final class State: Sendable {
         let root: URL
         let databases = Mutex<[(server: String, name: String)]>([])
+        /// One open connection per server, for the drops at exit (never closed).
+        let admins = Mutex<[String: Connection]>([:])
 
         init() {
             root = FileManager.default.temporaryDirectory
@@ -50,11 +74,11 @@ public enum Scratch {
             defer { list.removeAll() }
             return list
         }
-        var admins: [String: Connection] = [:]
-        for (server, name) in databases {
-            guard let admin = admins[server] ?? (try? Connection(url: server)) else { continue }
-            admins[server] = admin
-            _ = try? admin.execute("DROP DATABASE IF EXISTS \(Identifier.quote(name)) WITH (FORCE)")
+        state.admins.withLock { admins in
+            for (server, name) in databases {
+                guard let admin = admins[server] else { continue }
+                _ = try? admin.execute("DROP DATABASE IF EXISTS \(Identifier.quote(name)) WITH (FORCE)")
+            }
         }
         try? FileManager.default.removeItem(at: state.root)
     }
