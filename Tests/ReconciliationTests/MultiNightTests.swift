@@ -63,20 +63,22 @@ extension MultiNightWorld {
             values["APPSTORE_ISSUER_ID"] = simulator.configuration.issuerID
             values["APPSTORE_PRIVATE_KEY_FILE"] = state.appendingPathComponent(SimulatorAPIKey.privateKeyFileName).path
         }
+        if configuration.play {
+            values.merge(playEnvironment) { $1 }
+            if !configuration.playAPI { values["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE"] = nil }
+            values["GOOGLE_PLAY_API_RATE"] = "500"
+            // The chain's runs rescue what the app did not acknowledge; a whole-history run, which
+            // judges the same inputs beside it, must not change Google's state under the chain.
+            values["RECONCILE_PLAY_ACKNOWLEDGE"] = configuration.playAPI && database.name == chain.name ? "on" : "off"
+        }
         return try Settings(lookup: values.lookup)
     }
 
-    /// One run as `reconcile run` wires it (verifier, stored notifications, Server API).
+    /// One run as `reconcile run` wires it (each store's verifier, stored notifications, Apple's
+    /// Server API, Google Play's voids, orders and acknowledgements).
     func run(_ settings: Settings, until: Date, since: Date? = nil) async throws -> RunReport {
-        let quiet = self.quiet
-        return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await AppleServices.withServerAPI(settings: settings, verifier: verifier, logger: quiet) { api in
-                try await ReconciliationJob(
-                    settings: settings, verifier: verifier,
-                    notifications: NotificationApplier(verify: verifier.verifyNotification), serverAPI: api,
-                    logger: quiet
-                ).run(.init(since: since, until: until))
-            }
+        try await Stores.withJob(settings: settings, logger: quiet) { job in
+            try await job.run(.init(since: since, until: until))
         }
     }
 
@@ -85,15 +87,22 @@ extension MultiNightWorld {
         let quiet = self.quiet
         let connection = self.connection
         return try await AppleServices.withVerifier(settings: settings, logger: quiet) { verifier in
-            try await ReceiverWorker(
-                settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification), answerer: nil,
-                forwarder: nil, logger: quiet
-            ).pass(on: connection)
+            try await GooglePlayServices.withServices(settings: settings, logger: quiet) { play in
+                try await ReceiverWorker(
+                    settings: settings, applier: NotificationApplier(verify: verifier.verifyNotification), answerer: nil,
+                    forwarder: nil, play: PlayNotificationWorker(services: play, settings: settings, logger: quiet),
+                    logger: quiet
+                ).pass(on: connection)
+            }
         }
     }
 
     /// Plays every night, then the whole-history run; returns the problems found, described.
     func play(_ running: RunningSimulator) async throws -> Outcome {
+        if configuration.play {
+            try await simulator.play.prepareKeys(for: [Self.foreignPlayPackage])
+            playEnvironment = try await running.playSettings().jobEnvironment
+        }
         let settings = try settings(chain, running)
         var lines: [String] = []
         var problems = 0
@@ -107,6 +116,7 @@ extension MultiNightWorld {
             if configuration.receiver {
                 let pass = try await receiverPass(settings)
                 if pass.applied > 0 { count("receiver applied notifications between nights") }
+                if pass.playApplied > 0 { count("receiver asked Google about its notifications between nights") }
                 if pass.itemsOpened > 0 { count("receiver opened items between nights") }
                 if pass.itemsAutoResolved > 0 { count("receiver auto-resolved items between nights") }
                 let found = try checkReceiverPass(pass, settings: settings, night: n)
@@ -154,6 +164,13 @@ extension MultiNightWorld {
         let (whole, wholeReport, wholeDatabase, wholeSeconds) = try await wholeHistory(
             running, until: until(configuration.nights))
         lines.append("whole-history run: \(wholeReport.status.rawValue), \(wholeReport.summary.open) open")
+        // What each store's items cover: the kinds open at the end, by store.
+        for row in try whole.query(
+            "SELECT store, kind, count(*)::int FROM reconcile.review_items WHERE status IN ('open', 'in_review') GROUP BY 1, 2")
+        {
+            coverage["\(try row.decode(String.self, at: 0)) \(try row.decode(String.self, at: 1)) open at the end",
+                     default: 0] += try row.decode(Int.self, at: 2)
+        }
         // For scripts/soak (and scripts/bench, which reports their ratio for information).
         lines.append("multi_night_nights: \(configuration.nights)")
         lines.append("multi_night_chain_run_seconds: \(String(format: "%.3f", chainSeconds))")
@@ -195,9 +212,8 @@ extension MultiNightWorld {
         let (found, blocked, pendingUsers) = try connection.transaction {
             try Differ(relations: settings.relations).computeFindings(
                 Differ.Parameters(
-                    runID: runID, bundleIDs: settings.bundleIDs, environment: settings.environment,
-                    judgeBefore: Date().addingTimeInterval(-settings.grace), scope: .wholeHistory(until: Date()),
-                    serverAPIEnabled: settings.serverAPIKey != nil, resumesAfter: 0),
+                    settings: settings, runID: runID, judgeBefore: Date().addingTimeInterval(-settings.grace),
+                    scope: .wholeHistory(until: Date()), resumesAfter: 0),
                 evidence: false, on: connection)
             let found = Dictionary(
                 try connection.query(
@@ -507,6 +523,9 @@ extension MultiNightWorld {
     /// The class of issue 23 a difference looks like, from what the generator did: a reading aid,
     /// not a proof.
     func classify(_ key: Key, missing: Bool, uploaded: Bool) -> String {
+        if key.transaction.hasPrefix("GPA.") || playPurchases.contains(where: { $0.token == key.transaction }) {
+            return "Google Play, \(missing ? "missing" : "false alarm")"
+        }
         let purchase = purchases.first { $0.id == key.transaction }
         if tiedReceipts.contains(key.transaction) { return "receipts of one second, before and after Apple's change" }
         if lateOldUploads.contains(key.transaction) { return "late upload with old uploaded_at" }

@@ -31,9 +31,16 @@ final class MultiNightWorld {
         var receiver = false
         /// Nightly runs over a window from before the first night (`SOAK_CONTROL=1`).
         var control = ProcessInfo.processInfo.environment["SOAK_CONTROL"] == "1"
+        /// Android players beside the iPhone ones (issue 38 item 8; `SOAK_PLAY=0` leaves them out).
+        var play = ProcessInfo.processInfo.environment["SOAK_PLAY"] != "0"
+        /// Google Play's Developer API (a service account) whenever Apple's Server API is on or the
+        /// receiver runs between nights (it asks Google about every notification it stores);
+        /// without it, Play uploads are verified by their signature alone and voids reach nobody.
+        var playAPI: Bool { play && (serverAPI || receiver) }
         var description: String {
             "seed \(seed), \(nights) nights, Server API \(serverAPI ? "on" : "off")\(everyNight ? ", every night" : "")"
                 + (receiver ? ", the receiver between nights" : "")
+                + (play ? ", Google Play (API \(playAPI ? "on" : "off"))" : ", no Google Play")
                 + (control ? ", CONTROL: nightly windows from the beginning" : "")
         }
 
@@ -84,6 +91,16 @@ final class MultiNightWorld {
 
     let configuration: Configuration
     var random: SplitMix64
+    /// Google Play's draws, a stream of their own (``playing`` swaps it in), so that a seed's App
+    /// Store nights are drawn alike with and without Android players.
+    var playRandom: SplitMix64
+    /// True while Google Play's events are drawn: ``random`` is Play's stream then, and work put off
+    /// goes to ``playLater``.
+    var playing = false
+    var playLater: [(night: Int, what: String, action: (MultiNightWorld) throws -> Void)] = []
+    var playPurchases: [PlayPurchase] = []
+    /// The job's environment for the simulator's Google Play (set once it listens).
+    var playEnvironment: [String: String] = [:]
     let base: Date
     let chain: TestDatabase
     let connection: Connection
@@ -131,6 +148,7 @@ final class MultiNightWorld {
     init(_ configuration: Configuration) throws {
         self.configuration = configuration
         random = SplitMix64(seed: configuration.seed)
+        playRandom = SplitMix64(seed: configuration.seed ^ 0x900_91e)
         base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 3600).rounded(.down) * 3600)
             .addingTimeInterval(-Double(configuration.nights + 2) * Self.day)
         chain = try TestDatabase.create("multi_night")
@@ -139,7 +157,8 @@ final class MultiNightWorld {
         state = Scratch.root.appendingPathComponent("multi-night-\(UUID().uuidString)")
         var logger = Logger(label: "sim")
         logger.logLevel = .critical
-        simulator = try AppStoreSimulator(configuration: .init(stateDirectory: state, logger: logger))
+        simulator = try AppStoreSimulator(configuration: .init(
+            stateDirectory: state, logger: logger, playPackageNames: configuration.play ? [Self.playPackage] : []))
         forger = try AppStoreSimulator(configuration: .init(logger: logger))
         var draw = SplitMix64(seed: configuration.seed ^ 0x5eed)
         faultNight = configuration.serverAPI && configuration.nights > 3
@@ -267,7 +286,11 @@ final class MultiNightWorld {
     /// reversals was lost that way, neither told nor counted as told to nobody).
     func defer_(_ nights: Int, _ what: String, _ action: @escaping (MultiNightWorld) throws -> Void) throws {
         guard nights > 0 else { return try action(self) }
-        later.append((night + nights, what, action))
+        if playing {
+            playLater.append((night + nights, what, action))
+        } else {
+            later.append((night + nights, what, action))
+        }
     }
 
     // MARK: One night's events
@@ -294,6 +317,7 @@ final class MultiNightWorld {
             default: try decide()
             }
         }
+        if configuration.play { try generatePlay() }
     }
 
     /// A purchase; `forUnknownAccount`: made on the device of an account the job does not know yet

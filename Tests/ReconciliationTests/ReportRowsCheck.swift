@@ -22,18 +22,20 @@ enum ReportRowsCheck {
         for row in try connection.query(
             """
             SELECT id, kind, transaction_id, original_transaction_id, detected_user_id, product_id, evidence::text,
-                   amount_milli, currency, purchase_date
+                   amount_milli, currency, purchase_date, store
               FROM reconcile.review_items WHERE id = ANY($1::bigint[])
             """, [ids])
         {
             guard let kind = FindingKind(rawValue: try row.decode(String.self, at: 1)) else { continue }
             let id = try row.decode(Int64.self, at: 0)
-            items[id] = RunReport.Finding(
+            var finding = RunReport.Finding(
                 reviewItemID: id, isNew: false, kind: kind, transactionID: try row.decode(String?.self, at: 2),
                 originalTransactionID: try row.decode(String?.self, at: 3), userID: try row.decode(String?.self, at: 4),
                 productID: try row.decode(String?.self, at: 5), evidence: try row.decode(String.self, at: 6),
                 amountMilli: try row.decode(Int64?.self, at: 7), currency: try row.decode(String?.self, at: 8),
                 purchaseDate: try row.decode(Date?.self, at: 9))
+            finding.store = try #require(Store(rawValue: try row.decode(String.self, at: 10)))
+            items[id] = finding
         }
         var findings: [RunReport.Finding] = []
         for entry in listed {

@@ -11,6 +11,10 @@
 --   one signed before the refund, and keeps the revocation until anything signed later says more.
 -- - Then the row that says more units were refunded (Google Play's partial refunds; Apple's rows
 --   carry none).
+-- - Then a paid purchase over a pending one, and an acknowledged one over one not acknowledged
+--   (Google Play: the same purchaseData signed at the purchase time, before and after the payment
+--   cleared or the app acknowledged it, ties on everything above; the later state wins, whichever
+--   upload is read first or whether both come in one batch).
 -- - Then, still equal, a fixed order on every other column (revocation type, percentage and reason,
 --   source, quantity, product, …, storefront), so that two rows never tie.
 -- The winner's columns are stored; what only some sources carry (price, currency, storefront,
@@ -32,6 +36,7 @@ WITH ranked AS (
                ORDER BY coalesce(s.signed_date, '-infinity'::timestamptz) DESC,
                         coalesce(s.revocation_date, '-infinity'::timestamptz) DESC,
                         coalesce(s.refunded_quantity, -1) DESC,
+                        (s.pending IS NOT TRUE) DESC, (s.acknowledged IS TRUE) DESC,
                         coalesce(s.revocation_type, '') COLLATE "C" DESC, coalesce(s.revocation_percentage, -1) DESC,
                         coalesce(s.revocation_reason, -1) DESC, s.source COLLATE "C" DESC,
                         coalesce(s.quantity, -1) DESC, s.product_id COLLATE "C" DESC,
@@ -150,6 +155,7 @@ ON CONFLICT (transaction_id) DO UPDATE SET
           FROM (SELECT ROW(coalesce(EXCLUDED.signed_date, '-infinity'::timestamptz),
                            coalesce(EXCLUDED.revocation_date, '-infinity'::timestamptz),
                            coalesce(EXCLUDED.refunded_quantity, -1),
+                           EXCLUDED.pending IS NOT TRUE, EXCLUDED.acknowledged IS TRUE,
                            coalesce(EXCLUDED.revocation_type, '') COLLATE "C", coalesce(EXCLUDED.revocation_percentage, -1),
                            coalesce(EXCLUDED.revocation_reason, -1), EXCLUDED.source COLLATE "C",
                            coalesce(EXCLUDED.quantity, -1), EXCLUDED.product_id COLLATE "C",
@@ -162,6 +168,7 @@ ON CONFLICT (transaction_id) DO UPDATE SET
                     >= ROW(coalesce(a.signed_date, '-infinity'::timestamptz),
                            coalesce(a.revocation_date, '-infinity'::timestamptz),
                            coalesce(a.refunded_quantity, -1),
+                           a.pending IS NOT TRUE, a.acknowledged IS TRUE,
                            coalesce(a.revocation_type, '') COLLATE "C", coalesce(a.revocation_percentage, -1),
                            coalesce(a.revocation_reason, -1), a.source COLLATE "C",
                            coalesce(a.quantity, -1), a.product_id COLLATE "C",
