@@ -118,6 +118,37 @@ struct TransactionStoreTests {
         #expect(try row["signed_date", as: Date?.self] == Self.signed)
     }
 
+    /// Google Play: one purchase's `purchaseData`, signed at its purchase time, uploaded while the
+    /// payment was pending, once paid, and once the app acknowledged it: the three tie on every
+    /// date, and the later state wins in every arrival order, one at a time or in one batch (a
+    /// whole-history run kept the pending copy once; found by the multi-night world).
+    @Test func aPaidAcknowledgedPlayPurchaseWinsOverItsPendingCopyWhateverTheArrivalOrder() throws {
+        func copy(pending: Bool, acknowledged: Bool) -> AppleTransactionRecord {
+            var record = Self.record(signed: Self.purchased, source: .playPurchase)
+            record.store = .googlePlay
+            record.bundleID = "com.hncs.szj.android"
+            record.pending = pending
+            record.acknowledged = acknowledged
+            return record
+        }
+        let copies = [
+            copy(pending: true, acknowledged: false), copy(pending: false, acknowledged: false),
+            copy(pending: false, acknowledged: true),
+        ]
+        var count = 0
+        for order in Self.permutations(copies) {
+            try apply(order.map { [$0] }, as: "p-\(count)-one")
+            try apply([order], as: "p-\(count)-all")
+            count += 1
+        }
+        let rows = try connection.query(
+            "SELECT DISTINCT pending, acknowledged FROM reconcile.apple_transactions WHERE transaction_id LIKE 'p-%'")
+        #expect(rows.count == 1)
+        #expect(try rows.first?.decode(Bool.self, at: 0) == false)
+        #expect(try rows.first?.decode(Bool?.self, at: 1) == true)
+        #expect(try stored("p-").count == 12)
+    }
+
     /// Two receipts of the same second, unrevoked and revoked, in either order: revoked; the same
     /// without a signedDate at all.
     @Test func twoReceiptsOfOneSecondEndRevokedInEitherOrder() throws {
