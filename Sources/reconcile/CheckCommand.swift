@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Reconciliation
 
 struct CheckCommand: AsyncParsableCommand {
@@ -13,6 +14,9 @@ struct CheckCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     @OptionGroup var config: ConfigFileOptions
+
+    @Flag(name: .customLong("alert-test"), help: "Also send a test message to RECONCILE_ALERT_WEBHOOK_URL.")
+    var alertTest = false
 
     func run() async throws {
         _ = common.makeLogger()
@@ -30,6 +34,7 @@ struct CheckCommand: AsyncParsableCommand {
         results += Preflight.database(settings)
         results += await Preflight.apple(settings)
         results += await Preflight.webhook(settings)
+        if alertTest { results.append(await Self.alertTest(settings)) }
         if let path = settings.policyFile {
             do {
                 let policies = try PolicyFile.load(path: path)
@@ -42,5 +47,22 @@ struct CheckCommand: AsyncParsableCommand {
             print("\(result.passed ? "pass" : "FAIL") \(result.name): \(result.detail)")
         }
         if results.contains(where: { !$0.passed }) { throw ExitStatus.failed }
+    }
+
+    /// `--alert-test`: a test message queued and sent now, as a run's alert is.
+    static func alertTest(_ settings: Settings) async -> CheckResult {
+        guard let delivery = AlertDelivery(settings: settings, logger: Logger(label: "check")) else {
+            return CheckResult("alert test", passed: false, "RECONCILE_ALERT_WEBHOOK_URL is not set")
+        }
+        do {
+            let connection = try settings.connect()
+            _ = try RunAlerts.queueTest(settings: settings, on: connection)
+            let outcome = try await delivery.deliver(on: connection)
+            return outcome.failed == 0
+                ? CheckResult("alert test", passed: true, "sent (\(settings.alerts.format.rawValue))")
+                : CheckResult("alert test", passed: false, "not sent: \(outcome.lastError ?? "unknown")")
+        } catch {
+            return CheckResult("alert test", passed: false, "\(error)")
+        }
     }
 }

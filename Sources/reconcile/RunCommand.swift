@@ -101,6 +101,15 @@ struct RunCommand: AsyncParsableCommand {
             } catch {
                 logger.warning("outbox delivery stopped", metadata: ["error": "\(error)"])
             }
+            // The run's alert, and any an earlier run could not send, go out the same way: a chat
+            // that is down leaves them queued for the next run.
+            do {
+                _ = try await ShutdownSignals.cancellingOnSignal(logger: logger) {
+                    try await AlertDelivery.deliverIfConfigured(settings: settings, logger: logger)
+                }
+            } catch {
+                logger.warning("alert delivery stopped", metadata: ["error": "\(error)"])
+            }
             if failOnFindings, report.newFindings > 0 { throw ExitStatus.findings }
         } catch let error as RunLockedError {
             throw report(error, logger: logger)

@@ -112,6 +112,9 @@ public struct Settings: Sendable {
     public var bulkLimit = BulkDecision.defaultLimit
     /// Google Play, the second store (SPEC section 18); off unless `GOOGLE_PLAY_PACKAGE_NAMES` is set.
     public var googlePlay = GooglePlaySettings()
+    /// Alerts to the team's chat after every run (SPEC section 19); off unless
+    /// `RECONCILE_ALERT_WEBHOOK_URL` is set.
+    public var alerts = AlertSettings()
 
     /// How the job answers `CONSUMPTION_REQUEST`s (SPEC section 14).
     public struct ConsumptionAnswers: Sendable {
@@ -147,16 +150,16 @@ public struct Settings: Sendable {
         "RECONCILE_REFUND_PREFERENCE",
         "RECONCILE_OUTBOX_WEBHOOK_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET", "RECONCILE_NOTIFICATION_FORWARD_URL",
         "RECONCILE_APPROVAL_ABOVE", "RECONCILE_BULK_LIMIT", "RECONCILE_POLICY_FILE",
-    ] + GooglePlaySettings.keys
+    ] + GooglePlaySettings.keys + AlertSettings.keys
 
     /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
     public static let minimumWebhookSecretLength = 16
 
     /// Keys whose values are secrets: never logged, never written to reports.
-    public static let secretKeys: Set<String> = [
+    public static let secretKeys = Set([
         "APPLE_SHARED_SECRET", "RECONCILE_WEB_TOKEN", "DATABASE_URL", "RECONCILE_OUTBOX_WEBHOOK_SECRET",
         "RECONCILE_PLAY_PUSH_TOKEN",
-    ]
+    ]).union(AlertSettings.secretKeys)
 
     /// Reads and validates every setting. `requireBundleIDs` is false for commands that need
     /// no bundle (migrate, review).
@@ -204,6 +207,7 @@ public struct Settings: Sendable {
         databaseURL = value("DATABASE_URL")
         bundleIDs = list("RECONCILE_BUNDLE_IDS")
         googlePlay = try GooglePlaySettings(value: value)
+        alerts = try AlertSettings(value: value)
         // An app sold only on Android names its packages instead.
         if requireBundleIDs, bundleIDs.isEmpty, !googlePlay.enabled {
             throw SettingsError(key: "RECONCILE_BUNDLE_IDS", problem: "is required: the app's bundle ids, comma-separated")

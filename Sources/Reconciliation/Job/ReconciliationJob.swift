@@ -246,6 +246,15 @@ public struct ReconciliationJob: Sendable {
         try RunLedger.finish(report, on: connection)
         Failpoint.pass("report.finished")
         try writer.publish(written)
+        // The alert check (SPEC section 19) never fails the run: a check that fails is logged,
+        // and the next run's check compares with the last one that was kept.
+        if settings.alerts.enabled, !run.dryRun {
+            do {
+                try RunAlerts.check(report, rules: policies?.alerts ?? .defaults, settings: settings, on: connection)
+            } catch {
+                run.logger.warning("alert check failed", metadata: ["error": "\(error)"])
+            }
+        }
         run.logger.info("run finished", metadata: [
             "run.status": "\(status)", "findings.total": "\(summary.open)", "findings.new": "\(report.newFindings)",
         ])

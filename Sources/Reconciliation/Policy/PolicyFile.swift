@@ -10,9 +10,12 @@ import Yams
 public struct PolicyFile: Sendable, Equatable {
     /// The rules in file order: the first whose conditions an item meets is the one that decides it.
     public var rules: [PolicyRule]
+    /// The `alerts:` section (SPEC section 19); nil when the file has none (the defaults apply).
+    public var alerts: AlertRules?
 
-    public init(rules: [PolicyRule]) {
+    public init(rules: [PolicyRule], alerts: AlertRules? = nil) {
         self.rules = rules
+        self.alerts = alerts
     }
 
     /// The largest file read (a policy file is a page or two).
@@ -185,8 +188,12 @@ struct PolicyFileReader {
     // MARK: The file
 
     func policyFile(_ value: Value) throws -> PolicyFile {
-        let top = try mapping(value, allowed: ["rules"], required: ["rules"])
-        guard let rulesValue = top["rules"] else { throw fail(value, "rules is required") }
+        let top = try mapping(value, allowed: ["rules", "alerts"])
+        let alerts = try top["alerts"].map(self.alerts)
+        guard let rulesValue = top["rules"] else {
+            guard alerts != nil else { throw fail(value, "rules is required (or an alerts section)") }
+            return PolicyFile(rules: [], alerts: alerts)
+        }
         guard case .sequence(let sequence) = rulesValue.node else {
             throw fail(rulesValue, "expected a list of rules")
         }
@@ -203,7 +210,39 @@ struct PolicyFileReader {
             }
             rules.append(rule)
         }
-        return PolicyFile(rules: rules)
+        return PolicyFile(rules: rules, alerts: alerts)
+    }
+
+    /// The `alerts:` section: only the rules it names apply (an empty mapping turns every alert off).
+    func alerts(_ value: Value) throws -> AlertRules {
+        let fields = try mapping(value, allowed: AlertRules.keys)
+        func count(_ value: Value) throws -> Int {
+            let text = try text(value)
+            guard let count = Int(text), (1...PolicyFile.maximumItems).contains(count) else {
+                throw fail(value, "\(text) is not a count: expected a whole number from 1")
+            }
+            return count
+        }
+        var rules = AlertRules()
+        rules.newHighFindings = try fields["new_high_findings"].map(count)
+        rules.valueAtRisk = try fields["value_at_risk"].map(amounts)
+        if let flagged = fields["flagged_segment"] {
+            switch try text(flagged).lowercased() {
+            case "true", "on", "yes": rules.flaggedSegment = true
+            case "false", "off", "no": rules.flaggedSegment = false
+            default: throw fail(flagged, "expected true or false")
+            }
+        }
+        rules.unacknowledgedVoids = try fields["unacknowledged_voids"].map(count)
+        rules.undeliveredNotifications = try fields["undelivered_notifications"].map(count)
+        if let retry = fields["uploads_retry"] {
+            let text = try text(retry)
+            guard let share = Double(text), share > 0, share <= 1 else {
+                throw fail(retry, "\(text) is not a share: expected a number above 0 and at most 1, such as 0.05")
+            }
+            rules.uploadsRetryShare = share
+        }
+        return rules
     }
 
     func rule(_ value: Value) throws -> PolicyRule {

@@ -24,6 +24,9 @@ struct PolicyCheckCommand: AsyncParsableCommand {
             let policies = try PolicyFile.load(path: file)
             print("\(file): valid, \(policies.rules.count) rule(s)")
             for rule in policies.rules { print("  " + PolicyText.summary(rule)) }
+            let alerts = policies.alerts ?? .defaults
+            print("alerts\(policies.alerts == nil ? " (the defaults: the file has no alerts section)" : ""): "
+                + (alerts.summary.isEmpty ? "none" : alerts.summary.joined(separator: "; ")))
         }
     }
 }
