@@ -156,27 +156,8 @@ extension MultiNightWorld {
 
         // The upload: tonight, days late, stored late with the client's old timestamp, or never (the
         // process killed around the payment sheet).
-        switch Int.random(in: 0..<100, using: &random) {
-        case 0..<62:
-            try uploadPlay(purchase, at: at.addingTimeInterval(60))
-        case 62..<77:
-            let wait = Int.random(in: 1...3, using: &random)
-            count("Play upload days late")
-            note(order, "upload arrives on night \(night + wait)")
-            try defer_(wait, "late Play upload") { world in
-                try world.uploadPlay(purchase, at: world.moment())
-            }
-        case 77..<90:
-            let wait = Int.random(in: 2...4, using: &random)
-            note(order, "upload stored on night \(night + wait) with uploaded_at of tonight")
-            try defer_(wait, "late Play upload, old uploaded_at") { world in
-                try world.uploadPlay(purchase, at: at.addingTimeInterval(120))
-                world.lateOldUploads.insert(order)
-                world.count("Play upload stored late with an old uploaded_at")
-            }
-        default:
-            count("Play purchase never uploaded")
-            note(order, "never uploaded")
+        try uploadSometime(order, boughtAt: at, shares: (tonight: 62, late: 15, lateOld: 13), store: "Play ") {
+            world, uploadedAt in try world.uploadPlay(purchase, at: uploadedAt)
         }
         purchase.paidAt = at
         playPurchases.append(purchase)

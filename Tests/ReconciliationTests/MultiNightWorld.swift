@@ -392,29 +392,44 @@ final class MultiNightWorld {
 
         // The upload: tonight, days late, or stored late with the client's old timestamp.
         purchase.uploaded = true
-        switch Int.random(in: 0..<100, using: &random) {
-        case 0..<70:
-            try uploadPurchase(purchase, at: at.addingTimeInterval(60))
-        case 70..<85:
-            let wait = Int.random(in: 1...3, using: &random)
-            count("upload days late")
-            note(id, "upload arrives on night \(night + wait)")
-            try defer_(wait, "late upload") { world in
-                try world.uploadPurchase(purchase, at: world.moment())
-                world.note(id, "uploaded late, uploaded_at tonight")
-            }
-        default:
-            let wait = Int.random(in: 2...4, using: &random)
-            note(id, "upload stored on night \(night + wait) with uploaded_at of tonight")
-            try defer_(wait, "late upload, old uploaded_at") { world in
-                try world.uploadPurchase(purchase, at: at.addingTimeInterval(120))
-                world.lateOldUploads.insert(id)
-                world.count("upload stored late with an old uploaded_at")
-                world.note(id, "stored with uploaded_at \(TimeExpression.format(at.addingTimeInterval(120)))")
-            }
+        try uploadSometime(id, boughtAt: at, shares: (tonight: 70, late: 15, lateOld: 15), store: "") { world, uploadedAt in
+            try world.uploadPurchase(purchase, at: uploadedAt)
         }
         purchases.append(purchase)
         try credit(purchase, at: at)
+    }
+
+    /// Uploads a purchase bought at `boughtAt` as its device does, by `shares` out of 100: tonight,
+    /// one to three nights late (`uploaded_at` then), two to four nights late with the client's
+    /// old `uploaded_at`, or (the rest) never. `store` prefixes the counters (`"Play "`).
+    func uploadSometime(
+        _ id: String, boughtAt at: Date, shares: (tonight: Int, late: Int, lateOld: Int), store: String,
+        _ upload: @escaping (MultiNightWorld, Date) throws -> Void
+    ) throws {
+        let roll = Int.random(in: 0..<100, using: &random)
+        if roll < shares.tonight {
+            try upload(self, at.addingTimeInterval(60))
+        } else if roll < shares.tonight + shares.late {
+            let wait = Int.random(in: 1...3, using: &random)
+            count("\(store)upload days late")
+            note(id, "upload arrives on night \(night + wait)")
+            try defer_(wait, "late upload") { world in
+                try upload(world, world.moment())
+                world.note(id, "uploaded late, uploaded_at tonight")
+            }
+        } else if roll < shares.tonight + shares.late + shares.lateOld {
+            let wait = Int.random(in: 2...4, using: &random)
+            note(id, "upload stored on night \(night + wait) with uploaded_at of tonight")
+            try defer_(wait, "late upload, old uploaded_at") { world in
+                try upload(world, at.addingTimeInterval(120))
+                world.lateOldUploads.insert(id)
+                world.count("\(store)upload stored late with an old uploaded_at")
+                world.note(id, "stored with uploaded_at \(TimeExpression.format(at.addingTimeInterval(120)))")
+            }
+        } else {
+            count("\(store)purchase never uploaded")
+            note(id, "never uploaded")
+        }
     }
 
     /// The app credits the session's account (the uploader), well or badly, tonight or later.
