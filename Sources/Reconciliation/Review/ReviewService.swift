@@ -241,8 +241,7 @@ public struct ReviewService {
             var item = try lockedItem(id)
             switch item.status {
             case .awaitingApproval:
-                guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
-                try Self.check(seen, against: pending, id: id)
+                let pending = try waitingDecision(item, seen: seen)
                 guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
                 // On the command line the name is only a claim: the login that decided cannot approve.
                 if let osLogin, let row = try connection.queryFirst(SQL.pendingOSLogin, ["id": id]),
@@ -293,6 +292,14 @@ public struct ReviewService {
         return try decided.outcome(id: id)
     }
 
+    /// The decision waiting on the locked `item` (approve's and reject's common opening): the one
+    /// the person was shown (`seen`, when the page sent it), else ``ReviewError/decisionChanged(id:resolution:by:)``.
+    func waitingDecision(_ item: ReviewItem, seen: SeenDecision?) throws -> PendingDecision {
+        guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: item.id, status: item.status) }
+        try Self.check(seen, against: pending, id: item.id)
+        return pending
+    }
+
     /// What the decision waiting on item `id` would make the app do, as its decider was shown it.
     func pendingAction(_ id: Int64) throws -> ActionDraft? {
         guard let text: String = try connection.queryFirst(SQL.pendingAction, ["id": id])?["pending_action"] else {
@@ -331,8 +338,7 @@ public struct ReviewService {
             let item = try lockedItem(id)
             switch item.status {
             case .awaitingApproval:
-                guard let pending = item.pending else { throw ReviewError.notAwaitingApproval(id: id, status: item.status) }
-                try Self.check(seen, against: pending, id: id)
+                let pending = try waitingDecision(item, seen: seen)
                 _ = try recordEvent(
                     item, by: person, to: .open, note: note,
                     details: ["rejected_resolution": pending.resolution.rawValue, "decided_by": pending.by])
