@@ -137,6 +137,7 @@ struct ReviewSite: Sendable {
     let items: ItemController
     let bulk: BulkController
     let runs: RunController
+    let insights: InsightsController
     let desk: DeskController
     /// The outbox's delivery after decisions, nil without a webhook: run by the application as a
     /// service (``OutboxDeliveryService``).
@@ -166,6 +167,7 @@ struct ReviewSite: Sendable {
             database: database, sessions: sessions, pages: pages, limit: configuration.bulkLimit,
             outboxDelivery: outboxDelivery)
         runs = RunController(database: database, sessions: sessions, pages: pages)
+        insights = InsightsController(database: database, pages: pages)
         desk = DeskController(database: database, sessions: sessions, pages: pages, configuration: configuration)
     }
 
@@ -179,6 +181,7 @@ struct ReviewSite: Sendable {
         signedIn.addRoutes(items.routes())
         signedIn.addRoutes(bulk.routes())
         signedIn.addRoutes(runs.routes())
+        signedIn.addRoutes(insights.routes())
         signedIn.addRoutes(desk.routes())
     }
 }

@@ -17,7 +17,7 @@ import Reconciliation
 /// own view model is under `page`, and the templates open it with `{{#page}}`, so the catalog
 /// (`{{t.…}}`) and the header stay in reach from inside it.
 struct PageFrame: TemplateValues {
-    enum Tab { case queue, runs }
+    enum Tab { case queue, runs, insights }
 
     struct LanguageLink: TemplateValues {
         let code: String
@@ -90,6 +90,7 @@ struct SessionView: TemplateValues {
     let csrf: String
     let onQueue: Bool
     let onRuns: Bool
+    let onInsights: Bool
 
     init(_ session: SessionStore.Session, tab: PageFrame.Tab? = nil) {
         name = session.name
@@ -97,10 +98,12 @@ struct SessionView: TemplateValues {
         csrf = session.csrfToken
         onQueue = tab == .queue
         onRuns = tab == .runs
+        onInsights = tab == .insights
     }
 
     static let byName: TemplateNames<Self> = [
         "name": \.name, "initial": \.initial, "csrf": \.csrf, "onQueue": \.onQueue, "onRuns": \.onRuns,
+        "onInsights": \.onInsights,
     ]
 }
 

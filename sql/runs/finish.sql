@@ -8,11 +8,11 @@
 -- Without them a night read the whole table, or the index's dead entries, left by the last bulk
 -- prune (the full-size bench's 5M deliveries: 0.3-0.9 s of a nothing-new night).
 -- Reads:  reconcile.runs, reconcile.ledger_changes, reconcile.token_changes
--- Writes: reconcile.runs (the run's status, counts and timings), reconcile.ledger_changes and
+-- Writes: reconcile.runs (the run's status, counts, timings and trends), reconcile.ledger_changes and
 --         reconcile.token_changes (pruned)
 -- Values: :'run_id' (bigint), :'status' (text), :'finished_at' (timestamptz),
 --         :'uploads_total', :'uploads_verified', :'uploads_invalid', :'uploads_retry',
---         :'findings_total', :'findings_new' (integer), :'counts' and :'timings' (jsonb),
+--         :'findings_total', :'findings_new' (integer), :'counts', :'timings' and :'trends' (jsonb),
 --         :'report_dir' (text, or null).
 WITH finished AS (
   UPDATE reconcile.runs
@@ -20,7 +20,8 @@ WITH finished AS (
          uploads_total = :'uploads_total'::integer, uploads_verified = :'uploads_verified'::integer,
          uploads_invalid = :'uploads_invalid'::integer, uploads_retry = :'uploads_retry'::integer,
          findings_total = :'findings_total'::integer, findings_new = :'findings_new'::integer,
-         counts = :'counts'::jsonb, timings = :'timings'::jsonb, report_dir = :'report_dir'::text
+         counts = :'counts'::jsonb, timings = :'timings'::jsonb, trends = :'trends'::jsonb,
+         report_dir = :'report_dir'::text
    WHERE id = :'run_id'::bigint
  RETURNING ledger_change_snapshot, dry_run),
 previous AS (

@@ -106,6 +106,7 @@ public enum RunLedger {
              "uploads_invalid": report.verification.invalid, "uploads_retry": report.verification.retry,
              "findings_total": report.openFindings, "findings_new": report.newFindings,
              "counts": try PostgresJSON(encoding: report.counts), "timings": try PostgresJSON(encoding: report.timings),
+             "trends": try PostgresJSON(encoding: report.trendFacts),
              "report_dir": report.reportDirectory])
     }
 
