@@ -182,6 +182,68 @@ struct InsightsTests {
         #expect(after.tables.first?.segments.first { $0.value == "4.2.1" }?.leakRate == LeakRate(purchases: 10, leaks: 7))
     }
 
+    /// The upload delay's buckets, a device JSON that is absent, empty, not an object or without the
+    /// key (all `unknown`), a purchase no upload carried (`never_uploaded`), and the upload that
+    /// first carried a purchase deciding its device (a Server API history listing is no upload).
+    /// The uploads are moved after the run: the insights read them as they are.
+    @Test func theFirstUploadDecidesTheDeviceAndTheDelay() async throws {
+        let world = try await World("insights_buckets", missed: [])
+        let c = world.connection
+        func moveUpload(_ id: String, by interval: String) throws {
+            try c.execute(
+                """
+                UPDATE reconcile.receipt_uploads u SET uploaded_at = a.purchase_date + $2::interval
+                  FROM reconcile.apple_transactions a
+                 WHERE a.transaction_id = $1 AND u.claimed_transaction_id = $1
+                """, [id, interval])
+        }
+        try moveUpload("tx-000", by: "30 seconds")
+        try moveUpload("tx-001", by: "10 minutes")
+        try moveUpload("tx-002", by: "5 hours")
+        try moveUpload("tx-003", by: "3 days")
+        try c.execute("DELETE FROM reconcile.transaction_claims WHERE transaction_id = 'tx-004'")
+        for (id, device) in [("tx-005", nil), ("tx-006", #""just text""#), ("tx-007", #"{"app_version": "", "os": "18.1"}"#)] {
+            try c.execute(
+                "UPDATE reconcile.receipt_uploads SET device = $2::jsonb WHERE claimed_transaction_id = $1", [id, device])
+        }
+        // tx-010 was also uploaded from build 9.9.9 a minute before it was bought (a clock off),
+        // and a history listed it for an upload from build 8.8.8 earlier still.
+        for (app, source, minutes) in [("9.9.9", "jws", 1), ("8.8.8", "server_api", 5)] {
+            try c.execute(
+                """
+                WITH upload AS (
+                    INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at, device)
+                    SELECT 'user-10', 'signed_transaction', 'again', 'tx-010', a.purchase_date - make_interval(mins => $3),
+                           jsonb_build_object('app_version', $1::text)
+                      FROM reconcile.apple_transactions a WHERE a.transaction_id = 'tx-010'
+                    RETURNING id
+                )
+                INSERT INTO reconcile.transaction_claims (transaction_id, upload_id, user_id, source)
+                SELECT 'tx-010', id, 'user-10', $2 FROM upload
+                """, [app, source, minutes])
+        }
+
+        let insights = try world.insights()
+        func segments(_ dimension: InsightDimension) throws -> [String: Int] {
+            let table = try #require(insights.tables.first { $0.dimension == dimension })
+            return Dictionary(uniqueKeysWithValues: table.segments.map { ($0.value, $0.purchases) })
+        }
+        #expect(try segments(.uploadDelay) == [
+            "under_1_minute": 196, "under_1_hour": 1, "under_1_day": 1, "later": 1, "never_uploaded": 1,
+        ])
+        #expect(try segments(.appVersion) == ["4.2.1": 6, "4.2.0": 189, "9.9.9": 1, "unknown": 4])
+        // tx-007's os spelled the codebase's way still counts; tx-010's first upload has no OS.
+        #expect(try segments(.osVersion)["unknown"] == 4)
+        #expect(try segments(.deviceModel) == ["iPhone15,2": 195, "unknown": 5])
+
+        let hours = try c.query("SELECT purchase_date FROM reconcile.apple_transactions").map {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            return String(format: "%02d", calendar.component(.hour, from: try $0.decode(Date.self, at: 0)))
+        }
+        #expect(try segments(.purchaseHour) == Dictionary(hours.map { ($0, 1) }, uniquingKeysWith: +))
+    }
+
     /// A span that starts after every purchase judges none; one that ends before them, too.
     @Test func aSpanWithoutPurchasesHasNoSegments() async throws {
         let world = try await World("insights_empty_span", missed: [1])
