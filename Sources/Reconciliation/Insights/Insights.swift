@@ -58,8 +58,9 @@ public struct Insights: Sendable, Equatable {
 extension Insights {
     /// Computes the insights of `query` in PostgreSQL: judged purchases are those the settings'
     /// run judges (their accepted apps, its grace period), findings are the queue's items of
-    /// those purchases (``InsightsQuery/counts(_:)``). One row per segment and per kind and
-    /// currency of its findings comes back, streamed; nothing per purchase reaches the process.
+    /// those purchases (``InsightsQuery/counts(_:)``). One statement per dimension; one row per
+    /// segment and per kind and currency of its findings comes back, streamed: nothing per
+    /// purchase reaches the process.
     public static func compute(_ query: InsightsQuery, settings: Settings, on connection: Connection) throws -> Insights {
         var span = Span(since: query.since, until: query.until, store: query.store)
         if let row = try connection.queryFirst(SQL.judgedBefore, ["grace_seconds": settings.grace]) {
@@ -67,34 +68,40 @@ extension Insights {
             span.judgedBefore = try row.decode(Date.self, "judged_before")
         }
         var segments: [InsightDimension: [String: Segment]] = [:]
-        if let judgedBefore = span.judgedBefore, !query.dimensions.isEmpty {
-            let values: SQLValues = [
-                "since": query.since, "until": query.until, "judged_before": judgedBefore,
-                "accepted_apps": Differ.Parameters.acceptedApps(
-                    bundleIDs: settings.bundleIDs, packageNames: settings.googlePlay.packageNames), "store": query.store?.rawValue,
-                "dimensions": query.dimensions.map(\.rawValue), "statuses": InsightsQuery.countedStatuses,
-                "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue),
-            ]
-            try connection.stream(SQL.segments, values, relations: ["uploads": settings.uploadsRelation]) { row in
-                guard let dimension = InsightDimension(rawValue: try row.decode(String.self, "dimension")) else { return }
-                let value = try row.decode(String.self, "value")
-                if try row.decode(Bool.self, "is_segment") {
-                    segments[dimension, default: [:]][value] = Segment(
-                        value: value,
-                        leakRate: LeakRate(purchases: try row.decode(Int.self, "purchases"), leaks: try row.decode(Int.self, "leaks")),
-                        flagged: false, counts: [:], valueAtRisk: [])
-                    return
+        if let judgedBefore = span.judgedBefore {
+            let acceptedApps = Differ.Parameters.acceptedApps(
+                bundleIDs: settings.bundleIDs, packageNames: settings.googlePlay.packageNames)
+            // One statement per dimension: each is one pass grouped by its key alone (the
+            // planner folds the others away), which is what a single --by costs.
+            for dimension in query.dimensions {
+                let values: SQLValues = [
+                    "since": query.since, "until": query.until, "judged_before": judgedBefore,
+                    "accepted_apps": acceptedApps, "store": query.store?.rawValue, "dimension": dimension.rawValue,
+                    "statuses": InsightsQuery.countedStatuses,
+                    "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue),
+                ]
+                var table: [String: Segment] = [:]
+                try connection.stream(SQL.segments, values, relations: ["uploads": settings.uploadsRelation]) { row in
+                    let value = try row.decode(String.self, "value")
+                    if try row.decode(Bool.self, "is_segment") {
+                        table[value] = Segment(
+                            value: value,
+                            leakRate: LeakRate(
+                                purchases: try row.decode(Int.self, "purchases"), leaks: try row.decode(Int.self, "leaks")),
+                            flagged: false, counts: [:], valueAtRisk: [])
+                        return
+                    }
+                    // A kind this build does not know (a newer job's) is left out, as the report does.
+                    guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
+                    table[value]?.counts[kind, default: 0] += try row.decode(Int.self, "items")
+                    if let currency = try row.decode(String?.self, "currency"),
+                        let amount = try row.decode(Int64?.self, "amount_milli")
+                    {
+                        table[value]?.valueAtRisk.append(
+                            RunReport.ValueAtRisk(kind: kind, currency: currency, amountMilli: amount))
+                    }
                 }
-                // A kind this build does not know (a newer job's) is left out, as the report does.
-                guard let kind = FindingKind(rawValue: try row.decode(String.self, "kind")) else { return }
-                let items = try row.decode(Int.self, "items")
-                segments[dimension, default: [:]][value]?.counts[kind, default: 0] += items
-                if let currency = try row.decode(String?.self, "currency"),
-                    let amount = try row.decode(Int64?.self, "amount_milli")
-                {
-                    segments[dimension, default: [:]][value]?.valueAtRisk.append(
-                        RunReport.ValueAtRisk(kind: kind, currency: currency, amountMilli: amount))
-                }
+                segments[dimension] = table
             }
         }
         // Every dimension sorts every judged purchase into exactly one segment: any one of them
