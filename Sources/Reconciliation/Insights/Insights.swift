@@ -62,6 +62,15 @@ extension Insights {
     /// segment and per kind and currency of its findings comes back, streamed: nothing per
     /// purchase reaches the process.
     public static func compute(_ query: InsightsQuery, settings: Settings, on connection: Connection) throws -> Insights {
+        try connection.transaction {
+            try connection.execute(SQL.snapshot)
+            return try computeInSnapshot(query, settings: settings, on: connection)
+        }
+    }
+
+    private static func computeInSnapshot(
+        _ query: InsightsQuery, settings: Settings, on connection: Connection
+    ) throws -> Insights {
         var span = Span(since: query.since, until: query.until, store: query.store)
         if let row = try connection.queryFirst(SQL.judgedBefore, ["grace_seconds": settings.grace]) {
             span.runID = try row.decode(Int64.self, "run_id")
@@ -123,6 +132,7 @@ extension Insights {
     }
 
     enum SQL {
+        static let snapshot: SQLFile = "insights/snapshot.sql"
         static let judgedBefore: SQLFile = "insights/judged_before.sql"
         static let segments: SQLFile = "insights/segments.sql"
     }
