@@ -36,10 +36,10 @@ struct InsightsCommand: AsyncParsableCommand {
     @Option(help: "Purchases before (default: now).")
     var until: String?
 
-    @Option(help: "One dimension: \(InsightDimension.allCases.map(\.rawValue).joined(separator: ", ")) (default: every one).")
+    @Option(help: "One dimension (default: every one).")
     var by: InsightDimension?
 
-    @Option(help: "Only this store's purchases: app_store or google_play.")
+    @Option(help: "Only this store's purchases (default: every store's).")
     var store: Store?
 
     @Flag(help: "Print JSON: one object with --by, else an array of one object per dimension.")

@@ -259,6 +259,62 @@ struct InsightsTests {
         #expect(onlyPlay.span.runID == world.report.runID)
     }
 
+    /// Google Play's purchases through the job as `reconcile run` builds it (`Stores.withJob`,
+    /// signatures checked under the package's licence key): an OS version on which 6 of 8
+    /// purchases were never credited is flagged (6/8: bound 0.409 > 3 × 7/60 = 0.35), and the
+    /// store filter keeps Play's purchases or none.
+    @Test func aBadOSVersionOnGooglePlayIsFlaggedAndTheStoreFilters() async throws {
+        let (database, connection) = try TestDatabase.migrated("insights_play")
+        let key = PlayUploadScenarioTests.LicenceKey()
+        let bought = Date().addingTimeInterval(-2 * 86_400)
+        let missed: Set<Int> = [0, 1, 2, 3, 4, 5, 30]
+        for index in 0..<60 {
+            let order = "GPA.2000-0000-0000-" + String(format: "%05d", index)
+            let data = PlayUploadScenarioTests.purchaseData(
+                order: order, token: "tok-\(index)", account: "player-\(index)", bought: bought)
+            let os = index < 8 ? "Android 14" : index % 2 == 0 ? "Android 15" : "Android 13"
+            try connection.execute(
+                """
+                INSERT INTO reconcile.receipt_uploads (user_id, kind, payload, claimed_transaction_id, uploaded_at, device)
+                VALUES ($1, 'play_purchase', $2, $3, $4, $5::jsonb)
+                """,
+                ["player-\(index)", try key.payload(data), order, bought.addingTimeInterval(20),
+                 #"{"model": "Pixel 8", "os": "\#(os)", "app": "4.2.0"}"#])
+            if !missed.contains(index) {
+                try connection.plantDelivery(order, to: "player-\(index)", product: "coin42", age: "1 day")
+            }
+        }
+        let settings = try Settings(lookup: [
+            "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+            "GOOGLE_PLAY_PACKAGE_NAMES": PlayUploadScenarioTests.package, "GOOGLE_PLAY_LICENSE_KEYS": key.setting,
+            "RECONCILE_REPORT_DIR": Scratch.root.appendingPathComponent("insights-play-\(UUID().uuidString)").path,
+            "RECONCILE_RECEIPT_VERIFICATION": "local",
+        ].lookup)
+        let report = try await Stores.withJob(settings: settings, logger: PlayUploadScenarioTests.quiet) {
+            try await $0.run(.init(since: bought.addingTimeInterval(-3600)))
+        }
+        #expect(try report.findings.filter { $0.kind == .missedDelivery }.count == 7)
+
+        let insights = try Insights.compute(InsightsQuery(until: Date()), settings: settings, on: connection)
+        #expect(insights.overall == LeakRate(purchases: 60, leaks: 7))
+        let flagged = insights.tables.flatMap { table in
+            table.segments.filter(\.flagged).map { "\(table.dimension.rawValue)=\($0.value)" }
+        }
+        #expect(flagged == ["os_version=Android 14"])
+        let stores = try #require(insights.tables.first { $0.dimension == .store })
+        #expect(stores.segments.map(\.value) == ["google_play"])
+        let delays = try #require(insights.tables.first { $0.dimension == .uploadDelay })
+        #expect(delays.segments.map(\.value) == ["under_1_minute"])
+
+        let apple = try Insights.compute(
+            InsightsQuery(until: Date(), store: .appStore, dimensions: [.osVersion]), settings: settings, on: connection)
+        #expect(apple.overall == LeakRate(purchases: 0, leaks: 0))
+        let play = try Insights.compute(
+            InsightsQuery(until: Date(), store: .googlePlay, dimensions: [.osVersion]), settings: settings, on: connection)
+        #expect(play.tables.first?.segments.first?.value == "Android 14")
+        #expect(play.tables.first?.segments.first?.leakRate == LeakRate(purchases: 8, leaks: 6))
+    }
+
     // MARK: The real binary
 
     static func reconcile(_ arguments: [String], database: TestDatabase, label: String) async throws
