@@ -244,6 +244,30 @@ struct InsightsTests {
         #expect(try segments(.purchaseHour) == Dictionary(hours.map { ($0, 1) }, uniquingKeysWith: +))
     }
 
+    /// Before any nightly run finished nothing is judged, even a purchase already in the white
+    /// table with an open item (a desk lookup's): the span says so and has no segments.
+    @Test func beforeAnyRunFinishedNothingIsJudged() async throws {
+        let (database, connection) = try TestDatabase.migrated("insights_no_run")
+        try connection.executeScript(
+            """
+            INSERT INTO reconcile.runs (status, window_since, window_until, environment, started_at, finished_at, kind)
+            VALUES ('completed', now() - interval '3 days', now(), 'production', now(), now(), 'lookup'),
+                   ('running', now() - interval '3 days', now(), 'production', now(), NULL, 'run');
+            INSERT INTO reconcile.apple_transactions (transaction_id, original_transaction_id, product_id, product_type,
+                bundle_id, environment, purchase_date, source)
+            VALUES ('tx-1', 'tx-1', 'coin42', 'consumable', 'com.hncs.szj', 'Production', now() - interval '2 days', 'jws');
+            """)
+        let settings = try Settings(lookup: ["DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj"].lookup)
+        let insights = try Insights.compute(InsightsQuery(until: Date()), settings: settings, on: connection)
+        #expect(insights.span.runID == nil && insights.span.judgedBefore == nil)
+        #expect(insights.overall == LeakRate(purchases: 0, leaks: 0))
+        #expect(insights.tables.count == InsightDimension.allCases.count)
+        #expect(insights.tables.allSatisfy { $0.segments.isEmpty })
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(insights.json(single: false).utf8)) as? [[String: Any]])
+        #expect(json.allSatisfy { ($0["span"] as? [String: Any])?["run_id"] is NSNull })
+    }
+
     /// A span that starts after every purchase judges none; one that ends before them, too.
     @Test func aSpanWithoutPurchasesHasNoSegments() async throws {
         let world = try await World("insights_empty_span", missed: [1])
