@@ -15,7 +15,10 @@ extension Insights {
         lines.append("judged by run \(runID): purchases before \(TimeExpression.format(judgedBefore))")
         lines.append("overall \(overall.purchases) purchases, \(overall.leaks) leaked (\(Self.percent(overall.rate)))")
         let flagged = tables.reduce(0) { $0 + $1.segments.filter(\.flagged).count }
-        lines.append(flagged == 0 ? "no segment flagged" : "\(flagged) segment\(flagged == 1 ? "" : "s") FLAGGED: read \(flagged == 1 ? "it" : "them") first")
+        lines.append(
+            flagged == 0
+                ? "no segment flagged"
+                : "\(flagged) segment\(flagged == 1 ? "" : "s") FLAGGED: read \(flagged == 1 ? "it" : "them") first")
         for table in tables {
             lines.append("")
             lines.append("by \(table.dimension.title):")
@@ -29,11 +32,15 @@ extension Insights {
                 }
                 var perCurrency: [String: Int64] = [:]
                 for entry in segment.valueAtRisk { perCurrency[entry.currency, default: 0] += entry.amountMilli }
-                let risk = perCurrency.sorted { $0.key < $1.key }.map { Money(milli: $0.value, currency: $0.key).text() }
+                let risk = perCurrency.sorted { $0.key < $1.key }.map {
+                    Money(milli: $0.value, currency: $0.key).text()
+                }
                 return [
                     table.dimension.label(of: segment.value), String(segment.purchases),
-                    String(segment.leaks), Self.percent(segment.leakRate.rate), Self.percent(segment.leakRate.lowerBound),
-                    findings.isEmpty ? "—" : findings.joined(separator: ", "), risk.isEmpty ? "—" : risk.joined(separator: ", "),
+                    String(segment.leaks), Self.percent(segment.leakRate.rate),
+                    Self.percent(segment.leakRate.lowerBound),
+                    findings.isEmpty ? "—" : findings.joined(separator: ", "),
+                    risk.isEmpty ? "—" : risk.joined(separator: ", "),
                     segment.flagged ? "FLAGGED" : "",
                 ]
             }

@@ -8,7 +8,7 @@ extension InsightDimension: ExpressibleByArgument {}
 struct InsightsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "insights",
-        abstract: "Break the judged purchases down by build, OS, device, product, store, upload delay and hour: where orders leak.",
+        abstract: "Where orders leak: the judged purchases by build, OS, device, product, store, upload delay, hour.",
         discussion: """
             Judged purchases are the store transactions the nightly run judges (accepted app, paid, older than \
             RECONCILE_GRACE at the last finished run) purchased in [--since, --until); their findings are the review \

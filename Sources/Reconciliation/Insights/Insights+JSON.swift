@@ -9,18 +9,21 @@ extension Insights {
         let segments = table.segments.map { segment in
             let counts = FindingKind.allCases.map { "\(s($0.rawValue)): \(segment.counts[$0] ?? 0)" }
             let risk = segment.valueAtRisk.map {
-                "{\"kind\": \(s($0.kind.rawValue)), \"currency\": \(s($0.currency)), \"amount_milli\": \($0.amountMilli)}"
+                "{\"kind\": \(s($0.kind.rawValue)), \"currency\": \(s($0.currency)), "
+                    + "\"amount_milli\": \($0.amountMilli)}"
             }
             return """
                 {"value": \(s(segment.value)), "purchases": \(segment.purchases), "leaks": \(segment.leaks), \
-                "rate": \(Self.number(segment.leakRate.rate)), "rate_low": \(Self.number(segment.leakRate.lowerBound)), \
+                "rate": \(Self.number(segment.leakRate.rate)), \
+                "rate_low": \(Self.number(segment.leakRate.lowerBound)), \
                 "flagged": \(segment.flagged), "counts": {\(counts.joined(separator: ", "))}, \
                 "value_at_risk": [\(risk.joined(separator: ", "))]}
                 """
         }
         return """
             {"span": \(spanJSON), \
-            "overall": {"purchases": \(overall.purchases), "leaks": \(overall.leaks), "rate": \(Self.number(overall.rate))}, \
+            "overall": {"purchases": \(overall.purchases), "leaks": \(overall.leaks), \
+            "rate": \(Self.number(overall.rate))}, \
             "by": \(s(table.dimension.rawValue)), \
             "segments": [\(segments.map { "\n  " + $0 }.joined(separator: ","))\(segments.isEmpty ? "" : "\n")]}
             """

@@ -61,7 +61,9 @@ extension Insights {
     /// those purchases (``InsightsQuery/counts(_:)``). One statement per dimension; one row per
     /// segment and per kind and currency of its findings comes back, streamed: nothing per
     /// purchase reaches the process.
-    public static func compute(_ query: InsightsQuery, settings: Settings, on connection: Connection) throws -> Insights {
+    public static func compute(
+        _ query: InsightsQuery, settings: Settings, on connection: Connection
+    ) throws -> Insights {
         try connection.transaction {
             try connection.execute(SQL.snapshot)
             return try computeInSnapshot(query, settings: settings, on: connection)
@@ -96,7 +98,8 @@ extension Insights {
                         table[value] = Segment(
                             value: value,
                             leakRate: LeakRate(
-                                purchases: try row.decode(Int.self, "purchases"), leaks: try row.decode(Int.self, "leaks")),
+                                purchases: try row.decode(Int.self, "purchases"),
+                                leaks: try row.decode(Int.self, "leaks")),
                             flagged: false, counts: [:], valueAtRisk: [])
                         return
                     }
