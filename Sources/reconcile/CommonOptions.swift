@@ -44,6 +44,22 @@ struct ConfigFileOptions: ParsableArguments {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
+extension TimeExpression {
+    /// The checks a command's `--since` and `--until` get (`run`, `insights`, `notifications sync`):
+    /// each a date, an RFC 3339 timestamp or a duration back from now, and the start before the end.
+    static func validateSpan(since: String?, until: String?, now: Date = Date()) throws {
+        if let since, instant(since, now: now) == nil {
+            throw ValidationError("--since \(since) is not a date, an RFC 3339 timestamp or a duration such as 36h")
+        }
+        if let until, instant(until, now: now) == nil {
+            throw ValidationError("--until \(until) is not a date, an RFC 3339 timestamp or a duration such as 36h")
+        }
+        if let since, let until, let start = instant(since, now: now), let end = instant(until, now: now), start >= end {
+            throw ValidationError("--since must be before --until")
+        }
+    }
+}
+
 /// Exit statuses of SPEC section 7.
 enum ExitStatus {
     static let failed = ExitCode(1)

@@ -15,7 +15,7 @@ struct Reconcile: AsyncParsableCommand {
         subcommands: [
             MigrateCommand.self, RunCommand.self, InspectCommand.self, CheckCommand.self, ReviewCommand.self,
             ServeCommand.self, WebUserCommand.self, LookupCommand.self, OutboxCommand.self,
-            NotificationsCommand.self, PolicyCommand.self,
+            NotificationsCommand.self, PolicyCommand.self, InsightsCommand.self,
         ],
         // `reconcile --since 36h` and plain `reconcile` are the nightly run (SPEC section 7).
         defaultSubcommand: RunCommand.self

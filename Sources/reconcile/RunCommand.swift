@@ -46,18 +46,7 @@ struct RunCommand: AsyncParsableCommand {
     var metricsFile: String?
 
     func validate() throws {
-        let now = Date()
-        if let since, TimeExpression.instant(since, now: now) == nil {
-            throw ValidationError("--since \(since) is not a date, an RFC 3339 timestamp or a duration such as 36h")
-        }
-        if let until, TimeExpression.instant(until, now: now) == nil {
-            throw ValidationError("--until \(until) is not a date, an RFC 3339 timestamp or a duration such as 36h")
-        }
-        if let since, let until, let start = TimeExpression.instant(since, now: now),
-            let end = TimeExpression.instant(until, now: now), start >= end
-        {
-            throw ValidationError("--since must be before --until")
-        }
+        try TimeExpression.validateSpan(since: since, until: until)
     }
 
     func run() async throws {

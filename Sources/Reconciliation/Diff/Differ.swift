@@ -66,7 +66,10 @@ public struct Differ: Sendable {
         public var carriesUnchangedItems = false
 
         /// Each store's accepted apps as `store/app` (`reconcile.app_accepted`).
-        var acceptedApps: [String] {
+        var acceptedApps: [String] { Self.acceptedApps(bundleIDs: bundleIDs, packageNames: packageNames) }
+
+        /// The accepted apps of these bundle ids and Play packages as `reconcile.app_accepted` takes them.
+        static func acceptedApps(bundleIDs: [String], packageNames: [String]) -> [String] {
             bundleIDs.map { "\(Store.appStore.rawValue)/\($0)" } + packageNames.map { "\(Store.googlePlay.rawValue)/\($0)" }
         }
 

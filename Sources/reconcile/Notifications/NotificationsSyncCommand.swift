@@ -37,9 +37,7 @@ struct NotificationsSyncCommand: AsyncParsableCommand {
     @OptionGroup var config: ConfigFileOptions
 
     func validate() throws {
-        if let since, TimeExpression.instant(since, now: Date()) == nil {
-            throw ValidationError("--since \(since) is not a date, an RFC 3339 timestamp or a duration such as 36h")
-        }
+        try TimeExpression.validateSpan(since: since, until: nil)
     }
 
     func run() async throws {
