@@ -136,6 +136,35 @@ struct InsightsTests {
         #expect(stores.segments.map(\.value) == ["app_store"])
     }
 
+    /// The alert rule `flagged_segment` (SPEC section 19) sees the same flag through the run: the
+    /// first run with alerts on queues the newly flagged build, the next run, with nothing new, none.
+    @Test func aNewlyFlaggedSegmentIsAlertedOnceThroughTheRun() async throws {
+        let world = try await World("insights_alert", missed: Self.badBuild)
+        #expect(try RunAlerts.flaggedSegments(until: Date(), settings: world.settings, on: world.connection)
+            == ["app_version=4.2.1"])
+        let settings = try Settings(lookup: [
+            "DATABASE_URL": world.database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+            "RECONCILE_REPORT_DIR": Scratch.folder("insights-alert").path,
+            "RECONCILE_ALERT_WEBHOOK_URL": "http://127.0.0.1:9/unused", "RECONCILE_ALERT_FORMAT": "json",
+        ].lookup)
+        func run() async throws -> RunReport {
+            try await ReconciliationJob(
+                settings: settings, verifier: ScriptedVerifier(), logger: Logger(label: "test"), batchSize: 50
+            ).run(.init(since: Date().addingTimeInterval(-7 * 86_400)))
+        }
+        let second = try await run()
+        let queued = try world.connection.query(
+            "SELECT run_id, message::text FROM reconcile.alerts ORDER BY id")
+        #expect(queued.count == 1)
+        #expect(try queued.first?.decode(Int64.self, at: 0) == second.runID)
+        let message = try JSONDecoder().decode(AlertMessage.self, from: Data(try #require(queued.first).decode(String.self, at: 1).utf8))
+        #expect(message.fired.map(\.rule) == [.flaggedSegment])
+        #expect(message.fired.first?.segments == ["app_version=4.2.1"])
+        _ = try await run()
+        #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.alerts")[0].decode(Int.self, at: 0) == 1)
+        #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.alert_checks")[0].decode(Int.self, at: 0) == 2)
+    }
+
     /// The same purchases with a few misses spread over both builds: nothing stands out.
     @Test func aCleanWorldFlagsNothing() async throws {
         let world = try await World("insights_clean", missed: [3, 60, 120, 190])

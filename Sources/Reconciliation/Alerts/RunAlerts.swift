@@ -51,6 +51,21 @@ public enum RunAlerts {
         return measures
     }
 
+    /// The span whose flagged segments the `flagged_segment` rule watches: the last 30 days of
+    /// purchases, long enough for a segment's leaks to pass the flag's five, short enough that a
+    /// build fixed a month ago stops being news (and that the check stays a few statements over a
+    /// month's purchases, whatever the history's size).
+    public static let segmentSpanDays = 30
+
+    /// `reconcile insights`' flagged segments over ``segmentSpanDays`` up to `until`, as
+    /// `dimension=value`, every dimension.
+    public static func flaggedSegments(until: Date, settings: Settings, on connection: Connection) throws -> [String] {
+        let query = InsightsQuery(since: until.addingTimeInterval(-Double(segmentSpanDays) * 86_400), until: until)
+        return try Insights.compute(query, settings: settings, on: connection).tables.flatMap { table in
+            table.segments.filter(\.flagged).map { "\(table.dimension.rawValue)=\($0.value)" }
+        }
+    }
+
     /// Queues the test message of `reconcile check --alert-test`.
     public static func queueTest(settings: Settings, on connection: Connection) throws -> Int64 {
         let message = AlertMessage(

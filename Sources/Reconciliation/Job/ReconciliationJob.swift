@@ -250,7 +250,10 @@ public struct ReconciliationJob: Sendable {
         // and the next run's check compares with the last one that was kept.
         if settings.alerts.enabled, !run.dryRun {
             do {
-                try RunAlerts.check(report, rules: policies?.alerts ?? .defaults, settings: settings, on: connection)
+                let rules = policies?.alerts ?? .defaults
+                let flagged = rules.flaggedSegment
+                    ? try RunAlerts.flaggedSegments(until: run.until, settings: settings, on: connection) : []
+                try RunAlerts.check(report, rules: rules, flaggedSegments: flagged, settings: settings, on: connection)
             } catch {
                 run.logger.warning("alert check failed", metadata: ["error": "\(error)"])
             }
