@@ -226,6 +226,14 @@ public struct ReconciliationJob: Sendable {
         (report.notifications, report.consumption) = try RefundActivity.since(run)
         report.policies = try PolicyTally.forRun(run.id, file: policies, on: connection)
         report.play = playStage.map { _ in playSummary }
+        // The trends up to this run, its own night from the report (it is not finished yet): a
+        // failure to read them leaves report.html without them, never the run without a report.
+        do {
+            report.trends = try Trends.read(until: run.until, beforeRun: run.id, on: connection)
+                .including(report, newByKind: try Trends.openedBy(run: run.id, on: connection))
+        } catch {
+            run.logger.warning("trends not read", metadata: ["error": "\(error)"])
+        }
         // The findings stream from the session's table into the files: none is held in memory.
         let written = try await stages.run("report") {
             // Rows rendered by an earlier run for an item this one carries over are written as they

@@ -99,6 +99,39 @@ struct ReportPage: TemplateValues {
         let play: Play?
         /// What each policy decided in the run; nil without a policy file.
         let policies: Policies?
+        /// SPEC section 19's trend charts up to the run; nil when the run has none.
+        let trends: TrendsSection?
+
+        struct TrendsSection: TemplateValues {
+            struct Chart: TemplateValues {
+                struct Row: TemplateValues {
+                    let cells: [String]
+                    static let byName: TemplateNames<Self> = ["cells": \.cells]
+                }
+
+                let id: String
+                let title: String
+                let svg: String
+                let headers: [String]
+                let rows: [Row]
+
+                static let byName: TemplateNames<Self> = [
+                    "id": \.id, "title": \.title, "svg": \.svg, "headers": \.headers, "rows": \.rows,
+                ]
+            }
+
+            let explanation: String
+            let charts: [Chart]
+
+            static let byName: TemplateNames<Self> = ["explanation": \.explanation, "charts": \.charts]
+
+            init(_ trends: Trends, _ reader: Reader) {
+                explanation = reader.catalog.text("trends.explanation", ["days": String(trends.days.count)])
+                charts = TrendCharts.charts(trends, reader: reader, prefix: "report-trend").map {
+                    Chart(id: $0.id, title: $0.title, svg: $0.svg, headers: $0.headers, rows: $0.rows.map(Chart.Row.init))
+                }
+            }
+        }
         let hasFindings: Bool
 
         struct Policies: TemplateValues {
@@ -121,7 +154,7 @@ struct ReportPage: TemplateValues {
             "lang": \.lang, "title": \.title, "dryRun": \.dryRun, "status": \.status, "statusLabel": \.statusLabel,
             "meta": \.meta, "cards": \.cards, "retryingNotice": \.retryingNotice, "kindChart": \.kindChart,
             "dayChart": \.dayChart, "risk": \.risk, "refundActivity": \.refundActivity, "play": \.play, "policies": \.policies,
-            "hasFindings": \.hasFindings,
+            "trends": \.trends, "hasFindings": \.hasFindings,
         ]
 
         init(_ report: RunReport, _ reader: Reader) {
@@ -166,6 +199,7 @@ struct ReportPage: TemplateValues {
                 let said = summary.summaryLines(t)
                 return Play(lines: said.lines, notices: said.notices)
             }
+            trends = report.trends.map { TrendsSection($0, reader) }
             policies = report.policies.isEmpty ? nil : Policies(rows: report.policies.map {
                 Policies.Row(rule: $0.rule, decided: $0.decided, amount: $0.amountText(reader))
             })

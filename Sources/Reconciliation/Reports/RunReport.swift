@@ -129,6 +129,9 @@ public struct RunReport: Sendable {
     public var policies: [PolicyTally] = []
     /// What Google Play's stages did (SPEC section 18); nil with Play off.
     public var play: PlayRunSummary?
+    /// The last 90 days' trends up to this run, its own night included (report.html draws them);
+    /// nil when they could not be read.
+    public var trends: Trends?
 
     /// Findings per kind, every kind listed.
     public var counts: [String: Int] {

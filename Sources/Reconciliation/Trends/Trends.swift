@@ -117,6 +117,16 @@ public struct Trends: Sendable, Equatable {
         return trends
     }
 
+    /// The findings run `run` opened, by kind.
+    public static func openedBy(run: Int64, on connection: Connection) throws -> [FindingKind: Int] {
+        var opened: [FindingKind: Int] = [:]
+        for row in try connection.query(SQL.openedBy, ["run_id": run]) {
+            guard let kind = FindingKind(rawValue: try row.decode(String.self, at: 0)) else { continue }
+            opened[kind] = try row.decode(Int.self, at: 1)
+        }
+        return opened
+    }
+
     /// Every currency with a value at risk on some night, sorted.
     public var currencies: [String] {
         Set(nights.values.flatMap { $0.facts.valueAtRisk.keys }).sorted()
@@ -131,5 +141,6 @@ public struct Trends: Sendable, Equatable {
     enum SQL {
         static let nights: SQLFile = "trends/nights.sql"
         static let refundRate: SQLFile = "trends/refund_rate.sql"
+        static let openedBy: SQLFile = "trends/opened_by_run.sql"
     }
 }
