@@ -18,8 +18,17 @@ struct QueryFilter {
     ]
 
     static let keys = [
-        "status", "kind", "severity", "store", "user", "product", "transaction", "assignee", "since", "until", "page",
+        "status", "kind", "severity", "store", "user", "product", "transaction", "assignee", "since", "until", "segment",
+        "page",
     ]
+
+    /// `segment=app_version:4.2.1`: the items of one segment of the Insights page (SPEC section 19).
+    var segment: (dimension: InsightDimension, value: String)? {
+        guard let text = values["segment"], let colon = text.firstIndex(of: ":"),
+              let dimension = InsightDimension(rawValue: String(text[..<colon]))
+        else { return nil }
+        return (dimension, String(text[text.index(after: colon)...]))
+    }
 
     private var values: [String: String] = [:]
 
@@ -64,6 +73,17 @@ struct QueryFilter {
         filter.since = values["since"].flatMap(Self.day)
         // "to" is a whole day: items detected on it are included.
         filter.until = values["until"].flatMap(Self.day).map { $0.addingTimeInterval(86_400) }
+        // A segment's items are only known once resolved (``filter(segmentItems:)``): until then it
+        // matches nothing, so that no path that forgets to resolve it (a bulk decision, an export)
+        // ever takes more than the segment.
+        if values["segment"] != nil { filter.ids = [0] }
+        return filter
+    }
+
+    /// The filter with the segment resolved to its items (none: nothing matches).
+    func filter(segmentItems: [Int64]) -> ReviewFilter {
+        var filter = self.filter
+        filter.ids = segmentItems.isEmpty ? [0] : segmentItems
         return filter
     }
 

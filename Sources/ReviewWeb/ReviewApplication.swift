@@ -167,7 +167,7 @@ struct ReviewSite: Sendable {
             database: database, sessions: sessions, pages: pages, limit: configuration.bulkLimit,
             outboxDelivery: outboxDelivery)
         runs = RunController(database: database, sessions: sessions, pages: pages)
-        insights = InsightsController(database: database, pages: pages)
+        insights = InsightsController(database: database, pages: pages, settings: configuration.deskSettings)
         desk = DeskController(database: database, sessions: sessions, pages: pages, configuration: configuration)
     }
 

@@ -194,6 +194,9 @@ struct QueuePage {
     }
 
     let filter: FilterView
+    /// The segment of the Insights page the queue shows the items of, with a link to every item.
+    var segmentText: String? = nil
+    var clearSegmentHref = "/"
     let statusOptions: [OptionView]
     let kindOptions: [OptionView]
     let severityOptions: [OptionView]

@@ -77,11 +77,14 @@ struct PlayDemo {
     }
 
     /// `user`'s Android client uploads the purchase as it holds it (`getOriginalJson`, `getSignature`).
-    mutating func upload(_ user: String, _ purchase: CreatedPlayPurchase, purchaseData: String? = nil, at: Date) throws {
+    mutating func upload(
+        _ user: String, _ purchase: CreatedPlayPurchase, purchaseData: String? = nil, at: Date, device: String? = nil
+    ) throws {
         let payload = try Self.json(["purchaseData": purchaseData ?? purchase.purchaseData, "signature": purchase.signature])
+        let device = device ?? self.device()
         uploads.append(DemoWorld.UploadRow(
             user: user, kind: "play_purchase", payload: payload, username: nil,
-            claimed: purchase.orderId ?? purchase.purchaseToken, device: device(), uploadedAt: at))
+            claimed: purchase.orderId ?? purchase.purchaseToken, device: device, uploadedAt: at))
     }
 
     /// The backend credits the order (the purchase token when Google gave no order id).
@@ -92,10 +95,12 @@ struct PlayDemo {
             quantity: quantity, deliveredAt: at, store: "google_play"))
     }
 
-    mutating func device() -> String {
+    mutating func device(app: String? = nil) -> String {
         let models = ["Pixel 8", "SM-S918B", "Redmi Note 13", "V2309A", "PJZ110"]
         let os = ["13", "14", "15"]
-        return #"{"model": "\#(models.randomElement(using: &random)!)", "os": "Android \#(os.randomElement(using: &random)!)", "app": "4.2.\#(Int.random(in: 0...3, using: &random))"}"#
+        let model = models.randomElement(using: &random)!, system = os.randomElement(using: &random)!
+        let version = Int.random(in: 0...3, using: &random)
+        return #"{"model": "\#(model)", "os": "Android \#(system)", "app": "\#(app ?? "4.2.\(version)")"}"#
     }
 
     /// Normal life, then the accidents, one of each.
@@ -111,6 +116,41 @@ struct PlayDemo {
             }
         }
         try plantAccidents()
+        try plantLeakClusters(from: players + 1)
+    }
+
+    /// Issue 39 item 4 (SPEC section 19): two clusters for the Insights page to find. A new build
+    /// (4.3.0) whose purchase callback never reaches the server for most of its buyers, and an hour
+    /// yesterday when the backend was down: every purchase of that hour uploaded, none credited.
+    /// New players of their own, so the accidents above are as they were.
+    mutating func plantLeakClusters(from first: Int) throws {
+        var index = first
+        func player() -> String {
+            defer { index += 1 }
+            return String(format: "droid-%04d", index)
+        }
+        let badBuild = 14
+        for n in 0..<badBuild {
+            let user = player()
+            let bought = now.addingTimeInterval(-Double.random(in: 4 * 3600...(40 * 3600), using: &random))
+            let purchase = try buy("com.hncs.szj.coin686", by: user, at: bought)
+            try upload(user, purchase, at: bought.addingTimeInterval(4), device: device(app: "4.3.0"))
+            // Four in fourteen get through (a retry that happened to work).
+            if n % 4 == 3 { credit(purchase, to: user, at: bought.addingTimeInterval(6)) }
+        }
+        accidents.append("Play: app build 4.3.0 drops its purchase callback: \(badBuild - badBuild / 4) of its \(badBuild) purchases never credited")
+        let outage = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 3600).rounded(.down) * 3600 - 20 * 3600)
+        let outagePurchases = 25
+        for _ in 0..<outagePurchases {
+            let user = player()
+            let bought = outage.addingTimeInterval(Double.random(in: 60...3540, using: &random))
+            let (product, _, _) = DemoWorld.catalogue.randomElement(using: &random)!
+            let purchase = try buy(product, by: user, at: bought)
+            try upload(user, purchase, at: bought.addingTimeInterval(4))
+        }
+        let hour = Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: outage).hour ?? 0
+        accidents.append(String(format: "Play: the backend was down %02d:00–%02d:59 UTC yesterday: ", hour, hour)
+            + "\(outagePurchases) purchases uploaded, none credited")
     }
 
     mutating func plantAccidents() throws {

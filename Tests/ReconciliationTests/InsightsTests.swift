@@ -165,6 +165,20 @@ struct InsightsTests {
         #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.alert_checks")[0].decode(Int.self, at: 0) == 2)
     }
 
+    /// A segment's items (the queue's segment filter): exactly the counted items of its purchases.
+    @Test func aSegmentsItemsAreTheItemsItCounts() async throws {
+        let world = try await World("insights_segment_items", missed: Self.badBuild)
+        let span = InsightsQuery(since: Date().addingTimeInterval(-7 * 86_400), until: Date())
+        let items = try Insights.items(of: .appVersion, value: "4.2.1", span, settings: world.settings, on: world.connection)
+        let expected = try world.connection.query(
+            "SELECT id FROM reconcile.review_items WHERE transaction_id = ANY($1::text[]) ORDER BY id",
+            [(0..<8).map(World.id)]).map { try $0.decode(Int64.self, at: 0) }
+        #expect(items.sorted() == expected && expected.count == 8)
+        #expect(try Insights.items(of: .appVersion, value: "9.9.9", span, settings: world.settings, on: world.connection).isEmpty)
+        let hour = try Insights.items(of: .product, value: "coin42", span, settings: world.settings, on: world.connection)
+        #expect(hour.count == 10)
+    }
+
     /// The same purchases with a few misses spread over both builds: nothing stands out.
     @Test func aCleanWorldFlagsNothing() async throws {
         let world = try await World("insights_clean", missed: [3, 60, 120, 190])

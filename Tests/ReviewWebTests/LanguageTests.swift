@@ -96,6 +96,24 @@ struct LanguageTests {
         }
     }
 
+    /// The Insights page in both languages: its headings, the trends' charts and tables, and no
+    /// English label left on the Chinese page.
+    @Test func theInsightsPageIsInBothLanguages() async throws {
+        try await withApp { client in
+            let cookie = try await ReviewWebTests.login(client)
+            let english = try await Self.get(client, "/insights?lang=en", cookie: cookie)
+            #expect(english.contains("<h1>Where orders leak</h1>"))
+            #expect(english.contains("<h2>New findings per night</h2>"))
+            #expect(english.contains(#"class="trend-chart""#) && english.contains(#"<table id="trend-open-table">"#))
+            let chinese = try await Self.get(client, "/insights?lang=zh-Hans", cookie: cookie)
+            #expect(chinese.contains("<h1>漏单在哪里</h1>"))
+            #expect(chinese.contains("<h2>每夜新增问题</h2>"))
+            for label in Self.englishLabels + ["Where orders leak", "New findings per night", "Trends", "The numbers"] {
+                #expect(!chinese.contains(label), "English left on the Insights page: \(label)")
+            }
+        }
+    }
+
     @Test func theTimeZoneChoiceIsRememberedAndDefaultsByLanguage() async throws {
         let item = try #require(ids["t-m1"])
         try await withApp { client in
@@ -173,7 +191,7 @@ struct LanguageTests {
     }
 
     @Test func everyTemplateIsEmbedded() throws {
-        #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk", "refund_requests", "bulk"])
+        #expect(Set(Templates.sources.map(\.name)) == ["layout", "login", "queue", "item", "runs", "error", "desk", "refund_requests", "bulk", "insights"])
         #expect(Templates.css.contains(".chip"))
         // The one stylesheet: the one report.html embeds, severity colours included.
         #expect(Templates.css == Stylesheet.css && Templates.css.contains(".sev-high{--sev:"))

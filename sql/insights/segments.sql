@@ -12,10 +12,12 @@
 --         :'judged_before' (timestamptz: judged_before.sql), :'accepted_apps' (text[]: each store's
 --         accepted apps as `store/app`, reconcile.app_accepted), :'store' (text, null: every store),
 --         :'dimension' (text: an InsightDimension's raw value), :'statuses' (text[]: the review
---         statuses that count), :'leak_kinds' (text[]: FindingKind.isLeak).
--- Returns: one row per segment (is_segment: value, purchases, leaks) and, after it, one per kind
---          and currency of its findings (kind, currency — null when the item's value is unknown —,
---          items, amount_milli), ordered by value.
+--         statuses that count), :'leak_kinds' (text[]: FindingKind.isLeak), :'value' (text: null
+--         for every segment's counts; a segment's value for its items instead).
+-- Returns: without :'value', one row per segment (is_segment: value, purchases, leaks) and, after
+--          it, one per kind and currency of its findings (kind, currency — null when the item's
+--          value is unknown —, items, amount_milli), ordered by value; with :'value', one row per
+--          review item counted for the segment's purchases (item_id), the queue's segment filter.
 --
 -- One pass over the purchases, grouped by the dimension's key. The dimension is a value bound
 -- for this statement alone, so the planner folds the CASE below to the one key asked and drops
@@ -41,12 +43,12 @@ WITH judged AS (
      ORDER BY c.transaction_id, u.uploaded_at, u.id
 ), found AS (
     SELECT r.transaction_id, r.store, bool_or(r.kind = ANY (:'leak_kinds'::text[])) AS leaked,
-           array_agg(r.kind ORDER BY r.id) AS kinds, array_agg(r.currency ORDER BY r.id) AS currencies,
+           array_agg(r.id ORDER BY r.id) AS ids, array_agg(r.kind ORDER BY r.id) AS kinds, array_agg(r.currency ORDER BY r.id) AS currencies,
            array_agg(r.amount_milli ORDER BY r.id) AS amounts
       FROM reconcile.review_items r
      WHERE r.status = ANY (:'statuses'::text[]) AND r.transaction_id IS NOT NULL
      GROUP BY r.transaction_id, r.store
-), purchase AS (
+), purchase AS NOT MATERIALIZED (
     -- The purchase's value in the dimension asked. The SPEC's device keys first, then the
     -- spellings this codebase's own writers and pages use (`app`, `os`: the demo seed, the bench's
     -- generator, the multi-night world; `device_model`, `system_version`: the item page's reading);
@@ -69,7 +71,7 @@ WITH judged AS (
                         ELSE 'later' END
                WHEN 'purchase_hour' THEN to_char(j.purchase_date AT TIME ZONE 'UTC', 'HH24')
            END AS value,
-           coalesce(f.leaked, false) AS leaked, f.kinds, f.currencies, f.amounts
+           coalesce(f.leaked, false) AS leaked, f.ids, f.kinds, f.currencies, f.amounts
       FROM judged j
       LEFT JOIN first_upload u ON u.transaction_id = j.transaction_id
       LEFT JOIN found f ON f.transaction_id = j.transaction_id AND f.store = j.store
@@ -77,9 +79,17 @@ WITH judged AS (
 SELECT p.value, GROUPING(i.kind, i.currency) = 3 AS is_segment,
        count(*) FILTER (WHERE coalesce(i.n, 1) = 1) AS purchases,
        count(*) FILTER (WHERE coalesce(i.n, 1) = 1 AND p.leaked) AS leaks,
-       i.kind, i.currency, count(i.kind) AS items, sum(i.amount)::bigint AS amount_milli
+       i.kind, i.currency, count(i.kind) AS items, sum(i.amount)::bigint AS amount_milli, NULL::bigint AS item_id
   FROM purchase p
   LEFT JOIN LATERAL unnest(p.kinds, p.currencies, p.amounts) WITH ORDINALITY AS i(kind, currency, amount, n) ON true
+ WHERE :'value'::text IS NULL
  GROUP BY GROUPING SETS ((p.value), (p.value, i.kind, i.currency))
 HAVING GROUPING(i.kind, i.currency) = 3 OR count(i.kind) > 0
- ORDER BY p.value, GROUPING(i.kind, i.currency) DESC, i.kind, i.currency;
+UNION ALL
+-- The queue's segment filter: the items of the segment's purchases (a constant-false branch of
+-- the counts' statement, folded away by the planner, as this one is for the counts).
+SELECT p.value, false, NULL, NULL, NULL, NULL, NULL, NULL, item.id
+  FROM purchase p
+ CROSS JOIN LATERAL unnest(p.ids) AS item(id)
+ WHERE :'value'::text IS NOT NULL AND p.value = :'value'::text
+ ORDER BY 1, 2 DESC, 5, 6, 9;

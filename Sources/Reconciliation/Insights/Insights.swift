@@ -56,6 +56,33 @@ public struct Insights: Sendable, Equatable {
 }
 
 extension Insights {
+    /// The review items counted for one segment's purchases (the queue's segment filter, the
+    /// Insights page's links): the same purchases and statuses as the segment's counts.
+    public static func items(
+        of dimension: InsightDimension, value: String, _ query: InsightsQuery, settings: Settings,
+        on connection: Connection
+    ) throws -> [Int64] {
+        try connection.transaction {
+            try connection.execute(SQL.snapshot)
+            guard let row = try connection.queryFirst(SQL.judgedBefore, ["grace_seconds": settings.grace]) else {
+                return []
+            }
+            let values: SQLValues = [
+                "since": query.since, "until": query.until, "judged_before": try row.decode(Date.self, "judged_before"),
+                "accepted_apps": Differ.Parameters.acceptedApps(
+                    bundleIDs: settings.bundleIDs, packageNames: settings.googlePlay.packageNames),
+                "store": query.store?.rawValue, "dimension": dimension.rawValue,
+                "statuses": InsightsQuery.countedStatuses,
+                "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue), "value": value,
+            ]
+            var ids: [Int64] = []
+            try connection.stream(SQL.segments, values, relations: ["uploads": settings.uploadsRelation]) { row in
+                if let id = try row.decode(Int64?.self, "item_id") { ids.append(id) }
+            }
+            return ids
+        }
+    }
+
     /// Computes the insights of `query` in PostgreSQL: judged purchases are those the settings'
     /// run judges (their accepted apps, its grace period), findings are the queue's items of
     /// those purchases (``InsightsQuery/counts(_:)``). One statement per dimension; one row per
@@ -89,7 +116,7 @@ extension Insights {
                     "since": query.since, "until": query.until, "judged_before": judgedBefore,
                     "accepted_apps": acceptedApps, "store": query.store?.rawValue, "dimension": dimension.rawValue,
                     "statuses": InsightsQuery.countedStatuses,
-                    "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue),
+                    "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue), "value": String?.none,
                 ]
                 var table: [String: Segment] = [:]
                 try connection.stream(SQL.segments, values, relations: ["uploads": settings.uploadsRelation]) { row in

@@ -21,7 +21,7 @@ struct QueueController: Sendable {
         let reader = context.reader
         let t = reader.catalog
         let query = QueryFilter(query: request.uri.query)
-        let filter = query.filter
+        let filter = try await resolved(query)
         guard let page = query.page else {
             throw HTTPError(.badRequest, message: t.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
         }
@@ -61,7 +61,7 @@ struct QueueController: Sendable {
         let previous: String? = result.page > 1 ? "/?" + query.encoded(replacing: ["page": String(result.page - 1)]) : nil
         let next: String? =
             result.page < result.pageCount ? "/?" + query.encoded(replacing: ["page": String(result.page + 1)]) : nil
-        let view = QueuePage(
+        var view = QueuePage(
             filter: filterView, statusOptions: statusOptions, kindOptions: kindOptions,
             severityOptions: severityOptions, storeOptions: storeOptions, allKinds: filter.kinds.isEmpty,
             allKindsHref: "/?" + query.encoded(replacing: ["kind": nil, "page": nil]), kindCounts: kindCounts,
@@ -73,8 +73,28 @@ struct QueueController: Sendable {
                     query.value(key).map { QueuePage.Bulk.Field(name: key, value: $0) }
                 },
                 selectAllText: t.text("queue.select_all", ["count": String(result.total)])))
+        view.segmentText = query.segment.map { segment in
+            t.text("queue.segment", [
+                "segment": t["insights.dimension.\(segment.dimension.rawValue)"] + ": "
+                    + InsightsPage.Segments.label(segment.dimension, segment.value, t),
+            ])
+        }
+        view.clearSegmentHref = "/?" + query.encoded(replacing: ["segment": nil, "page": nil])
         return pages.render(
             "queue", view, title: t["queue.title"], context: context, flash: flash.map { FlashView($0) }, tab: .queue)
+    }
+
+    /// The query's filter with its segment (the Insights page's link) resolved to the segment's
+    /// items over the page's span; a segment without the job's settings matches nothing.
+    private func resolved(_ query: QueryFilter) async throws -> ReviewFilter {
+        guard let segment = query.segment else { return query.filter }
+        guard let settings = configuration.deskSettings else { return query.filter }
+        let until = Date()
+        let span = InsightsQuery(since: until.addingTimeInterval(-Double(Trends.defaultDays) * 86_400), until: until)
+        let items = try await database.lender.run {
+            try Insights.items(of: segment.dimension, value: segment.value, span, settings: settings, on: $0)
+        }
+        return query.filter(segmentItems: items)
     }
 
     /// The CSV is for spreadsheets and scripts: its columns and values stay as the CLI writes them.
@@ -88,7 +108,7 @@ struct QueueController: Sendable {
     /// only once the first chunk (or the whole of a small export) is written: no free connection
     /// or a failed query is still an error page, not a truncated file.
     private func export(_ request: Request, context: SignedInContext) async throws -> Response {
-        let filter = QueryFilter(query: request.uri.query).filter
+        let filter = try await resolved(QueryFilter(query: request.uri.query))
         let stream = ExportStream(
             stallTimeout: .milliseconds(Int64(configuration.exportStallTimeout * 1000)),
             timeLimit: .milliseconds(Int64(configuration.exportTimeLimit * 1000)))
