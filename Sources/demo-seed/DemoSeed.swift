@@ -30,7 +30,7 @@ struct DemoSeed: ParsableCommand {
     var playEnvironment: String?
 
     @Option(help: "Number of Android players (Google Play).")
-    var androidPlayers = 300
+    var androidPlayers = 1500
 
     func run() throws {
         if deskOrders {
