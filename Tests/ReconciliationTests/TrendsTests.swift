@@ -74,13 +74,17 @@ struct TrendsTests {
         let tonight = try #require(trends.nights[Self.utcDay(report.until)])
         #expect(tonight.runID == report.runID && tonight.openItems == report.openFindings)
         #expect(tonight.newFindings == report.newFindings)
-        let bought = try #require(trends.purchaseDays[Self.utcDay(Date().addingTimeInterval(-Self.day))])
+        let bought = try #require(trends.purchaseDays?[Self.utcDay(Date().addingTimeInterval(-Self.day))])
         #expect(bought.purchases == 5 && bought.revoked == 1)
         #expect(trends.currencies == ["CNY"])
 
         // report.html's view: the nights before its run, then its own from the report.
         let before = try Trends.read(until: report.until, beforeRun: report.runID, on: world.connection)
         #expect(before.nights[Self.utcDay(report.until)] == nil)
+        // A run's report reads no purchases: the refund rate is the Insights page's.
+        let nightly = try Trends.read(until: report.until, beforeRun: report.runID, refundRate: false, on: world.connection)
+        #expect(nightly.purchaseDays == nil && nightly.nights == before.nights)
+        #expect(!TrendCharts.charts(nightly, reader: Reader(language: .english)).contains { $0.id == "trend-refund-rate" })
         let including = before.including(report, newByKind: tonight.newByKind)
         #expect(including.nights[Self.utcDay(report.until)]?.openItems == report.openFindings)
         #expect(including.nights[Self.utcDay(report.until)]?.newFindings == report.newFindings)

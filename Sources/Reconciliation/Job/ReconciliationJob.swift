@@ -229,7 +229,7 @@ public struct ReconciliationJob: Sendable {
         // The trends up to this run, its own night from the report (it is not finished yet): a
         // failure to read them leaves report.html without them, never the run without a report.
         do {
-            report.trends = try Trends.read(until: run.until, beforeRun: run.id, on: connection)
+            report.trends = try Trends.read(until: run.until, beforeRun: run.id, refundRate: false, on: connection)
                 .including(report, newByKind: try Trends.openedBy(run: run.id, on: connection))
         } catch {
             run.logger.warning("trends not read", metadata: ["error": "\(error)"])

@@ -69,21 +69,23 @@ public enum TrendCharts {
                 row: { day in trends.nights[day].map { [money(Double($0.facts.valueAtRisk[currency] ?? 0))] } }))
         }
 
-        let rates = days.map { day in
-            trends.purchaseDays[day].map { $0.purchases == 0 ? 0 : Double($0.revoked) / Double($0.purchases) * 100 }
-        }
         func percent(_ value: Double) -> String { String(format: "%.1f%%", value) }
+        if let purchaseDays = trends.purchaseDays {
+        let rates = days.map { day in
+            purchaseDays[day].map { $0.purchases == 0 ? 0 : Double($0.revoked) / Double($0.purchases) * 100 }
+        }
         charts.append(chart(
             id: "\(prefix)-refund-rate", title: t["trends.refund_rate"], days: days,
             series: [Series(label: t["trends.refund_rate"], pattern: .solid, values: rates)], stacked: false,
             format: percent, reader: reader,
             headers: [t["trends.purchase_day"], t["trends.purchases"], t["trends.revoked"], t["trends.rate"]],
             row: { day in
-                trends.purchaseDays[day].map { purchase in
+                purchaseDays[day].map { purchase in
                     [reader.number(purchase.purchases), reader.number(purchase.revoked),
                      percent(purchase.purchases == 0 ? 0 : Double(purchase.revoked) / Double(purchase.purchases) * 100)]
                 }
             }))
+        }
 
         charts.append(chart(
             id: "\(prefix)-play-voids", title: t["trends.unacknowledged_voids"], days: days,
