@@ -165,7 +165,7 @@ struct ReviewSite: Sendable {
         items = ItemController(database: database, sessions: sessions, pages: pages, outboxDelivery: outboxDelivery)
         bulk = BulkController(
             database: database, sessions: sessions, pages: pages, limit: configuration.bulkLimit,
-            outboxDelivery: outboxDelivery)
+            outboxDelivery: outboxDelivery, settings: configuration.deskSettings)
         runs = RunController(database: database, sessions: sessions, pages: pages)
         insights = InsightsController(database: database, pages: pages, settings: configuration.deskSettings)
         desk = DeskController(database: database, sessions: sessions, pages: pages, configuration: configuration)

@@ -16,6 +16,19 @@ struct BulkController: Sendable {
     let limit: Int
     /// Delivers decisions to the app's webhook after a batch; nil without a webhook.
     let outboxDelivery: OutboxDelivery?
+    /// The job's settings, which resolve an Insights segment of the queue's filter; nil: a
+    /// segment selects nothing.
+    var settings: Settings? = nil
+
+    /// The selection's filter, an Insights segment resolved to its items when everything is
+    /// selected (ticked items are those ticked, within whatever the page showed).
+    func filter(_ selection: BulkSelection) async throws -> ReviewFilter? {
+        guard var filter = selection.filter else { return nil }
+        if selection.all, selection.query.segment != nil {
+            filter = try await database.filter(selection.query, settings: settings)
+        }
+        return filter
+    }
 
     /// How many items the confirmation page lists.
     static let shown = 10
@@ -48,7 +61,7 @@ struct BulkController: Sendable {
         if let problem = ItemController.noteProblem(note, required: decision == .dismiss, t) {
             return try await confirmation(selection, context: context, status: .badRequest, error: problem)
         }
-        guard let filter = selection.filter else {
+        guard let filter = try await filter(selection) else {
             return try await confirmation(selection, context: context, status: .badRequest)
         }
         let bulk = BulkDecision(filter: filter, person: person, limit: limit, approval: database.approval,
@@ -94,7 +107,7 @@ struct BulkController: Sendable {
         var digest = ""
         // The threshold the decisions will apply: this server's and the recorded one, the stricter.
         var approval = database.approval
-        if let filter = selection.filter {
+        if let filter = try await filter(selection) {
             let bulk = BulkDecision(filter: filter, person: context.session.name, limit: limit, approval: database.approval,
                 judgement: database.judgement)
             (preview, digest, approval) = try await database.run(connection: { connection in

@@ -84,17 +84,8 @@ struct QueueController: Sendable {
             "queue", view, title: t["queue.title"], context: context, flash: flash.map { FlashView($0) }, tab: .queue)
     }
 
-    /// The query's filter with its segment (the Insights page's link) resolved to the segment's
-    /// items over the page's span; a segment without the job's settings matches nothing.
     private func resolved(_ query: QueryFilter) async throws -> ReviewFilter {
-        guard let segment = query.segment else { return query.filter }
-        guard let settings = configuration.deskSettings else { return query.filter }
-        let until = Date()
-        let span = InsightsQuery(since: until.addingTimeInterval(-Double(Trends.defaultDays) * 86_400), until: until)
-        let items = try await database.lender.run {
-            try Insights.items(of: segment.dimension, value: segment.value, span, settings: settings, on: $0)
-        }
-        return query.filter(segmentItems: items)
+        try await database.filter(query, settings: configuration.deskSettings)
     }
 
     /// The CSV is for spreadsheets and scripts: its columns and values stay as the CLI writes them.
@@ -141,5 +132,19 @@ struct QueueController: Sendable {
                 while let chunk = try await chunks.next() { try await writer.write(chunk) }
                 try await writer.finish(nil)
             })
+    }
+}
+
+extension ReviewDatabase {
+    /// The query's filter with its segment (the Insights page's link) resolved to the segment's
+    /// items over the Insights page's span; a segment without the job's settings matches nothing.
+    func filter(_ query: QueryFilter, settings: Settings?) async throws -> ReviewFilter {
+        guard let segment = query.segment, let settings else { return query.filter }
+        let until = Date()
+        let span = InsightsQuery(since: until.addingTimeInterval(-Double(Trends.defaultDays) * 86_400), until: until)
+        let items = try await lender.run {
+            try Insights.items(of: segment.dimension, value: segment.value, span, settings: settings, on: $0)
+        }
+        return query.filter(segmentItems: items)
     }
 }
