@@ -344,6 +344,38 @@ struct AlertTests {
         }
     }
 
+    /// `reconcile check --alert-test` through the real binary: the test message reaches the
+    /// webhook in the configured format, and the check's line says so; with the webhook refusing,
+    /// the line says why and the check fails.
+    @Test func checkSendsATestMessage() async throws {
+        let (database, _) = try TestDatabase.migrated("alerts_check")
+        let hook = Hook()
+        try await WebhookServer.run(hook.router) { port in
+            func check() async throws -> (status: Int32, out: String) {
+                let child = try ChildProcess(
+                    try ChildProcess.executable("reconcile"), arguments: ["check", "--alert-test", "--log-level", "error"],
+                    environment: [
+                        "DATABASE_URL": database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",
+                        "RECONCILE_RECEIPT_VERIFICATION": "local",
+                        "RECONCILE_ALERT_WEBHOOK_URL": "http://127.0.0.1:\(port)/hook?key=tok-in-the-url",
+                        "RECONCILE_ALERT_FORMAT": "wecom", "RECONCILE_LANGUAGE": "zh-Hans",
+                    ],
+                    logDirectory: Scratch.folder("alerts-check"), label: "check")
+                return (try await child.waitForExit(), child.standardOutput)
+            }
+            let sent = try await check()
+            #expect(sent.out.contains("pass alert test: sent (wecom)"), "\(sent.out)")
+            let body = try Self.object(Data(try #require(hook.bodies.first).utf8))
+            #expect(body["msgtype"] as? String == "markdown")
+            #expect((body["markdown"] as? [String: String])?["content"]?.hasPrefix("**iap-reconcile：测试告警**") == true)
+            hook.answer.withLock { $0 = .status(403) }
+            let refused = try await check()
+            #expect(refused.status == 1)
+            #expect(refused.out.contains("FAIL alert test: not sent: HTTP 403"), "\(refused.out)")
+            #expect(!refused.out.contains("tok-in-the-url"))
+        }
+    }
+
     /// The settings refuse what cannot work, without showing the URL.
     @Test func theSettingsRefuseWhatCannotWork() {
         func refusal(_ values: [String: String]) -> SettingsError? {
