@@ -96,7 +96,7 @@ enum DeskPageBuilder {
         fact("product_type", transaction.productType.map { t.label("apple_value.product_type", $0) })
         fact("purchase_date", transaction.purchaseDate.map { reader.minute($0) })
         fact("quantity", transaction.quantity.map(String.init))
-        fact("environment", transaction.environment.map { t.environment($0.lowercased()) })
+        fact("environment", transaction.environment.map { t.environment($0.rawValue.lowercased()) })
         fact("bundle_id", transaction.bundleID)
         if let price = transaction.priceMilli, let currency = transaction.currency {
             facts.append(.init(key: t["apple.price"], value: reader.money(milli: price, currency: currency)))
@@ -142,7 +142,7 @@ enum DeskPageBuilder {
             isFinding: finding != nil, explanation: finding.map { t.explanation($0) },
             facts: facts,
             sources: transaction.sources.isEmpty
-                ? t[transaction.store == .googlePlay ? "apple.none_google_play" : "apple.none"] : transaction.sources.map { t.label("apple_value.source", $0) }.joined(separator: ", "),
+                ? t[transaction.store == .googlePlay ? "apple.none_google_play" : "apple.none"] : transaction.sources.map { t.label("apple_value.source", $0.rawValue) }.joined(separator: ", "),
             buyer: buyer, deliveries: deliveries, hasDeliveries: !deliveries.isEmpty, uploads: uploads,
             hasUploads: !uploads.isEmpty,
             items: transaction.reviewItems.map { item in

@@ -151,7 +151,7 @@ enum LookupText {
         if let product = transaction.productID { head += " — \(terminalSafe(product))" }
         if let quantity = transaction.quantity { head += " × \(quantity)" }
         if let purchased = transaction.purchaseDate { head += ", bought \(TimeExpression.format(purchased))" }
-        if let environment = transaction.environment { head += " (\(terminalSafe(environment)))" }
+        if let environment = transaction.environment { head += " (\(terminalSafe(environment.rawValue)))" }
         if let price = transaction.priceMilli, let currency = transaction.currency {
             head += ", \(terminalSafe(Money(milli: price, currency: currency).text()))"
         }
@@ -171,7 +171,7 @@ enum LookupText {
         }
         let store = transaction.store == .googlePlay ? "Google Play" : "Apple"
         field(transaction.store == .googlePlay ? "Google" : "Apple", [transaction.sources.isEmpty
-            ? "no \(store) source confirms it" : "confirmed by " + terminalSafe(transaction.sources.joined(separator: ", "))])
+            ? "no \(store) source confirms it" : "confirmed by " + terminalSafe(transaction.sources.map(\.rawValue).joined(separator: ", "))])
         field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(terminalSafe(transaction.buyer.basis ?? "?")))" }
             ?? "unknown"])
         field("Ledger", transaction.deliveries.isEmpty ? ["no delivery"] : transaction.deliveries.map {

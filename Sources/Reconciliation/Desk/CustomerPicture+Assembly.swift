@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Postgres
 
@@ -27,13 +28,14 @@ extension CustomerPicture.Transaction {
                 transactionID: id, originalTransactionID: try row["original_transaction_id"],
                 productID: try row["product_id"], productType: try row["product_type"],
                 bundleID: try row["bundle_id"], purchaseDate: try row["purchase_date"],
-                quantity: try row["quantity"], environment: try row["environment"],
+                quantity: try row["quantity"],
+                environment: try row.decode(String?.self, "environment").map(AppStoreEnvironment.init(rawValue:)),
                 revocationDate: try row["revocation_date"], revocationReason: try row["revocation_reason"],
                 revocationType: try row["revocation_type"],
                 revocationPercentage: try row["revocation_percentage"],
                 priceMilli: try row["price_milli"], currency: try row["currency"],
                 store: Store(rawValue: try row.decode(String.self, "store")) ?? .appStore,
-                sources: sources.isEmpty ? [] : sources.split(separator: ",").map(String.init),
+                sources: sources.isEmpty ? [] : sources.split(separator: ",").map { TransactionSource(rawValue: String($0)) },
                 buyer: CustomerPicture.Buyer(userID: try row["buyer"], basis: try row["basis"]),
                 deliveries: [], uploads: [], reviewItems: [],
                 verdict: try row["verdict"])

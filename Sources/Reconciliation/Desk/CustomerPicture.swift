@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Postgres
 
@@ -87,7 +88,8 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         @ExplicitNull public var bundleID: String?
         @ExplicitNull public var purchaseDate: Date?
         @ExplicitNull public var quantity: Int?
-        @ExplicitNull public var environment: String?
+        /// The store's environment (`Production`, `Sandbox`), as the white table keeps it.
+        @ExplicitNull public var environment: AppStoreEnvironment?
         @ExplicitNull public var revocationDate: Date?
         @ExplicitNull public var revocationReason: Int?
         /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE` once the white table keeps it.
@@ -98,8 +100,9 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
         @ExplicitNull public var currency: String?
         /// Which store the transaction is of (`app_store`, `google_play`).
         public var store: Store = .appStore
-        /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`, `order_lookup`.
-        public var sources: [String]
+        /// `verify_receipt`, `local_receipt`, `jws`, `server_api`, `notification`, `order_lookup`,
+        /// Play's `play_purchase`, `play_api`, …
+        public var sources: [TransactionSource]
         public var buyer: Buyer
         public var deliveries: [Delivery]
         public var uploads: [Upload]
