@@ -30,9 +30,7 @@ extension Insights {
                 let findings = FindingKind.allCases.compactMap { kind in
                     segment.counts[kind].map { "\(kind.rawValue) \($0)" }
                 }
-                var perCurrency: [String: Int64] = [:]
-                for entry in segment.valueAtRisk { perCurrency[entry.currency, default: 0] += entry.amountMilli }
-                let risk = perCurrency.sorted { $0.key < $1.key }.map {
+                let risk = RunReport.ValueAtRisk.totals(segment.valueAtRisk).sorted { $0.key < $1.key }.map {
                     Money(milli: $0.value, currency: $0.key).text()
                 }
                 return [

@@ -116,6 +116,36 @@ struct AlertTests {
         #expect(AlertMessage.slackEscaped("a <b> & c") == "a &lt;b&gt; &amp; c")
     }
 
+    /// Every run's message ends with the counts, the value at risk (unless a rule said it) and
+    /// the top flagged segment; the json format carries them as numbers.
+    @Test func aRunsMessageEndsWithTheCountsTheValueAtRiskAndTheTopSegment() throws {
+        let summary = AlertMessage.Summary(
+            openItems: 12, newFindings: 3, valueAtRisk: ["CNY": 6_480_000, "USD": 990_000],
+            topSegment: RunAlerts.FlaggedSegment(name: "app_version=4.3.0", leaks: 11, purchases: 14))
+        let reader = Reader(language: .english, timeZone: .gmt)
+        let message = AlertMessage(
+            runID: 7, fired: [FiredAlert(rule: .newHighFindings, count: 3)], summary: summary, reader: reader,
+            publicURL: nil)
+        #expect(message.lines == [
+            "3 new high-severity findings", "12 items open in the queue, 3 of them new",
+            "Value at risk in the queue: \(reader.money(milli: 6_480_000, currency: "CNY")), "
+                + reader.money(milli: 990_000, currency: "USD"),
+            "Top flagged segment: app_version=4.3.0, 11 of its 14 purchases leaked",
+        ])
+        let saidByItsRule = AlertMessage(
+            runID: 7, fired: [FiredAlert(rule: .valueAtRisk, currency: "CNY", amountMilli: 6_480_000)], summary: summary,
+            reader: reader, publicURL: nil)
+        #expect(saidByItsRule.lines.filter { $0.hasPrefix("Value at risk") }.count == 1)
+        let json = try Self.object(AlertFormat.json.request(message, url: "https://x.example", secret: nil, now: Date()).body)
+        let numbers = try #require(json["summary"] as? [String: Any])
+        #expect(numbers["open_items"] as? Int == 12 && numbers["new_findings"] as? Int == 3)
+        #expect((numbers["top_segment"] as? [String: Any])?["leaks"] as? Int == 11)
+        #expect((numbers["value_at_risk"] as? [String: Int])?["CNY"] == 6_480_000)
+        let chinese = AlertMessage(
+            runID: 7, fired: [], summary: summary, reader: Reader(language: .simplifiedChinese), publicURL: nil)
+        #expect(chinese.lines.first == "待处理队列中共 12 条，其中新增 3 条")
+    }
+
     // MARK: Rules
 
     @Test func aRuleFiresOnWhatIsNewSinceThePreviousCheck() {

@@ -160,6 +160,10 @@ struct InsightsTests {
         let message = try JSONDecoder().decode(AlertMessage.self, from: Data(try #require(queued.first).decode(String.self, at: 1).utf8))
         #expect(message.fired.map(\.rule) == [.flaggedSegment])
         #expect(message.fired.first?.segments == ["app_version=4.2.1"])
+        // The counts, the value at risk and the top flagged segment close every run's message.
+        #expect(message.summary?.topSegment == RunAlerts.FlaggedSegment(name: "app_version=4.2.1", leaks: 8, purchases: 10))
+        #expect(message.summary?.openItems == second.openFindings)
+        #expect(message.lines.last == "Top flagged segment: app_version=4.2.1, 8 of its 10 purchases leaked")
         _ = try await run()
         #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.alerts")[0].decode(Int.self, at: 0) == 1)
         #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.alert_checks")[0].decode(Int.self, at: 0) == 2)

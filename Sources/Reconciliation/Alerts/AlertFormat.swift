@@ -33,6 +33,16 @@ public enum AlertFormat: String, Sendable, CaseIterable, Codable {
             ]
             json["run_id"] = message.runID
             json["report_url"] = message.link
+            if let summary = message.summary {
+                var counts: [String: Any] = [
+                    "open_items": summary.openItems, "new_findings": summary.newFindings,
+                    "value_at_risk": summary.valueAtRisk,
+                ]
+                counts["top_segment"] = summary.topSegment.map {
+                    ["segment": $0.name, "leaks": $0.leaks, "purchases": $0.purchases] as [String: Any]
+                }
+                json["summary"] = counts
+            }
             object = json
         case .slack:
             object = ["text": message.slackText]

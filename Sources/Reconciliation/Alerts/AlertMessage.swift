@@ -12,13 +12,37 @@ public struct AlertMessage: Sendable, Equatable, Codable {
     /// The link's text.
     public var linkText: String
     public var fired: [FiredAlert]
+    /// The run's state the message ends with; nil for a test message.
+    public var summary: Summary?
 
-    enum CodingKeys: String, CodingKey {
-        case runID = "run_id", language, title, lines, link, linkText = "link_text", fired
+    /// What every run's message says besides what fired (SPEC section 19): the counts, the value
+    /// at risk, the top flagged segment.
+    public struct Summary: Sendable, Equatable, Codable {
+        public var openItems: Int
+        public var newFindings: Int
+        /// Per currency, milliunits.
+        public var valueAtRisk: [String: Int64]
+        public var topSegment: RunAlerts.FlaggedSegment?
+
+        public init(openItems: Int, newFindings: Int, valueAtRisk: [String: Int64], topSegment: RunAlerts.FlaggedSegment?) {
+            self.openItems = openItems
+            self.newFindings = newFindings
+            self.valueAtRisk = valueAtRisk
+            self.topSegment = topSegment
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case openItems = "open_items", newFindings = "new_findings", valueAtRisk = "value_at_risk"
+            case topSegment = "top_segment"
+        }
     }
 
-    /// The message for `fired` of run `runID` (nil: a test message).
-    public init(runID: Int64?, fired: [FiredAlert], reader: Reader, publicURL: String?) {
+    enum CodingKeys: String, CodingKey {
+        case runID = "run_id", language, title, lines, link, linkText = "link_text", fired, summary
+    }
+
+    /// The message for `fired` of run `runID` (nil: a test message), ending with `summary`'s lines.
+    public init(runID: Int64?, fired: [FiredAlert], summary: Summary? = nil, reader: Reader, publicURL: String?) {
         let t = reader.catalog
         self.runID = runID
         language = reader.language.rawValue
@@ -53,6 +77,23 @@ public struct AlertMessage: Sendable, Equatable, Codable {
             case .test:
                 t["alert.test.line"]
             }
+        }
+        self.summary = summary
+        guard let summary else { return }
+        lines.append(t.text("alert.summary.counts", [
+            "open": reader.number(summary.openItems), "new": reader.number(summary.newFindings),
+        ]))
+        // The value at risk once: a rule on it said it already.
+        if !summary.valueAtRisk.isEmpty, !fired.contains(where: { $0.rule == .valueAtRisk }) {
+            lines.append(t.text("alert.summary.value_at_risk", [
+                "amounts": summary.valueAtRisk.sorted { $0.key < $1.key }
+                    .map { reader.money(milli: $0.value, currency: $0.key) }.joined(separator: ", "),
+            ]))
+        }
+        if let top = summary.topSegment {
+            lines.append(t.text("alert.summary.top_segment", [
+                "segment": top.name, "leaks": reader.number(top.leaks), "purchases": reader.number(top.purchases),
+            ]))
         }
     }
 

@@ -11,21 +11,26 @@ import Postgres
 /// queued for the next run.
 public enum RunAlerts {
     /// Measures run `report`'s alert facts, keeps them, and queues a message when `rules` fire
-    /// on what is new since the previous check. `flaggedSegments` are `reconcile insights`'
-    /// flagged segments at the run's end (`dimension=value`). Returns the queued alert's id.
+    /// on what is new since the previous check. `flagged` are `reconcile insights`' flagged
+    /// segments at the run's end (``flagged(until:settings:on:)``). Returns the queued alert's id.
     @discardableResult
     public static func check(
-        _ report: RunReport, rules: AlertRules, flaggedSegments: [String] = [], settings: Settings,
+        _ report: RunReport, rules: AlertRules, flagged: [FlaggedSegment] = [], settings: Settings,
         on connection: Connection
     ) throws -> Int64? {
-        let measures = try measure(report, flaggedSegments: flaggedSegments, on: connection)
+        let measures = try measure(report, flaggedSegments: flagged.map(\.name), on: connection)
         return try connection.transaction {
             let previous = try connection.queryFirst(SQL.previousMeasures, ["run_id": report.runID]).map {
                 try JSONDecoder().decode(AlertMeasures.self, from: Data(try $0.decode(String.self, at: 0).utf8))
             }
             let fired = rules.fired(measures, since: previous)
+            // SPEC section 19: what fired, the counts, the top flagged segment, the value at risk.
+            let summary = AlertMessage.Summary(
+                openItems: report.openFindings, newFindings: report.newFindings, valueAtRisk: measures.valueAtRisk,
+                topSegment: flagged.first)
             let message = fired.isEmpty ? nil : AlertMessage(
-                runID: report.runID, fired: fired, reader: settings.reportReader, publicURL: settings.alerts.publicURL)
+                runID: report.runID, fired: fired, summary: summary, reader: settings.reportReader,
+                publicURL: settings.alerts.publicURL)
             let row = try connection.queryFirst(SQL.recordCheck, [
                 "run_id": report.runID, "measures": try json(measures), "message": try message.map(json),
             ])
@@ -42,7 +47,7 @@ public enum RunAlerts {
         let high = FindingKind.allCases.filter { $0.severity == .high }.map(\.rawValue)
         measures.newHighFindings = try connection.queryFirst(
             SQL.newHighFindings, ["run_id": report.runID, "kinds": high])?.decode(Int.self, at: 0) ?? 0
-        for risk in report.valueAtRisk { measures.valueAtRisk[risk.currency, default: 0] += risk.amountMilli }
+        measures.valueAtRisk = RunReport.ValueAtRisk.totals(report.valueAtRisk)
         measures.flaggedSegments = flaggedSegments.sorted()
         measures.unacknowledgedVoids = report.play?.voidedUnacknowledged ?? 0
         measures.undeliveredNotifications = report.notifications.undelivered
@@ -57,13 +62,29 @@ public enum RunAlerts {
     /// month's purchases, whatever the history's size).
     public static let segmentSpanDays = 30
 
-    /// `reconcile insights`' flagged segments over ``segmentSpanDays`` up to `until`, as
-    /// `dimension=value`, every dimension.
-    public static func flaggedSegments(until: Date, settings: Settings, on connection: Connection) throws -> [String] {
+    /// A flagged segment as an alert names it.
+    public struct FlaggedSegment: Sendable, Equatable, Codable {
+        /// `dimension=value`.
+        public var name: String
+        public var leaks: Int
+        public var purchases: Int
+    }
+
+    /// `reconcile insights`' flagged segments over ``segmentSpanDays`` up to `until`, every
+    /// dimension, the most leaks first (the top one is the message's).
+    public static func flagged(until: Date, settings: Settings, on connection: Connection) throws -> [FlaggedSegment] {
         let query = InsightsQuery(since: until.addingTimeInterval(-Double(segmentSpanDays) * 86_400), until: until)
-        return try Insights.compute(query, settings: settings, on: connection).tables.flatMap { table in
-            table.segments.filter(\.flagged).map { "\(table.dimension.rawValue)=\($0.value)" }
+        let flagged = try Insights.compute(query, settings: settings, on: connection).tables.flatMap { table in
+            table.segments.filter(\.flagged).map {
+                FlaggedSegment(name: "\(table.dimension.rawValue)=\($0.value)", leaks: $0.leaks, purchases: $0.purchases)
+            }
         }
+        return flagged.enumerated().sorted { ($0.element.leaks, $1.offset) > ($1.element.leaks, $0.offset) }.map(\.element)
+    }
+
+    /// The names of ``flagged(until:settings:on:)``.
+    public static func flaggedSegments(until: Date, settings: Settings, on connection: Connection) throws -> [String] {
+        try flagged(until: until, settings: settings, on: connection).map(\.name)
     }
 
     /// Queues the test message of `reconcile check --alert-test`.

@@ -32,13 +32,7 @@ public struct AlertSettings: Sendable {
     init(value: (String) -> String?) throws(SettingsError) {
         func httpURL(_ key: String) throws(SettingsError) -> String? {
             guard let raw = value(key) else { return nil }
-            guard let parsed = URL(string: raw), let scheme = parsed.scheme?.lowercased(),
-                  ["http", "https"].contains(scheme), parsed.host?.isEmpty == false
-            else {
-                // The value is not shown: the webhook URL holds the bot's token.
-                throw SettingsError(key: key, problem: "must be an http(s) URL")
-            }
-            return raw
+            return try Settings.httpURL(raw, key: key)
         }
         webhookURL = try httpURL("RECONCILE_ALERT_WEBHOOK_URL").map(Secret.init)
         publicURL = try httpURL("RECONCILE_PUBLIC_URL").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }

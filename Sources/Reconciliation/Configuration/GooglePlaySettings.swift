@@ -41,12 +41,7 @@ public struct GooglePlaySettings: Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         licenseKeys = value("GOOGLE_PLAY_LICENSE_KEYS")
         serviceAccountFile = value("GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
-        if let raw = value("GOOGLE_PLAY_API_URL") {
-            guard let parsed = URL(string: raw), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
-                parsed.host != nil
-            else { throw SettingsError(key: "GOOGLE_PLAY_API_URL", problem: "must be an http(s) URL") }
-            apiURL = raw
-        }
+        if let raw = value("GOOGLE_PLAY_API_URL") { apiURL = try Settings.httpURL(raw, key: "GOOGLE_PLAY_API_URL") }
         if let raw = value("GOOGLE_PLAY_API_RATE") {
             guard let rate = Double(raw), rate >= 0.01, rate <= 10_000 else {
                 throw SettingsError(

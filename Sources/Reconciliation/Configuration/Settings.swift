@@ -152,6 +152,15 @@ public struct Settings: Sendable {
         "RECONCILE_APPROVAL_ABOVE", "RECONCILE_BULK_LIMIT", "RECONCILE_POLICY_FILE",
     ] + GooglePlaySettings.keys + AlertSettings.keys
 
+    /// `text` when it is an http(s) URL with a host, else `key`'s error (which never shows the
+    /// value: a webhook's URL may hold its token).
+    static func httpURL(_ text: String, key: String) throws(SettingsError) -> String {
+        guard let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            parsed.host?.isEmpty == false
+        else { throw SettingsError(key: key, problem: "must be an http(s) URL") }
+        return text
+    }
+
     /// The shortest `RECONCILE_OUTBOX_WEBHOOK_SECRET` accepted.
     public static let minimumWebhookSecretLength = 16
 
@@ -191,11 +200,7 @@ public struct Settings: Sendable {
             return number
         }
         func url(_ key: String, default fallback: String) throws(SettingsError) -> String {
-            let text = value(key) ?? fallback
-            guard let parsed = URL(string: text), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
-                parsed.host != nil
-            else { throw SettingsError(key: key, problem: "must be an http(s) URL") }
-            return text
+            try Settings.httpURL(value(key) ?? fallback, key: key)
         }
         func relation(_ key: String, default fallback: String) throws(SettingsError) -> QualifiedRelation {
             guard let relation = QualifiedRelation(value(key) ?? fallback) else {

@@ -67,20 +67,29 @@ extension Insights {
             guard let row = try connection.queryFirst(SQL.judgedBefore, ["grace_seconds": settings.grace]) else {
                 return []
             }
-            let values: SQLValues = [
-                "since": query.since, "until": query.until, "judged_before": try row.decode(Date.self, "judged_before"),
-                "accepted_apps": Differ.Parameters.acceptedApps(
-                    bundleIDs: settings.bundleIDs, packageNames: settings.googlePlay.packageNames),
-                "store": query.store?.rawValue, "dimension": dimension.rawValue,
-                "statuses": InsightsQuery.countedStatuses,
-                "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue), "value": value,
-            ]
+            let values = segmentValues(
+                query, dimension: dimension, value: value, judgedBefore: try row.decode(Date.self, "judged_before"),
+                settings: settings)
             var ids: [Int64] = []
             try connection.stream(SQL.segments, values, relations: ["uploads": settings.uploadsRelation]) { row in
                 if let id = try row.decode(Int64?.self, "item_id") { ids.append(id) }
             }
             return ids
         }
+    }
+
+    /// What `sql/insights/segments.sql` is bound with for one dimension: its counts (`value` nil)
+    /// or one segment's items.
+    static func segmentValues(
+        _ query: InsightsQuery, dimension: InsightDimension, value: String?, judgedBefore: Date, settings: Settings
+    ) -> SQLValues {
+        [
+            "since": query.since, "until": query.until, "judged_before": judgedBefore,
+            "accepted_apps": Differ.Parameters.acceptedApps(
+                bundleIDs: settings.bundleIDs, packageNames: settings.googlePlay.packageNames),
+            "store": query.store?.rawValue, "dimension": dimension.rawValue, "statuses": InsightsQuery.countedStatuses,
+            "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue), "value": value,
+        ]
     }
 
     /// Computes the insights of `query` in PostgreSQL: judged purchases are those the settings'
@@ -107,17 +116,11 @@ extension Insights {
         }
         var segments: [InsightDimension: [String: Segment]] = [:]
         if let judgedBefore = span.judgedBefore {
-            let acceptedApps = Differ.Parameters.acceptedApps(
-                bundleIDs: settings.bundleIDs, packageNames: settings.googlePlay.packageNames)
             // One statement per dimension: each is one pass grouped by its key alone (the
             // planner folds the others away), which is what a single --by costs.
             for dimension in query.dimensions {
-                let values: SQLValues = [
-                    "since": query.since, "until": query.until, "judged_before": judgedBefore,
-                    "accepted_apps": acceptedApps, "store": query.store?.rawValue, "dimension": dimension.rawValue,
-                    "statuses": InsightsQuery.countedStatuses,
-                    "leak_kinds": FindingKind.allCases.filter(\.isLeak).map(\.rawValue), "value": String?.none,
-                ]
+                let values = segmentValues(
+                    query, dimension: dimension, value: nil, judgedBefore: judgedBefore, settings: settings)
                 var table: [String: Segment] = [:]
                 try connection.stream(SQL.segments, values, relations: ["uploads": settings.uploadsRelation]) { row in
                     let value = try row.decode(String.self, "value")

@@ -258,10 +258,10 @@ public struct ReconciliationJob: Sendable {
         // and the next run's check compares with the last one that was kept.
         if settings.alerts.enabled, !run.dryRun {
             do {
-                let rules = policies?.alerts ?? .defaults
-                let flagged = rules.flaggedSegment
-                    ? try RunAlerts.flaggedSegments(until: run.until, settings: settings, on: connection) : []
-                try RunAlerts.check(report, rules: rules, flaggedSegments: flagged, settings: settings, on: connection)
+                // Every message names the top flagged segment, whatever the rules: always computed.
+                let flagged = try RunAlerts.flagged(until: run.until, settings: settings, on: connection)
+                try RunAlerts.check(
+                    report, rules: policies?.alerts ?? .defaults, flagged: flagged, settings: settings, on: connection)
             } catch {
                 run.logger.warning("alert check failed", metadata: ["error": "\(error)"])
             }

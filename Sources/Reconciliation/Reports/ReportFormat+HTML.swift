@@ -366,9 +366,7 @@ struct ReportPage: TemplateValues {
             let risk = report.valueAtRisk
             guard !risk.isEmpty else { return nil }
             let t = reader.catalog
-            var totals: [String: Int64] = [:]
-            for entry in risk { totals[entry.currency, default: 0] += entry.amountMilli }
-            self.totals = totals.sorted { $0.key < $1.key }.map { currency, amount in
+            self.totals = RunReport.ValueAtRisk.totals(risk).sorted { $0.key < $1.key }.map { currency, amount in
                 Total(amount: reader.money(milli: amount, currency: currency),
                       label: t.text("report.at_risk", ["currency": currency]))
             }

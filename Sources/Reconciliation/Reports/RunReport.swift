@@ -85,6 +85,11 @@ public struct RunReport: Sendable {
 
     /// Money at stake for one kind in one currency.
     public struct ValueAtRisk: Sendable, Equatable, Comparable {
+        /// The entries' amounts summed per currency (milliunits).
+        public static func totals(_ entries: some Sequence<Self>) -> [String: Int64] {
+            entries.reduce(into: [:]) { $0[$1.currency, default: 0] += $1.amountMilli }
+        }
+
         public var kind: FindingKind
         public var currency: String
         /// Milliunits of `currency`.

@@ -70,21 +70,19 @@ public enum TrendCharts {
         }
 
         func percent(_ value: Double) -> String { String(format: "%.1f%%", value) }
+        // The refund rate only when it was read (the Insights page; not a run's report.html).
         if let purchaseDays = trends.purchaseDays {
-        let rates = days.map { day in
-            purchaseDays[day].map { $0.purchases == 0 ? 0 : Double($0.revoked) / Double($0.purchases) * 100 }
-        }
-        charts.append(chart(
-            id: "\(prefix)-refund-rate", title: t["trends.refund_rate"], days: days,
-            series: [Series(label: t["trends.refund_rate"], pattern: .solid, values: rates)], stacked: false,
-            format: percent, reader: reader,
-            headers: [t["trends.purchase_day"], t["trends.purchases"], t["trends.revoked"], t["trends.rate"]],
-            row: { day in
-                purchaseDays[day].map { purchase in
-                    [reader.number(purchase.purchases), reader.number(purchase.revoked),
-                     percent(purchase.purchases == 0 ? 0 : Double(purchase.revoked) / Double(purchase.purchases) * 100)]
-                }
-            }))
+            charts.append(chart(
+                id: "\(prefix)-refund-rate", title: t["trends.refund_rate"], days: days,
+                series: [Series(label: t["trends.refund_rate"], pattern: .solid,
+                                values: days.map { purchaseDays[$0].map(\.percentRevoked) })],
+                stacked: false, format: percent, reader: reader,
+                headers: [t["trends.purchase_day"], t["trends.purchases"], t["trends.revoked"], t["trends.rate"]],
+                row: { day in
+                    purchaseDays[day].map {
+                        [reader.number($0.purchases), reader.number($0.revoked), percent($0.percentRevoked)]
+                    }
+                }))
         }
 
         charts.append(chart(

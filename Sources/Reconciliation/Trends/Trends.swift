@@ -38,7 +38,7 @@ extension RunReport {
     /// What the run keeps for the trends.
     public var trendFacts: RunTrendFacts {
         var facts = RunTrendFacts()
-        for risk in valueAtRisk { facts.valueAtRisk[risk.currency, default: 0] += risk.amountMilli }
+        facts.valueAtRisk = RunReport.ValueAtRisk.totals(valueAtRisk)
         facts.voidedUnacknowledged = play?.voidedUnacknowledged ?? 0
         facts.refundRequests.answered = consumption.answered
         facts.refundRequests.refunded = consumption.refunded
@@ -65,6 +65,8 @@ public struct Trends: Sendable, Equatable {
     public struct PurchaseDay: Sendable, Equatable {
         public var purchases: Int
         public var revoked: Int
+        /// Revoked purchases per hundred.
+        public var percentRevoked: Double { purchases == 0 ? 0 : Double(revoked) / Double(purchases) * 100 }
     }
 
     /// The span's days, oldest first (UTC, each a day's midnight).

@@ -112,9 +112,8 @@ struct InsightsPage {
                 "rate": percent(insights.overall.rate),
             ])
             func row(_ dimension: InsightDimension, _ segment: Insights.Segment) -> Row {
-                let risk = Dictionary(grouping: segment.valueAtRisk, by: \.currency)
-                    .map { ($0.key, $0.value.map(\.amountMilli).reduce(0, +)) }.sorted { $0.0 < $1.0 }
-                    .map { reader.money(milli: $0.1, currency: $0.0) }.joined(separator: ", ")
+                let risk = RunReport.ValueAtRisk.totals(segment.valueAtRisk).sorted { $0.key < $1.key }
+                    .map { reader.money(milli: $0.value, currency: $0.key) }.joined(separator: ", ")
                 return Row(
                     dimension: t["insights.dimension.\(dimension.rawValue)"],
                     value: Self.label(dimension, segment.value, t), purchases: reader.number(segment.purchases),
