@@ -372,6 +372,26 @@ extension MultiNightWorld {
                 SELECT * FROM json_populate_recordset(NULL::reconcile.\(table), $1::json)
                 """, [rows])
         }
+        // Google Play's notifications as the receiver's listener stored them, none asked of Google
+        // yet: the whole-history run asks about each (its `play_api` stage), as a run after a
+        // receiver whose worker never ran would. Those the listener stored as not to be asked
+        // (garbage, a test message) stay as they are.
+        // (The chain's runs are not copied: no notification names one.)
+        let play = try connection.query(
+            "SELECT coalesce(json_agg(to_jsonb(t) - 'processed_run'), '[]')::text FROM reconcile.play_notifications t"
+        )[0].decode(String.self, at: 0)
+        try target.execute(
+            """
+            INSERT INTO reconcile.play_notifications
+            SELECT * FROM json_populate_recordset(NULL::reconcile.play_notifications, $1::json)
+            """, [play])
+        try target.execute(
+            """
+            UPDATE reconcile.play_notifications
+               SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, transaction_id = NULL,
+                   processed_at = NULL
+             WHERE state IN ('applied', 'not_found', 'gone') OR (state = 'pending' AND attempts > 0)
+            """)
         let freshSettings = try settings(fresh, running)
         let started = Date()
         let report = try await run(freshSettings, until: until)

@@ -413,6 +413,51 @@ struct PlayNotificationReceiverTests {
         }
     }
 
+    /// A notification the receiver stored and never asked about (it ran without a service account)
+    /// is asked about by the next nightly run, in its `play_api` stage, as Apple's stored
+    /// notifications are applied by every run: the purchase only that notification told of, paid
+    /// and never credited, is a missed_delivery in that run's report, and nothing is left for
+    /// the receiver to judge again. (The multi-night world's whole-history run, over notifications
+    /// no worker asked about, found none of them before.)
+    @Test func theNightlyRunAsksAboutTheNotificationsTheReceiverDidNot() async throws {
+        let world = try World("play_rtdn_run_asks")
+        // alice is a known account (another delivery of hers), not this purchase's.
+        try world.credit("GPA.9999-0000-0000-00001")
+        let purchase = try world.purchase()
+        let order = try #require(purchase.orderId)
+        try await world.sim.withRunning { running in
+            let receiving = try await world.settings(running, serviceAccount: false)
+            try await Self.withReceiver(receiving) { url, worker, _ in
+                let pushed = try await world.sim.play.pushNotification(.init(
+                    kind: .oneTime, purchaseToken: purchase.purchaseToken, url: url, pushToken: Self.pushToken))
+                #expect(pushed.status == 204)
+                _ = try await Self.pass(worker, world)
+            }
+            #expect(try world.notifications() == ["one_time pending"])
+            let nightly = try await world.settings(running)
+            let report = try await Stores.withJob(settings: nightly, logger: Self.quiet) {
+                try await $0.run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
+            }
+            // (alice's other credit, of an order no upload or Google answer holds, is the nightly
+            // rules' unverified_delivery.)
+            #expect(try world.items() == [
+                "missed_delivery \(order) alice open", "unverified_delivery GPA.9999-0000-0000-00001 alice open",
+            ])
+            #expect(report.summary.open == 2)
+            #expect(report.play?.notificationsAsked == 1)
+            #expect(try world.notifications() == ["one_time applied"])
+            #expect(try world.count("receiver_judgements") == 0)
+            let json = try String(
+                contentsOf: world.state.appendingPathComponent("reports/run-\(report.runID)/report.json"), encoding: .utf8)
+            #expect(json.contains(#""notifications_asked": 1"#))
+            // The next run has nothing left to ask.
+            let again = try await Stores.withJob(settings: nightly, logger: Self.quiet) {
+                try await $0.run(.init(since: Date().addingTimeInterval(-3 * 86_400)))
+            }
+            #expect(again.play?.notificationsAsked == 0)
+        }
+    }
+
     /// Google refusing the service account (401 permissionDenied): the pass goes on, the
     /// notification stays pending with the reason, and is applied once Google accepts again.
     @Test func googleRefusingTheServiceAccountKeepsTheNotificationForLater() async throws {

@@ -18,6 +18,9 @@ public struct PlayRunSummary: Sendable, Equatable {
     /// Ledger order ids no upload holds asked of the Orders API, and of those Google did not answer.
     public var ordersAsked = 0
     public var ordersUnanswered = 0
+    /// Real-time notifications the receiver stored that this run asked Google about (the
+    /// receiver's worker had not: it was down, or Google could not answer it then).
+    public var notificationsAsked = 0
     /// Delivered purchases the job acknowledged (`RECONCILE_PLAY_ACKNOWLEDGE=on`).
     public var acknowledged = 0
     /// Purchases Google voided for want of an acknowledgement (`voidedReason` 8) the job learnt of
@@ -46,10 +49,20 @@ struct PlayRunStage: Sendable {
         summary.voidedUnacknowledged = try PlayVoids.unacknowledgedSince(run.resumesAfter, on: run.connection)
     }
 
-    /// After verification: the Orders API for ledger order ids no upload holds
-    /// (`PlayOrderLookups`), then the acknowledgement rescue (`PlayAcknowledgements`).
+    /// After verification: the real-time notifications the receiver stored and nobody asked
+    /// Google about yet (``PlayNotificationWorker/drain(runID:on:)``), the Orders API for ledger
+    /// order ids no upload holds (`PlayOrderLookups`), then the acknowledgement rescue
+    /// (`PlayAcknowledgements`).
     func afterVerify(_ run: RunContext, _ summary: inout PlayRunSummary) async throws {
         guard let api = services.api else { return }
+        var timing = PlayNotificationWorker.Timing()
+        timing.perPass = 200
+        timing.budget = .seconds(60)
+        let notifications = try await PlayNotificationWorker(
+            api: api, packageNames: services.settings.packageNames, grace: settings.grace, timing: timing,
+            logger: run.logger
+        ).drain(runID: run.id, on: run.connection)
+        summary.notificationsAsked = notifications.applied + notifications.unknown
         try await PlayOrderLookups(api: api, services: services, relations: settings.relations).run(run, &summary)
         if services.settings.acknowledge, !run.dryRun {
             try await PlayAcknowledgements(api: api, services: services, relations: settings.relations).run(run, &summary)

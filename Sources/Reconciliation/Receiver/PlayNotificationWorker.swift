@@ -92,8 +92,11 @@ public final class PlayNotificationWorker: Sendable {
 
     /// One pass over the pending notifications; `runID` records the receiver's run (called only
     /// when there is work). The transactions it stored are noted for judgement in the transaction
-    /// that stored them, so the caller's judgement of due transactions, after it, judges them.
-    public func pass(runID: () throws -> Int64, on connection: Connection) async throws -> Summary {
+    /// that stored them, so the caller's judgement of due transactions, after it, judges them;
+    /// a nightly run, whose diff judges what it stored, passes `notingJudgements: false`.
+    public func pass(runID: () throws -> Int64, notingJudgements: Bool = true, on connection: Connection) async throws
+        -> Summary
+    {
         var summary = Summary()
         guard let api else {
             let say = state.withLock { state in
@@ -121,7 +124,9 @@ public final class PlayNotificationWorker: Sendable {
                 break
             }
             do {
-                switch try await handle(notification, api: api, runID: run, on: connection) {
+                switch try await handle(
+                    notification, api: api, runID: run, notingJudgements: notingJudgements, on: connection)
+                {
                 case .applied: summary.applied += 1
                 case .unknown: summary.unknown += 1
                 case .waiting: summary.waiting += 1
@@ -153,6 +158,24 @@ public final class PlayNotificationWorker: Sendable {
                 ])
         }
         return summary
+    }
+
+    /// A nightly run's asking (the `play_api` stage): passes until none is left due, so a
+    /// notification the receiver stored and never asked about (its worker down, or without a
+    /// service account then) is judged by the next run as Apple's stored notifications are. The
+    /// run's diff judges what the passes stored (the rows carry the run's id), so nothing is noted
+    /// for the receiver's judgement. The lease keeps a receiver running beside it off the same ones.
+    public func drain(runID: Int64, on connection: Connection) async throws -> Summary {
+        var total = Summary()
+        while true {
+            let summary = try await pass(runID: { runID }, notingJudgements: false, on: connection)
+            total.applied += summary.applied
+            total.unknown += summary.unknown
+            total.waiting += summary.waiting
+            total.refused = total.refused || summary.refused
+            // Nothing was due, or Google refused the service account: every other one waits.
+            if summary == Summary() || summary.refused { return total }
+        }
     }
 
     /// A notification the pass took.
@@ -189,9 +212,10 @@ public final class PlayNotificationWorker: Sendable {
 
     enum Outcome { case applied, unknown, waiting }
 
-    private func handle(_ notification: Claimed, api: PlayDeveloperAPIClient, runID: Int64, on connection: Connection)
-        async throws -> Outcome
-    {
+    private func handle(
+        _ notification: Claimed, api: PlayDeveloperAPIClient, runID: Int64, notingJudgements: Bool,
+        on connection: Connection
+    ) async throws -> Outcome {
         var log = logger
         log[metadataKey: "play.message_id"] = "\(notification.messageID)"
         guard packageNames.contains(notification.packageName) else {
@@ -235,9 +259,11 @@ public final class PlayNotificationWorker: Sendable {
         try connection.transaction {
             try TransactionStore.upsert([(record, nil)], runID: runID, on: connection)
             let changed = try PlayVoids.record(voids, runID: runID, on: connection)
-            try connection.execute(
-                ReceiverSQL.noteTransactions,
-                ["transaction_ids": Array(Set([record.transactionID] + changed)).sorted(), "grace_seconds": grace])
+            if notingJudgements {
+                try connection.execute(
+                    ReceiverSQL.noteTransactions,
+                    ["transaction_ids": Array(Set([record.transactionID] + changed)).sorted(), "grace_seconds": grace])
+            }
             try finish(notification, state: "applied", transaction: record.transactionID, error: nil, runID: runID,
                        on: connection)
         }
