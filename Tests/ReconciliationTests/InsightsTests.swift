@@ -140,7 +140,7 @@ struct InsightsTests {
     /// first run with alerts on queues the newly flagged build, the next run, with nothing new, none.
     @Test func aNewlyFlaggedSegmentIsAlertedOnceThroughTheRun() async throws {
         let world = try await World("insights_alert", missed: Self.badBuild)
-        #expect(try RunAlerts.flaggedSegments(until: Date(), settings: world.settings, on: world.connection)
+        #expect(try RunAlerts.flagged(until: Date(), settings: world.settings, on: world.connection).map(\.name)
             == ["app_version=4.2.1"])
         let settings = try Settings(lookup: [
             "DATABASE_URL": world.database.url, "RECONCILE_BUNDLE_IDS": "com.hncs.szj",

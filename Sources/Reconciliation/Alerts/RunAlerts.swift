@@ -79,12 +79,8 @@ public enum RunAlerts {
                 FlaggedSegment(name: "\(table.dimension.rawValue)=\($0.value)", leaks: $0.leaks, purchases: $0.purchases)
             }
         }
-        return flagged.enumerated().sorted { ($0.element.leaks, $1.offset) > ($1.element.leaks, $0.offset) }.map(\.element)
-    }
-
-    /// The names of ``flagged(until:settings:on:)``.
-    public static func flaggedSegments(until: Date, settings: Settings, on connection: Connection) throws -> [String] {
-        try flagged(until: until, settings: settings, on: connection).map(\.name)
+        // Stable: segments with as many leaks keep the dimensions' order.
+        return flagged.sorted { $0.leaks > $1.leaks }
     }
 
     /// Queues the test message of `reconcile check --alert-test`.

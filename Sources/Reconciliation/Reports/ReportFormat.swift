@@ -130,7 +130,8 @@ extension ReportFormat {
         "\n  \"play\": {\"refunds_unchecked\": \(play.refundsUnchecked), \"voided_gap\": \(play.voidedGap), "
             + "\"voids_recorded\": \(play.voidsRecorded), \"gap_purchases_asked\": \(play.gapPurchasesAsked), "
             + "\"orders_asked\": \(play.ordersAsked), \"orders_unanswered\": \(play.ordersUnanswered), "
-            + "\"notifications_asked\": \(play.notificationsAsked), \"acknowledged\": \(play.acknowledged), \"voided_unacknowledged\": \(play.voidedUnacknowledged)},"
+            + "\"notifications_asked\": \(play.notificationsAsked), \"acknowledged\": \(play.acknowledged), "
+            + "\"voided_unacknowledged\": \(play.voidedUnacknowledged)},"
     }
 
     /// One finding on one line; its evidence is PostgreSQL's JSON text, embedded as it is.

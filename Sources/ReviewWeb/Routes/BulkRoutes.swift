@@ -18,7 +18,7 @@ struct BulkController: Sendable {
     let outboxDelivery: OutboxDelivery?
     /// The job's settings, which resolve an Insights segment of the queue's filter; nil: a
     /// segment selects nothing.
-    var settings: Settings? = nil
+    let settings: Settings?
 
     /// The selection's filter, an Insights segment resolved to its items when everything is
     /// selected (ticked items are those ticked, within whatever the page showed).
