@@ -96,7 +96,7 @@ enum DeskPageBuilder {
         fact("product_type", transaction.productType.map { t.label("apple_value.product_type", $0) })
         fact("purchase_date", transaction.purchaseDate.map { reader.minute($0) })
         fact("quantity", transaction.quantity.map(String.init))
-        fact("environment", transaction.environment.map { t.environment($0.rawValue.lowercased()) })
+        fact("environment", transaction.environment.map(t.environment))
         fact("bundle_id", transaction.bundleID)
         if let price = transaction.priceMilli, let currency = transaction.currency {
             facts.append(.init(key: t["apple.price"], value: reader.money(milli: price, currency: currency)))
@@ -116,7 +116,7 @@ enum DeskPageBuilder {
         let verdictLabel = finding.map { t.kind($0) } ?? t.label("desk.verdict", transaction.verdict.rawValue)
         let buyer: String
         if let user = transaction.buyer.userID {
-            buyer = user + " (" + (transaction.buyer.basis.map { t.label("basis", $0) } ?? t["apple.unknown_basis"]) + ")"
+            buyer = user + " (" + (transaction.buyer.basis.map(t.basis) ?? t["apple.unknown_basis"]) + ")"
         } else {
             buyer = t["apple.unknown_buyer"]
         }
@@ -127,14 +127,14 @@ enum DeskPageBuilder {
                 revokedAt: row.revokedAt.map { reader.minute($0) } ?? "—", revoked: row.revokedAt != nil)
         }
         let uploads = transaction.uploads.map { row in
-            var verification = row.verification.map { t.label("verification", $0.rawValue) } ?? "—"
+            var verification = row.verification.map(t.verification) ?? "—"
             if let status = row.appleStatus {
                 verification += " (" + t.text("uploads.apple_status", ["status": String(status)]) + ")"
             }
             // Apple's or the parser's own words: data, shown as they came.
             if let error = row.error, !error.isEmpty { verification += ": \(error)" }
             return ItemPage.Upload(
-                id: String(row.id), user: row.userID, kind: t.label("upload_kind", row.kind.rawValue),
+                id: String(row.id), user: row.userID, kind: t.uploadKind(row.kind),
                 uploaded: reader.minute(row.uploadedAt), device: "—", verification: verification)
         }
         return DeskPage.Transaction(

@@ -72,8 +72,8 @@ enum ItemPageBuilder {
                 } else if key == "revocation_percentage", case .number(let milli)? = apple[key] {
                     // Apple's milliunits of the whole quantity: 33333 is 33.333%.
                     shown = (milli / 1000).formatted(.number.precision(.fractionLength(0...3))) + "%"
-                } else if key == "environment", let environment = text {
-                    shown = t.environment(environment.lowercased())
+                } else if key == "environment", let environment = evidence?.appleTransaction?.environment {
+                    shown = t.environment(environment)
                 } else if Self.appleValueKeys.contains(key), let text {
                     // Apple's enumerations in words; a value the catalog does not know shows as it came.
                     shown = t.label("apple_value.\(key)", text)
@@ -91,7 +91,7 @@ enum ItemPageBuilder {
                 revokedAt: Format.evidenceTime(row.revokedAt, reader), revoked: row.revokedAt != nil)
         }
         let uploads = (evidence?.uploads ?? []).map { row in
-            var verification = row.verification.map { t.label("verification", $0) } ?? Format.text(nil)
+            var verification = row.verification.map(t.verification) ?? Format.text(nil)
             if let status = row.appleStatus {
                 verification += " (" + t.text("uploads.apple_status", ["status": String(status)]) + ")"
             }
@@ -99,7 +99,7 @@ enum ItemPageBuilder {
             if let error = row.error, !error.isEmpty { verification += ": \(error)" }
             return ItemPage.Upload(
                 id: String(row.id), user: Format.text(row.userID),
-                kind: row.kind.map { t.label("upload_kind", $0) } ?? Format.text(nil),
+                kind: row.kind.map(t.uploadKind) ?? Format.text(nil),
                 uploaded: Format.evidenceTime(row.uploadedAt, reader), device: Format.device(row.device, t),
                 verification: verification)
         }
@@ -107,7 +107,7 @@ enum ItemPageBuilder {
             guard let user = buyer.userID else {
                 return ItemPage.Buyer(user: t["apple.unknown_buyer"], basis: t["apple.unknown_basis"])
             }
-            return ItemPage.Buyer(user: user, basis: buyer.basis.map { t.label("basis", $0) } ?? "—")
+            return ItemPage.Buyer(user: user, basis: buyer.basis.map(t.basis) ?? "—")
         }
         let canAct = item.status == .open || item.status == .inReview
         let claimedByOther = item.status == .inReview && item.assignee != session.name

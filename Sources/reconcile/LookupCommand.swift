@@ -172,7 +172,7 @@ enum LookupText {
         let store = transaction.store == .googlePlay ? "Google Play" : "Apple"
         field(transaction.store == .googlePlay ? "Google" : "Apple", [transaction.sources.isEmpty
             ? "no \(store) source confirms it" : "confirmed by " + terminalSafe(transaction.sources.map(\.rawValue).joined(separator: ", "))])
-        field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(terminalSafe(transaction.buyer.basis ?? "?")))" }
+        field("Buyer", [transaction.buyer.userID.map { "\(terminalSafe($0)) (by \(terminalSafe(transaction.buyer.basis?.rawValue ?? "?")))" }
             ?? "unknown"])
         field("Ledger", transaction.deliveries.isEmpty ? ["no delivery"] : transaction.deliveries.map {
             "#\($0.id) to \(terminalSafe($0.userID)): \(terminalSafe($0.productID)) × \($0.quantity) at "

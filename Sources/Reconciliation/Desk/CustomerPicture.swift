@@ -135,9 +135,9 @@ public struct CustomerPicture: Sendable, Codable, Equatable {
     public struct Buyer: Sendable, Codable, Equatable {
         @ExplicitNull public var userID: String?
         /// `app_account_token`, `application_username`, `uploader`, or nil (unknown).
-        @ExplicitNull public var basis: String?
+        @ExplicitNull public var basis: BuyerBasis?
 
-        public init(userID: String?, basis: String?) {
+        public init(userID: String?, basis: BuyerBasis?) {
             self.userID = userID
             self.basis = basis
         }

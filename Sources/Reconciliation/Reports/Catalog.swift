@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// A language the pages and reports are written in (SPEC section 15). The CLI, logs and
@@ -120,9 +121,17 @@ public struct Catalog: Sendable {
     public func environment(_ environment: Settings.Environment) -> String {
         label("environment", environment.rawValue)
     }
-    /// Apple's environment as the evidence and the desk hold it (`production`, `sandbox`, lowercased
-    /// by the caller); a value the catalog does not know shows as it came.
-    public func environment(_ environment: String) -> String { label("environment", environment) }
+    /// A store's environment as the evidence and the desk hold it (Apple's `Production`, `Sandbox`);
+    /// a value the catalog does not know shows as it came.
+    public func environment(_ environment: AppStoreEnvironment) -> String {
+        label("environment", environment.rawValue.lowercased())
+    }
+    /// How an upload's verification ended (`verification.verified`).
+    public func verification(_ state: VerificationState) -> String { label("verification", state.rawValue) }
+    /// What an upload carried (`upload_kind.play_purchase`).
+    public func uploadKind(_ kind: UploadKind) -> String { label("upload_kind", kind.rawValue) }
+    /// How the diff knows who bought a transaction (`basis.app_account_token`).
+    public func basis(_ basis: BuyerBasis) -> String { label("basis", basis.rawValue) }
     /// A store's name (`store.app_store`: "App Store").
     public func store(_ store: Store) -> String { self["store.\(store.rawValue)"] }
     /// What a store calls an item's transaction id: Google Play's is its order id (SPEC section 18).

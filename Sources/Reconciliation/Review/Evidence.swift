@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// What a review item's `evidence` holds (written by `sql/diff/70_evidence.sql`): the one Swift
@@ -17,7 +18,7 @@ public struct Evidence: Codable, Sendable, Equatable {
     /// prorated refund), and the revocation as Apple stated it; nil for the other kinds.
     public var refundedQuantity: Int?
     /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`; nil when Apple did not say.
-    public var revocationType: String?
+    public var revocationType: RevocationType?
     /// Milliunits of the whole quantity (100000 = all), for `REFUND_PRORATED`.
     public var revocationPercentage: Int?
 
@@ -25,21 +26,21 @@ public struct Evidence: Codable, Sendable, Equatable {
         public var transactionID: String
         public var originalTransactionID: String?
         public var productID: String
-        public var productType: String?
+        public var productType: ProductType?
         public var bundleID: String?
-        public var environment: String?
+        public var environment: AppStoreEnvironment?
         public var quantity: Int?
         public var purchaseDate: String?
         public var revocationDate: String?
         public var revocationReason: Int?
-        public var revocationType: String?
+        public var revocationType: RevocationType?
         public var revocationPercentage: Int?
-        public var ownershipType: String?
+        public var ownershipType: OwnershipType?
         public var appAccountToken: String?
         public var priceMilli: Int64?
         public var currency: String?
         public var storefront: String?
-        public var source: String?
+        public var source: TransactionSource?
         /// One per Apple ID and app: two under one account are two Apple IDs.
         public var appTransactionID: String?
 
@@ -74,17 +75,17 @@ public struct Evidence: Codable, Sendable, Equatable {
     public struct Upload: Codable, Sendable, Equatable {
         public var id: Int64
         public var userID: String
-        public var kind: String?
+        public var kind: UploadKind?
         public var uploadedAt: String?
         /// As the app uploaded it (any JSON).
         public var device: JSONValue?
         public var applicationUsername: String?
         public var appAccountToken: String?
         public var claimedTransactionID: String?
-        public var verification: String?
+        public var verification: VerificationState?
         public var appleStatus: Int?
         public var error: String?
-        public var environment: String?
+        public var environment: AppStoreEnvironment?
         public var bundleID: String?
 
         enum CodingKeys: String, CodingKey {
@@ -100,7 +101,7 @@ public struct Evidence: Codable, Sendable, Equatable {
         /// nil when several accounts uploaded it and nothing binds it.
         public var userID: String?
         /// `app_account_token`, `application_username` or `uploader`; nil when unknown.
-        public var basis: String?
+        public var basis: BuyerBasis?
         /// How many accounts uploaded it.
         public var uploaders: Int
 

@@ -84,6 +84,7 @@ enum EvidenceText {
     static func lines(_ evidence: Evidence) -> [String] {
         func text(_ value: String?) -> String { value.map { $0.isEmpty ? "—" : terminalSafe($0) } ?? "—" }
         func text<T: BinaryInteger>(_ value: T?) -> String { value.map { String($0) } ?? "—" }
+        func text<T: RawRepresentable<String>>(_ value: T?) -> String { text(value?.rawValue) }
         var lines = ["", "Apple transaction:"]
         if let apple = evidence.appleTransaction {
             lines.append("  \(text(apple.transactionID)) (original \(text(apple.originalTransactionID))), "
