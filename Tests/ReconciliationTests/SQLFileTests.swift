@@ -58,6 +58,39 @@ struct SQLFileTests {
         #expect(throws: SQLScriptError.self) { try SQLFile("runs/no_such_file.sql").script }
     }
 
+    /// The diff's stages share one set of values across the files of their plan: each scope's
+    /// parameters give exactly the values the files its plan may run take (the one its condition
+    /// leaves out, `ledger_changes_after`, only with its condition), a value none of them takes is
+    /// refused as a single file's would be, and a statement's missing value names its file.
+    @Test func theDiffsPlanIsGivenExactlyTheValuesItsFilesTake() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let scopes: [DiffScope] = [
+            .window(since: now - 86_400, until: now), .wholeHistory(until: now), .transactions(["1000000001"]),
+        ]
+        for scope in scopes {
+            for changes in [nil, "10:10:"] as [String?] {
+                let parameters = Differ.Parameters(
+                    runID: 7, bundleIDs: ["com.example"], environment: .production, judgeBefore: now, scope: scope,
+                    serverAPIEnabled: true, ledgerChangesAfter: changes)
+                let files = DiffPlan.files(DiffPlan.Scope(scope)).map { SQLFile("diff/" + $0) }
+                var taken: Set<String> = []
+                for file in files { taken.formUnion(try file.script.valueNames) }
+                var wanted = taken
+                if changes == nil || DiffPlan.Scope(scope) != .window { wanted.remove("ledger_changes_after") }
+                #expect(Set(parameters.values.keys) == wanted, "\(scope), ledger changes \(changes ?? "none")")
+                try SQLFile.refuseLeftOver(parameters.values, in: files)
+                var extra = parameters.values
+                extra["judge_befor"] = now
+                #expect(throws: SQLScriptError.self) { try SQLFile.refuseLeftOver(extra, in: files) }
+            }
+        }
+        let file = SQLFile("diff/90_picture.sql")
+        let missing = #expect(throws: SQLScriptError.self) {
+            try file.bound(sharing: ["judge_before": now], relations: Differ.Relations.standard.byName)
+        }
+        #expect(missing?.problem == "sql/diff/90_picture.sql takes :'api_stores', which was not given")
+    }
+
     /// Every file outside `sql/diff/` is named by the Swift that runs it, and every name is a file.
     @Test func everyStatementFileIsRunAndEveryNameIsAFile() throws {
         let named = Set(try Self.swiftFiles(under: "Sources").flatMap { file in

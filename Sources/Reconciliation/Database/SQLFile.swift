@@ -53,6 +53,36 @@ public struct SQLFile: Sendable, Hashable, ExpressibleByStringLiteral, CustomStr
         }
     }
 
+    /// The statements `including` picks, bound with values shared by the files of one plan (the
+    /// diff's stages, which take one set of values and run a file or skip it by their conditions):
+    /// a value a picked statement takes and `values` lacks is refused here; one that no file of the
+    /// plan takes, by ``refuseLeftOver(_:in:)`` when the plan starts.
+    func bound(
+        sharing values: SQLValues, relations: [String: QualifiedRelation],
+        including: (SQLScript.Statement) -> Bool = { _ in true }
+    ) throws(SQLScriptError) -> [(sql: String, parameters: [any PostgresEncodable])] {
+        let statements = try script.statements.filter(including)
+        for statement in statements {
+            if let missing = statement.valueNames.first(where: { values[$0] == nil }) {
+                throw SQLScriptError(problem: "\(self) takes :'\(missing)', which was not given")
+            }
+        }
+        return try statements.map { statement throws(SQLScriptError) in
+            try statement.bind(relations: relations, values: values)
+        }
+    }
+
+    /// Refuses a value of `values` that none of `files` takes: the left-over check of
+    /// ``bound(_:relations:)`` for values shared by the files of one plan.
+    static func refuseLeftOver(_ values: SQLValues, in files: [SQLFile]) throws(SQLScriptError) {
+        var taken: Set<String> = []
+        for file in files { taken.formUnion(try file.script.valueNames) }
+        if let extra = Set(values.keys).subtracting(taken).sorted().first {
+            let names = files.count == 1 ? "\(files[0])" : "any of the \(files.count) files from \(files[0]) on"
+            throw SQLScriptError(problem: "\(names) does not take :'\(extra)'")
+        }
+    }
+
     /// The files parsed so far, by path relative to `sql/`: each is parsed the first time it runs
     /// (parsing all of them took a few milliseconds of every process's start).
     private static let parsed = Mutex<[String: SQLScript]>([:])

@@ -83,6 +83,17 @@ enum DiffPlan {
         ] + judging,
     ]
 
+    /// The checks the runner reads between steps (`Differ.computeFindings`).
+    static let checks = ["checks/work_tables.sql", "checks/scope_size.sql", "checks/usernames_unresolved.sql"]
+
+    /// Every file a scope's plan may run, whatever its conditions (the rules of every kind): the
+    /// values the runner gives the plan are exactly those these files take.
+    static func files(_ scope: Scope) -> [String] {
+        checks + steps[scope]!.flatMap { step in
+            step.file == rules ? FindingKind.allCases.map(DiffSQL.rule) : [step.file]
+        }
+    }
+
     private static let start = [Step("00_session.sql"), Step("10_blocked.sql"), Step("scope/tables.sql")]
 
     private static let judging = [

@@ -140,23 +140,28 @@ public struct Differ: Sendable {
             self.ledgerChangesAfter = ledgerChangesAfter
         }
 
-        /// The values the SQL files take as `:'name'`, by name.
-        var values: [String: any PostgresEncodable & Sendable] {
-            var values: [String: any PostgresEncodable & Sendable] = [
-                "work_mem": Differ.workMem, "pass_work_mem": Differ.passWorkMem,
-                "random_page_cost": Differ.randomPageCost, "run_id": runID, "resumes_after": resumesAfter, "bundle_ids": bundleIDs,
-                "counted": environment.apple.rawValue,
-                "judge_before": judgeBefore, "api_enabled": serverAPIEnabled, "judge_open_items": judgesEveryOpenItem,
+        /// The values the SQL files of the scope's plan take as `:'name'`, by name: exactly those
+        /// (`Differ.Stages` refuses one that no file of the plan takes).
+        var values: SQLValues {
+            var values: SQLValues = [
+                "work_mem": Differ.workMem, "random_page_cost": Differ.randomPageCost,
+                "counted": environment.apple.rawValue, "judge_before": judgeBefore,
                 "accepted_apps": acceptedApps, "stores_on": storesOn.map(\.rawValue),
                 "api_stores": apiStores.map(\.rawValue),
             ]
             values.merge(Differ.kindValues) { current, _ in current }
+            // What was touched by the runs since the last finished one (`scope/touched_by_run.sql`):
+            // a run's scopes, not the desk's transactions.
+            let touched: SQLValues = ["resumes_after": resumesAfter, "judge_open_items": judgesEveryOpenItem]
             switch scope {
             case .window(let since, let until):
+                values.merge(touched) { current, _ in current }
                 values["since"] = since
                 values["until"] = until
                 if let ledgerChangesAfter { values["ledger_changes_after"] = ledgerChangesAfter }
             case .wholeHistory(let until):
+                values.merge(touched) { current, _ in current }
+                values["pass_work_mem"] = Differ.passWorkMem
                 values["until"] = until
             case .transactions(let ids):
                 values["transaction_ids"] = ids
@@ -212,7 +217,9 @@ public struct Differ: Sendable {
     /// `evidence` false leaves `diff_findings.evidence` unset: the desk's picture reads only the
     /// findings' kinds, and only the queue and the reports read evidence.
     public func computeFindings(_ parameters: Parameters, evidence: Bool = true, on connection: Connection) throws {
-        var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        let scope = DiffPlan.Scope(parameters.scope)
+        var stages = try Stages(
+            connection: connection, relations: relations.byName, values: parameters.values, files: DiffPlan.files(scope))
         let tables = try stages.run("checks/work_tables.sql")[0]
         guard try tables.decode(Bool.self, "empty") else {
             throw SQLScriptError(problem: "the diff's work tables already hold rows: one diff per transaction")
@@ -221,7 +228,7 @@ public struct Differ: Sendable {
         var narrow = false
         // The enable_seqscan a run of by-index steps replaced, restored after the last of them.
         var savedSeqScan: String?
-        for step in DiffPlan.steps[DiffPlan.Scope(parameters.scope)]! {
+        for step in DiffPlan.steps[scope]! {
             if step == DiffPlan.firstJudgingStep {
                 let size = try stages.run("checks/scope_size.sql")[0]
                 narrow = try size.decode(Bool.self, "narrow")
@@ -259,10 +266,11 @@ public struct Differ: Sendable {
     /// Nil when the deliveries relation's changes are not noted: then no item may be carried over.
     public func judgedInputs(settings: String, on connection: Connection) throws -> String? {
         let named = relations.byName.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        var stages = Stages(
+        var stages = try Stages(
             connection: connection, relations: relations.byName,
             values: ["rules": Self.judgedRules, "settings": ([settings] + named).joined(separator: "\n"),
-                     "deliveries_name": relations.deliveries.description])
+                     "deliveries_name": relations.deliveries.description],
+            files: ["01_judged_inputs.sql"])
         return try stages.run("01_judged_inputs.sql")[0].decode(String?.self, "digest")
     }
 
@@ -292,12 +300,17 @@ public struct Differ: Sendable {
         _ parameters: Parameters, details: (@Sendable ([CustomerPicture.Transaction]) -> [String])? = nil,
         on connection: Connection
     ) throws -> [CustomerPicture.Transaction] {
-        var stages = Stages(connection: connection, relations: relations.byName, values: parameters.values)
+        var stages = try Stages(
+            connection: connection, relations: relations.byName,
+            values: ["judge_before": parameters.judgeBefore, "api_stores": parameters.apiStores.map(\.rawValue)],
+            files: ["90_picture.sql"])
         let transactions = try stages.run("90_picture.sql")
         let bare = try CustomerPicture.Transaction.assemble(transactions: transactions)
         let wanted = details?(bare) ?? bare.map(\.transactionID)
         guard !wanted.isEmpty else { return bare }
-        var detailed = Stages(connection: connection, relations: relations.byName, values: ["detail_ids": wanted])
+        var detailed = try Stages(
+            connection: connection, relations: relations.byName, values: ["detail_ids": wanted],
+            files: ["91_picture_details.sql"])
         let results = try detailed.results("91_picture_details.sql")
         guard results.count == 3 else {
             throw SQLScriptError(problem: "sql/diff/91_picture_details.sql must have 3 statements")
@@ -321,11 +334,12 @@ public struct Differ: Sendable {
         runID: Int64, resolving: GoneItems = .inScope, actor: ReviewActor = .job, on connection: Connection
     ) throws -> QueueChanges {
         let only: [String]? = if case .only(let transactions) = resolving { transactions } else { nil }
-        var stages = Stages(
+        var stages = try Stages(
             connection: connection, relations: relations.byName,
             values: [
                 "run_id": runID, "actor": actor.name, "upload_kinds": FindingKind.uploadKinds, "only_transaction_ids": only,
-            ])
+            ],
+            files: ["80_queue_reopen.sql", "81_queue_upsert.sql", "82_queue_auto_resolve.sql"])
         var changes = QueueChanges()
         changes.reopened = try stages.execute("80_queue_reopen.sql")
         let rows = try stages.run("81_queue_upsert.sql")
@@ -347,11 +361,25 @@ public struct Differ: Sendable {
         case only([String])
     }
 
-    /// Runs the statements of `sql/diff/` files with one set of relations and values.
+    /// Runs the statements of `sql/diff/` files with one set of relations and values, bound as every
+    /// other file's are (``SQLFile``): a value a statement lacks, or one that no file the stages may
+    /// run takes, is refused before anything reaches PostgreSQL.
     struct Stages {
         let connection: Connection
         let relations: [String: QualifiedRelation]
-        let values: [String: any PostgresEncodable & Sendable]
+        let values: SQLValues
+
+        /// Stages that may run `files` (relative to `sql/diff/`), all of them given `values`.
+        init(
+            connection: Connection, relations: [String: QualifiedRelation], values: SQLValues, files: [String]
+        ) throws {
+            self.connection = connection
+            self.relations = relations
+            self.values = values
+            try SQLFile.refuseLeftOver(values, in: files.map(Self.file))
+        }
+
+        private static func file(_ path: String) -> SQLFile { SQLFile("diff/" + path) }
 
         /// Whether the statements that only inform the planner (`ANALYZE`, indexes that are not
         /// unique) run; `DiffPlan.firstJudgingStep` says when they do not.
@@ -365,10 +393,14 @@ public struct Differ: Sendable {
         var queued: [(file: String, sql: String, parameters: [any PostgresEncodable])] = []
 
         /// The statements of a file this diff runs (`declared` and `analysing` say which are skipped).
-        private func runnable(_ path: String) throws -> [SQLScript.Statement] {
-            try script(path).statements.filter { statement in
+        private func runnable(_ path: String) throws -> [(sql: String, parameters: [any PostgresEncodable])] {
+            try Self.file(path).bound(sharing: values, relations: relations) { statement in
                 !(statement.declaresIfMissing ? declared : !analysing && statement.onlyInformsThePlanner)
             }
+        }
+
+        private func all(_ path: String) throws -> [(sql: String, parameters: [any PostgresEncodable])] {
+            try Self.file(path).bound(sharing: values, relations: relations)
         }
 
         /// Runs every statement of a file now, after those queued; returns the rows of the last.
@@ -376,7 +408,9 @@ public struct Differ: Sendable {
         mutating func run(_ path: String) throws -> [Row] {
             try flush()
             var rows: [Row] = []
-            for statement in try runnable(path) { rows = try query(statement, in: path) }
+            for (sql, parameters) in try runnable(path) {
+                rows = try Self.file(path).naming { try connection.query(sql, parameters) }
+            }
             return rows
         }
 
@@ -384,10 +418,7 @@ public struct Differ: Sendable {
         /// result is next needed (`flush`): the stages return nothing the runner reads, and the
         /// desk's lookup ran sixty statements, each a round trip (docs/benchmarks.md).
         mutating func queue(_ path: String) throws {
-            for statement in try runnable(path) {
-                let (sql, parameters) = try statement.bind(relations: relations, values: values)
-                queued.append((path, sql, parameters))
-            }
+            for (sql, parameters) in try runnable(path) { queued.append((path, sql, parameters)) }
         }
 
         /// Sends what is queued (``Connection/pipeline(_:)``); its first failure is thrown.
@@ -407,20 +438,15 @@ public struct Differ: Sendable {
         /// of each.
         mutating func results(_ path: String) throws -> [[Row]] {
             try flush()
-            let statements = try script(path).statements.map { try $0.bind(relations: relations, values: values) }
-            return try SQLFile("diff/" + path).naming { try connection.pipeline(statements) }
-        }
-
-        private func query(_ statement: SQLScript.Statement, in path: String) throws -> [Row] {
-            try SQLFile("diff/" + path).naming { try connection.query(statement, relations: relations, values: values) }
+            let statements = try all(path)
+            return try Self.file(path).naming { try connection.pipeline(statements) }
         }
 
         /// Runs a file of one statement; returns how many rows it affected.
         func execute(_ path: String) throws -> Int {
             var affected = 0
-            for statement in try script(path).statements {
-                let (sql, parameters) = try statement.bind(relations: relations, values: values)
-                affected = try SQLFile("diff/" + path).naming { try connection.execute(sql, parameters) }
+            for (sql, parameters) in try all(path) {
+                affected = try Self.file(path).naming { try connection.execute(sql, parameters) }
             }
             return affected
         }
@@ -437,11 +463,6 @@ public struct Differ: Sendable {
         mutating func queueRestoringSeqScan(_ saved: String) throws {
             queued += try SQLFile("diff/checks/by_index_off.sql").bound(["saved": saved], relations: [:])
                 .map { ("checks/by_index_off.sql", $0.sql, $0.parameters) }
-        }
-
-        private func script(_ path: String) throws -> SQLScript {
-            guard let script = DiffSQL.script(path) else { throw SQLScriptError(problem: "no file sql/diff/\(path)") }
-            return script
         }
     }
 }
