@@ -227,13 +227,13 @@ enum ItemPageBuilder {
     /// What the app is asked to do, in the reader's words (`Grant coins_600 ×1 to player-42`).
     static func describe(_ entry: OutboxEntry, _ t: Catalog) -> String {
         describe(
-            ReviewService.ActionDraft(
+            ActionDraft(
                 action: entry.action, productID: entry.productID, quantity: entry.quantity,
                 fromUserID: entry.fromUserID, toUserID: entry.toUserID), t)
     }
 
     /// What a decision would ask the app to do, in the reader's words.
-    static func describe(_ draft: ReviewService.ActionDraft, _ t: Catalog) -> String {
+    static func describe(_ draft: ActionDraft, _ t: Catalog) -> String {
         t.text("outbox.\(draft.action.rawValue)", [
             "product": draft.productID ?? "?", "quantity": String(draft.quantity ?? 1),
             "from": draft.fromUserID ?? "?", "to": draft.toUserID ?? "?",

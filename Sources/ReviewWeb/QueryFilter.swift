@@ -42,12 +42,12 @@ struct QueryFilter {
     func value(_ key: String) -> String? { values[key] }
 
     /// The page asked for: 1 when none or not a whole number (a stale link still opens), nil when
-    /// a whole number beyond `ReviewService.maximumPage` (a 400, not an overflow).
+    /// a whole number beyond `ReviewQueue.maximumPage` (a 400, not an overflow).
     var page: Int? {
         guard let text = values["page"], !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             return 1
         }
-        guard let page = Int(text), page <= ReviewService.maximumPage else { return nil }
+        guard let page = Int(text), page <= ReviewQueue.maximumPage else { return nil }
         return max(page, 1)
     }
 

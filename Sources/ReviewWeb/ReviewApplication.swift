@@ -124,7 +124,7 @@ public func runReviewServer(configuration: ReviewWebConfiguration) async throws 
     try await buildApplication(configuration: configuration).runService()
 }
 
-/// The pages and actions. Every queue change goes through `ReviewService`, the CLI's code. The
+/// The pages and actions. Every queue change goes through `ReviewDecisions`, the CLI's code. The
 /// routes live by area in `Routes/`, each a controller holding only what its routes use: session
 /// (login, assets), queue, items, runs, and desk; `Pages` is what every one of them renders with.
 struct ReviewSite: Sendable {

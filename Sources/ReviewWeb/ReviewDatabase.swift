@@ -45,22 +45,28 @@ final class ReviewDatabase: Sendable {
         workers.stop()
     }
 
-    /// Runs `body` with a service on one of the connections, or throws `DatabaseBusyError` when
+    /// Runs `body` with the queue on one of the connections, or throws `DatabaseBusyError` when
     /// none is free within the wait timeout.
-    func run<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (ReviewQueue) throws -> T) async throws -> T {
+        try await workers.run { connection in Result { try body(ReviewQueue(connection: connection)) } }
+    }
+
+    /// Runs `body` with the decisions (the pages' threshold and judgement) on one of the
+    /// connections, or throws `DatabaseBusyError` when none is free within the wait timeout.
+    func decide<T: Sendable>(_ body: @escaping @Sendable (ReviewDecisions) throws -> T) async throws -> T {
         let approval = self.approval
         let judgement = self.judgement
         return try await workers.run { connection in
-            Result { try body(ReviewService(connection: connection, approval: approval, judgement: judgement)) }
+            Result { try body(ReviewDecisions(connection: connection, approval: approval, judgement: judgement)) }
         }
     }
 
-    /// Runs `body` (a CSV export) with a service on one of the connections the exports may hold,
+    /// Runs `body` (a CSV export) with the queue on one of the connections the exports may hold,
     /// or throws `DatabaseBusyError` when none is free within the wait timeout.
-    func runExport<T: Sendable>(_ body: @escaping @Sendable (ReviewService) throws -> T) async throws -> T {
+    func runExport<T: Sendable>(_ body: @escaping @Sendable (ReviewQueue) throws -> T) async throws -> T {
         try await exports.acquire()
         defer { exports.release() }
-        return try await run(body)
+        return try await read(body)
     }
 
     /// Runs `body` on one of the connections: work of many transactions (a bulk decision).

@@ -333,7 +333,7 @@ struct ItemPage {
     struct ProposedAction {
         let resolution: String
         let text: String
-        /// The action as ``ReviewService/ActionDraft``'s JSON: the form's `shown_<resolution>`.
+        /// The action as ``ActionDraft``'s JSON: the form's `shown_<resolution>`.
         let shown: String
     }
     let proposedActions: [ProposedAction]

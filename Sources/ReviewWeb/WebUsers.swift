@@ -30,7 +30,7 @@ public struct WebUsers: Sendable {
                 throw WebUsersError(line: number, problem: "expected name:hash")
             }
             let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-            guard (try? ReviewService.validatedName(name)) == name else {
+            guard (try? ReviewActor.validatedName(name)) == name else {
                 throw WebUsersError(line: number, problem: "the name is empty, too long or holds characters a name cannot")
             }
             guard hashes[name] == nil else { throw WebUsersError(line: number, problem: "\(name) is listed twice") }

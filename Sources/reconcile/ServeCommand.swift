@@ -119,8 +119,8 @@ struct WebUserCommand: ParsableCommand {
     var name: String
 
     func validate() throws {
-        guard (try? ReviewService.validatedName(name)) == name else {
-            throw ValidationError("\(name): a name is 1 to \(ReviewService.maximumNameLength) characters, no control or invisible ones, no surrounding spaces")
+        guard (try? ReviewActor.validatedName(name)) == name else {
+            throw ValidationError("\(name): a name is 1 to \(ReviewActor.maximumNameLength) characters, no control or invisible ones, no surrounding spaces")
         }
         guard !name.contains(":") else { throw ValidationError("\(name): a name in the users file cannot hold ':'") }
     }

@@ -115,7 +115,7 @@ struct ApprovalRecordedTests {
         let (_, connection) = try Self.world("approval_stricter")
         try Self.cny648.record(on: connection, by: "serve")
         let own = try #require(ApprovalThreshold(parsing: "CNY=1000,USD=99"))
-        let service = ReviewService(connection: connection, approval: own, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: own, judgement: .asStored)
         for transaction in ["OUT-2", "OUT-3", "OUT-4"] {
             let outcome = try service.resolve(
                 id: try ApprovalTests.item(transaction, connection), resolution: .granted, by: "mei", note: nil)

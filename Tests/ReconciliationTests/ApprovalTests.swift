@@ -78,7 +78,8 @@ struct ApprovalTests {
 
     @Test func aDecisionAboveTheValueWaitsAndAnotherPersonsApprovalAppliesItOnce() throws {
         let (_, connection) = try Self.world("approval_service", count: 3, expensive: 1)
-        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let queue = ReviewQueue(connection: connection)
         let id = try Self.item("OUT-1", connection)
 
         let decided = try service.resolve(id: id, resolution: .granted, by: "mei", note: "outage of 20 Nov")
@@ -103,7 +104,7 @@ struct ApprovalTests {
         #expect(throws: ReviewError.invalidInput("names starting with policy: are the policies'; use your own name")) {
             try service.approve(id: id, by: "policy:routine")
         }
-        #expect(try service.detail(id: id).item.status == .awaitingApproval, "refusals change nothing")
+        #expect(try queue.detail(id: id).item.status == .awaitingApproval, "refusals change nothing")
         #expect(try Self.outboxRows(connection) == 0)
 
         let approved = try service.approve(id: id, by: "tom", note: "checked the outage log")
@@ -118,14 +119,15 @@ struct ApprovalTests {
         #expect(!twice.changed && twice.outbox?.id == entry.id)
         #expect(throws: ReviewError.notAwaitingApproval(id: id, status: .resolved)) { try service.approve(id: id, by: "ann") }
         #expect(try Self.outboxRows(connection, item: id) == 1)
-        let history = try service.detail(id: id).events.map { "\($0.actor) \($0.fromStatus?.rawValue ?? "-")→\($0.toStatus.rawValue)" }
+        let history = try queue.detail(id: id).events.map { "\($0.actor) \($0.fromStatus?.rawValue ?? "-")→\($0.toStatus.rawValue)" }
         #expect(history == ["mei open→awaiting_approval", "tom awaiting_approval→resolved"])
-        #expect(try service.detail(id: id).events.last?.reviewEventOutbox(entry) == true)
+        #expect(try queue.detail(id: id).events.last?.reviewEventOutbox(entry) == true)
     }
 
     @Test func aRejectionReopensTheItemWithItsReasonAndQueuesNothing() throws {
         let (_, connection) = try Self.world("approval_reject", count: 2, expensive: 1)
-        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let queue = ReviewQueue(connection: connection)
         let id = try Self.item("OUT-1", connection)
         _ = try service.claim(id: id, by: "mei")
         _ = try service.resolve(id: id, resolution: .granted, by: "mei", note: nil)
@@ -136,7 +138,7 @@ struct ApprovalTests {
         let rejected = try service.reject(id: id, by: "tom", note: "the ledger shows a delivery on 21 Nov")
         #expect(rejected.changed && rejected.item.status == .open && rejected.item.assignee == nil)
         #expect(rejected.item.pending == nil && rejected.item.resolution == nil)
-        let last = try #require(try service.detail(id: id).events.last)
+        let last = try #require(try queue.detail(id: id).events.last)
         #expect(last.actor == "tom" && last.fromStatus == .awaitingApproval && last.toStatus == .open)
         #expect(last.note == "the ledger shows a delivery on 21 Nov")
         #expect(!(try service.reject(id: id, by: "tom", note: "again")).changed, "rejecting again changes nothing")
@@ -156,7 +158,8 @@ struct ApprovalTests {
     /// and neither applies it. The decision shown now is approved.
     @Test func anApprovalOfADecisionWithdrawnMeanwhileChangesNothing() throws {
         let (_, connection) = try Self.world("approval_seen", count: 1, expensive: 1)
-        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let queue = ReviewQueue(connection: connection)
         let id = try Self.item("OUT-1", connection)
         let first = try #require(try service.resolve(id: id, resolution: .granted, by: "mei", note: nil).item.pending)
         let shown = SeenDecision(first)
@@ -170,10 +173,10 @@ struct ApprovalTests {
         #expect(throws: ReviewError.decisionChanged(id: id, resolution: .granted, by: "mei")) {
             try service.reject(id: id, by: "tom", note: "no", seen: SeenDecision(resolution: .revoked, at: shown.at))
         }
-        #expect(try service.detail(id: id).item.pending == second, "refusals change nothing")
+        #expect(try queue.detail(id: id).item.pending == second, "refusals change nothing")
         #expect(try Self.outboxRows(connection) == 0)
 
-        let seenNow = SeenDecision(try #require(try service.detail(id: id).item.pending))
+        let seenNow = SeenDecision(try #require(try queue.detail(id: id).item.pending))
         let approved = try service.approve(id: id, by: "tom", seen: seenNow)
         #expect(approved.changed && approved.item.status == .resolved && approved.item.note == "again")
         #expect(try Self.outboxRows(connection) == 1)
@@ -183,7 +186,8 @@ struct ApprovalTests {
     /// decision below it, no_action and a dismissal take effect at once.
     @Test func onlyDecisionsThatMakeTheAppActAboveTheValueWait() throws {
         let (_, connection) = try Self.world("approval_which", count: 4, expensive: 3)
-        let service = ReviewService(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: Self.threshold, judgement: .asStored)
+        let queue = ReviewQueue(connection: connection)
         #expect(try service.resolve(id: Self.item("OUT-1", connection), resolution: .noAction, by: "mei", note: nil)
             .item.status == .resolved)
         #expect(try service.dismiss(id: Self.item("OUT-2", connection), by: "mei", note: "test purchase")
@@ -198,12 +202,12 @@ struct ApprovalTests {
             .item.status == .awaitingApproval, "JPY has no limit: it waits")
         #expect(try Self.outboxRows(connection) == 1)
         // Without the setting nothing waits.
-        let plain = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        let plain = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
         #expect(try plain.resolve(id: Self.item("LATER", connection), resolution: .granted, by: "mei", note: nil)
             .item.status == .resolved)
         var filter = ReviewFilter()
         filter.statuses = [.awaitingApproval]
-        #expect(try plain.list(filter).items.map(\.transactionID) == ["OUT-3", "PRICIER", "YEN"])
+        #expect(try queue.list(filter).items.map(\.transactionID) == ["OUT-3", "PRICIER", "YEN"])
     }
 }
 

@@ -210,7 +210,7 @@ struct BulkDecisionTests {
             VALUES ('missed_delivery:NEW', 'missed_delivery', 'high', 'open', 'NEW', 'player-9', 'coins_600', 'grant',
                     '{}', 1, 1, 6000, 'CNY', 'player-9', 'coins_600', 1)
             """)
-        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored).dismiss(id: shown[0], by: "li", note: "test")
+        _ = try ReviewDecisions(connection: connection, approval: .none, judgement: .asStored).dismiss(id: shown[0], by: "li", note: "test")
         let outcome = try bulk.run(.resolve(.granted), note: nil, only: shown, on: connection)
         #expect(outcome.decided == 4)
         #expect(outcome.skipped.map(\.id) == [shown[0]])
@@ -229,7 +229,7 @@ struct BulkDecisionTests {
         let ids = try bulk.confirmable(on: connection)
         let other = try Connection(url: database.url)
         let outcome = try bulk.run(.resolve(.granted), note: nil, on: connection) { done, _ in
-            if done == 1 { _ = try? ReviewService(connection: other, approval: .none, judgement: .asStored).claim(id: ids[2], by: "tom") }
+            if done == 1 { _ = try? ReviewDecisions(connection: other, approval: .none, judgement: .asStored).claim(id: ids[2], by: "tom") }
         }
         #expect(outcome.decided == 2)
         #expect(outcome.skipped.map(\.id) == [ids[2]])
@@ -366,7 +366,7 @@ struct BulkDecisionTests {
         #expect(try bulk.digest(on: connection) == shown)
 
         // OUT-1 is dismissed and a new item takes its place: as many items, not the same.
-        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        _ = try ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
             .dismiss(id: try connection.query("SELECT id FROM reconcile.review_items WHERE transaction_id = 'OUT-1'")[0]
                 .decode(Int64.self, at: 0), by: "tom", note: "test purchase")
         try connection.execute("UPDATE reconcile.review_items SET first_seen_run = 1 WHERE transaction_id = 'LATER'")

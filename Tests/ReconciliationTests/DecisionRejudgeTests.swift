@@ -41,8 +41,8 @@ struct DecisionRejudgeTests {
 
         var judgement: DecisionJudgement { get throws { try .rules(settings) } }
 
-        func service(approval: ApprovalThreshold = .none) throws -> ReviewService {
-            ReviewService(connection: connection, approval: approval, judgement: try judgement)
+        func service(approval: ApprovalThreshold = .none) throws -> ReviewDecisions {
+            ReviewDecisions(connection: connection, approval: approval, judgement: try judgement)
         }
 
         private func plant() throws {
@@ -156,7 +156,7 @@ struct DecisionRejudgeTests {
         #expect(try world.status(id) == "auto_resolved")
         #expect(try world.outboxRows(id) == 0)
         let event = try world.lastEvent(id)
-        #expect(event.actor == ReviewService.jobActor && event.to == "auto_resolved")
+        #expect(event.actor == ReviewActor.jobName && event.to == "auto_resolved")
         #expect(event.note?.contains("judged again") == true, "\(event.note ?? "")")
     }
 
@@ -206,9 +206,9 @@ struct DecisionRejudgeTests {
         let world = try World("rejudge_holds")
         let service = try world.service()
         let grant = try service.resolve(id: try world.item("T-MISS", .missedDelivery), resolution: .granted, by: "mei", note: nil)
-        #expect(grant.outbox.map(ReviewService.describe) == "grant coins_600 ×1 to u1")
+        #expect(grant.outbox?.actionDescription == "grant coins_600 ×1 to u1")
         let move = try service.resolve(id: try world.item("T-WRONG", .wrongAccount), resolution: .moved, by: "mei", note: nil)
-        #expect(move.outbox.map(ReviewService.describe) == "move coins_600 ×1 from u5 to u4")
+        #expect(move.outbox?.actionDescription == "move coins_600 ×1 from u5 to u4")
         let revoke = try service.resolve(id: try world.item("T-DUP", .duplicateDelivery), resolution: .revoked, by: "mei", note: nil)
         #expect(revoke.outbox?.action == .revoke && revoke.outbox?.fromUserID == "u2")
     }
@@ -332,7 +332,7 @@ struct DecisionRejudgeTests {
         let again = try world.service(approval: threshold).resolve(id: id, resolution: .granted, by: "alice", note: nil)
         #expect(again.item.status == .awaitingApproval)
         let approved = try world.service(approval: threshold).approve(id: id, by: "bob")
-        #expect(approved.outbox.map(ReviewService.describe) == "grant coins_600 ×1 to someone-else")
+        #expect(approved.outbox?.actionDescription == "grant coins_600 ×1 to someone-else")
     }
 
     /// The item page sends the action it showed; when the action drafted now is another, nothing
@@ -340,7 +340,7 @@ struct DecisionRejudgeTests {
     @Test func aDecisionOnAnActionThePageNoLongerShowsChangesNothing() throws {
         let world = try World("rejudge_seen")
         let id = try world.item("T-TOK", .missedDelivery)
-        let shown = try #require(try world.service().detail(id: id).proposedActions[.granted])
+        let shown = try #require(try ReviewQueue(connection: world.connection).detail(id: id).proposedActions[.granted])
         #expect(shown.description == "grant coins_600 ×1 to uploader-1")
         try world.connection.execute(
             """

@@ -33,10 +33,10 @@ struct InputBoundsTests {
     @Test func aPageBeyondTheLastIsInvalidInputNotATrap() throws {
         let (_, connection) = try TestDatabase.migrated("bounds")
         try ReviewFixtures.seed(on: connection)
-        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
-        #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: Int.max, limit: 500) }
-        #expect(throws: ReviewError.self) { try service.list(ReviewFilter(), page: ReviewService.maximumPage + 1) }
-        #expect(try service.list(ReviewFilter(), page: ReviewService.maximumPage, limit: 500).items.isEmpty)
+        let queue = ReviewQueue(connection: connection)
+        #expect(throws: ReviewError.self) { try queue.list(ReviewFilter(), page: Int.max, limit: 500) }
+        #expect(throws: ReviewError.self) { try queue.list(ReviewFilter(), page: ReviewQueue.maximumPage + 1) }
+        #expect(try queue.list(ReviewFilter(), page: ReviewQueue.maximumPage, limit: 500).items.isEmpty)
     }
 
     /// The real binary: exit 64 with a message, not a trap.
@@ -92,11 +92,11 @@ struct InputBoundsTests {
         String(repeating: "e\u{301}", count: 101), "line\u{2028}break",
     ])
     func unsafeNamesAreRefused(name: String) {
-        #expect(throws: ReviewError.self) { try ReviewService.validatedName(name) }
+        #expect(throws: ReviewError.self) { try ReviewActor.validatedName(name) }
     }
 
     @Test func ordinaryNamesPass() throws {
-        #expect(try ReviewService.validatedName(" José Müller ") == "José Müller")
-        #expect(try ReviewService.validatedName("王小明") == "王小明")
+        #expect(try ReviewActor.validatedName(" José Müller ") == "José Müller")
+        #expect(try ReviewActor.validatedName("王小明") == "王小明")
     }
 }

@@ -221,7 +221,7 @@ struct InsightsTests {
             "SELECT id FROM reconcile.review_items WHERE transaction_id IN ('tx-000', 'tx-001') ORDER BY transaction_id"
         ).map { try $0.decode(Int64.self, at: 0) }
         #expect(ids.count == 2)
-        let service = ReviewService(connection: world.connection, approval: .none, judgement: .asStored)
+        let service = ReviewDecisions(connection: world.connection, approval: .none, judgement: .asStored)
         _ = try service.dismiss(id: ids[0], by: "tester", note: "a test purchase")
         _ = try service.resolve(id: ids[1], resolution: .noAction, by: "tester", note: "refunded by hand")
         let after = try world.insights([.appVersion])

@@ -763,7 +763,7 @@ final class MultiNightWorld {
 
     /// A person decides one or two open items; the app then carries out the outbox.
     func decide() throws {
-        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
         let open = try connection.query(
             """
             SELECT id, kind, transaction_id, coalesce(grant_quantity, 0), coalesce(revoke_quantity, 0)

@@ -16,7 +16,7 @@ struct OutboxTests {
     static func world(_ name: String) throws -> (TestDatabase, Connection) {
         let (database, connection) = try TestDatabase.migrated(name)
         let ids = try ReviewFixtures.seed(on: connection)
-        let review = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        let review = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
         _ = try review.resolve(id: ids["t-m1"]!, resolution: .granted, by: "lin", note: nil)
         _ = try review.resolve(id: ids["t-d1"]!, resolution: .revoked, by: "lin", note: nil)
         _ = try review.resolve(id: ids["t-w1"]!, resolution: .moved, by: "lin", note: "wrong login")

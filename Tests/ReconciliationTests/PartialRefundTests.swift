@@ -57,7 +57,7 @@ struct PartialRefundTests {
         #expect(try row.decode(String?.self, at: 2) != nil)
         // Deciding it revokes the refunded coin only.
         let item = try #require(findings.first?.reviewItemID)
-        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
         _ = try service.resolve(id: item, resolution: .revoked, by: "ann", note: nil)
         let outbox = try connection.query(
             "SELECT action, quantity, from_user_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])
@@ -74,7 +74,7 @@ struct PartialRefundTests {
         let findings = try report.findings
         #expect(findings.map(\.kind) == [.quantityMismatch])
         let item = try #require(findings.first?.reviewItemID)
-        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        _ = try ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
             .resolve(id: item, resolution: .granted, by: "ann", note: nil)
         let outbox = try connection.query(
             "SELECT action, quantity, to_user_id FROM reconcile.action_outbox WHERE review_item_id = $1", [item])

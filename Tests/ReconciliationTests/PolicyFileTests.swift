@@ -156,7 +156,7 @@ struct PolicyFileTests {
             let text = try #require(SQLFile.text(path))
             #expect(text.contains("'\(PolicyRule.actorPrefix)%'"), "sql/\(path)")
         }
-        #expect(throws: ReviewError.self) { try ReviewService.validatedName("Policy:routine") }
+        #expect(throws: ReviewError.self) { try ReviewActor.validatedName("Policy:routine") }
     }
 
     @Test func majorUnitsAreExact() {

@@ -285,7 +285,7 @@ struct PolicyTests {
         let engine = try Self.engine(Self.routine.replacingOccurrences(of: "      no_open: [wrong_account]\n", with: ""))
         #expect(try engine.preview(on: connection).map(\.id) == [claimed, decided])
 
-        let service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
         _ = try service.claim(id: claimed, by: "tom")
         _ = try service.resolve(id: decided, resolution: .noAction, by: "mei", note: "test purchase")
         let rule = engine.file.rules[0]
@@ -315,7 +315,7 @@ struct PolicyTests {
             .map { try $0.decode(Int64.self, at: 0) }
         #expect(outbox == [small], "nothing reaches the outbox above the value until a person approves")
 
-        let service = ReviewService(connection: connection, approval: threshold, judgement: .asStored)
+        let service = ReviewDecisions(connection: connection, approval: threshold, judgement: .asStored)
         _ = try service.reject(id: large, by: "mei", note: "this account was refunded twice")
         #expect(try Self.states(connection)["LARGE"] == "open")
         #expect(try engine.preview(on: connection).isEmpty)

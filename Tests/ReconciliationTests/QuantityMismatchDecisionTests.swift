@@ -29,7 +29,7 @@ struct QuantityMismatchDecisionTests {
         _ = try world.diff()
         let id = try Self.item("t-q1", in: world)
         // One unit missing, ¥6.00: under a CNY=11 threshold it needs nobody else, and gives one.
-        let service = ReviewService(connection: world.connection, approval: try #require(ApprovalThreshold(parsing: "CNY=11")), judgement: .asStored)
+        let service = ReviewDecisions(connection: world.connection, approval: try #require(ApprovalThreshold(parsing: "CNY=11")), judgement: .asStored)
         #expect(throws: ReviewError.self) { try service.resolve(id: id, resolution: .revoked, by: "mei", note: nil) }
         let outcome = try service.resolve(id: id, resolution: .granted, by: "mei", note: "short delivery")
         #expect(outcome.item.status == .resolved)
@@ -41,7 +41,7 @@ struct QuantityMismatchDecisionTests {
         _ = try world.diff()
         let id = try Self.item("t-q2", in: world)
         // Two units over, ¥12.00: at the CNY=11 threshold the revoke waits for a second person.
-        let strict = ReviewService(connection: world.connection, approval: try #require(ApprovalThreshold(parsing: "CNY=11")), judgement: .asStored)
+        let strict = ReviewDecisions(connection: world.connection, approval: try #require(ApprovalThreshold(parsing: "CNY=11")), judgement: .asStored)
         #expect(throws: ReviewError.self) { try strict.resolve(id: id, resolution: .granted, by: "mei", note: nil) }
         #expect(try strict.resolve(id: id, resolution: .revoked, by: "mei", note: nil).item.status == .awaitingApproval)
         let approved = try strict.approve(id: id, by: "li", note: nil)

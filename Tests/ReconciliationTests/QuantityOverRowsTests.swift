@@ -114,7 +114,7 @@ struct QuantityOverRowsTests {
         #expect(before["t-c3"] == [Item(kind: "quantity_mismatch", amountMilli: 12000, grant: 2, revoke: 0, revokeFrom: "u1")])
         let id = try world.connection.query(
             "SELECT id FROM reconcile.review_items WHERE fingerprint = 'quantity_mismatch:t-c3'")[0].decode(Int64.self, at: 0)
-        let outcome = try ReviewService(connection: world.connection, approval: .none, judgement: .asStored)
+        let outcome = try ReviewDecisions(connection: world.connection, approval: .none, judgement: .asStored)
             .resolve(id: id, resolution: .granted, by: "mei", note: "short delivery")
         let grant = try #require(outcome.outbox)
         #expect(grant.action == .grant && grant.quantity == 2 && grant.toUserID == "u1")

@@ -15,7 +15,7 @@ struct ReviewActorTests {
             #expect(throws: ReviewError.self, "\(name)") { try ReviewActor.person(validating: name) }
         }
         #expect(try ReviewActor.person(validating: " alice ") == .person("alice"))
-        #expect(ReviewService.reservedNames == [ReviewActor.job.name, ReviewActor.receiver.name])
+        #expect(ReviewActor.reservedNames == [ReviewActor.job.name, ReviewActor.receiver.name])
         #expect(PolicyRule.actorPrefix == ReviewActor.policyPrefix)
     }
 
@@ -35,10 +35,10 @@ struct ReviewNoteRuleTests {
     @Test func theRuleCountsScalarsWhereverItIsAsked() throws {
         let combined = String(repeating: "e\u{301}", count: 1500)
         #expect(combined.count == 1500)
-        #expect(ReviewService.noteProblem(combined, required: false) == .tooLong)
-        #expect(throws: ReviewError.self) { try ReviewService.note(combined, required: false) }
-        #expect(ReviewService.noteProblem("  ", required: true) == .required)
-        #expect(ReviewService.noteProblem(nil, required: false) == nil)
-        #expect(try ReviewService.note("  fine  ", required: true) == "fine")
+        #expect(ReviewNote.problem(combined, required: false) == .tooLong)
+        #expect(throws: ReviewError.self) { try ReviewNote.validated(combined, required: false) }
+        #expect(ReviewNote.problem("  ", required: true) == .required)
+        #expect(ReviewNote.problem(nil, required: false) == nil)
+        #expect(try ReviewNote.validated("  fine  ", required: true) == "fine")
     }
 }

@@ -14,7 +14,8 @@ import Testing
 struct ReviewStoreTests {
     let database: TestDatabase
     let connection: Connection
-    let service: ReviewService
+    let service: ReviewDecisions
+    let queue: ReviewQueue
     let ids: [String: Int64]
     let play: Int64
 
@@ -22,7 +23,8 @@ struct ReviewStoreTests {
         (database, connection) = try TestDatabase.migrated("reviewstore")
         ids = try ReviewFixtures.seed(on: connection)
         play = try ReviewFixtures.seedPlay(on: connection)
-        service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        service = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
+        queue = ReviewQueue(connection: connection)
     }
 
     func filter(_ store: Store?, kinds: [FindingKind] = []) -> ReviewFilter {
@@ -35,24 +37,24 @@ struct ReviewStoreTests {
     // MARK: The item and the filter
 
     @Test func eachItemReadsItsStoreAndTheFilterSelectsByIt() throws {
-        let all = try service.list(ReviewFilter(), limit: 100)
+        let all = try queue.list(ReviewFilter(), limit: 100)
         #expect(all.total == ids.count + 1)
         #expect(all.items.filter { $0.store == .googlePlay }.map(\.id) == [play])
-        #expect(try service.detail(id: play).item.store == .googlePlay)
-        #expect(try service.detail(id: try #require(ids["t-m1"])).item.store == .appStore)
+        #expect(try queue.detail(id: play).item.store == .googlePlay)
+        #expect(try queue.detail(id: try #require(ids["t-m1"])).item.store == .appStore)
 
-        let onlyPlay = try service.list(filter(.googlePlay), limit: 100)
+        let onlyPlay = try queue.list(filter(.googlePlay), limit: 100)
         #expect(onlyPlay.total == 1 && onlyPlay.items.map(\.id) == [play])
         #expect(onlyPlay.items[0].transactionID == ReviewFixtures.playOrder)
         // The counts beside the kind chips count the store's items only.
         #expect(onlyPlay.countsByKind.first { $0.kind == .missedDelivery }?.count == 1)
         #expect(onlyPlay.countsByKind.map(\.count).reduce(0, +) == 1)
 
-        let onlyApple = try service.list(filter(.appStore), limit: 100)
+        let onlyApple = try queue.list(filter(.appStore), limit: 100)
         #expect(onlyApple.total == ids.count && !onlyApple.items.contains { $0.id == play })
         #expect(onlyApple.items.allSatisfy { $0.store == .appStore })
         // With the other fields of the filter, as before: Apple's missed deliveries.
-        let appleMissed = try service.list(filter(.appStore, kinds: [.missedDelivery]), limit: 100)
+        let appleMissed = try queue.list(filter(.appStore, kinds: [.missedDelivery]), limit: 100)
         #expect(Set(appleMissed.items.compactMap(\.transactionID)) == ["t-m1", "t-x1", "t-a1"])
     }
 
@@ -61,21 +63,21 @@ struct ReviewStoreTests {
     @Test func theFilterBindsAsOneValueWhateverItsText() throws {
         var hostile = ReviewFilter()
         hostile.productID = ReviewFixtures.hostileProduct
-        #expect(try service.list(hostile).items.compactMap(\.transactionID) == ["t-x1"])
+        #expect(try queue.list(hostile).items.compactMap(\.transactionID) == ["t-x1"])
         var user = ReviewFilter()
         user.userID = ReviewFixtures.hostileUser
         user.statuses = [.open]
-        #expect(try service.list(user).items.compactMap(\.transactionID) == ["t-x1"])
+        #expect(try queue.list(user).items.compactMap(\.transactionID) == ["t-x1"])
         var odd = ReviewFilter()
         odd.userID = #"a\"b,(c)\\"#
-        #expect(try service.list(odd).total == 0)
+        #expect(try queue.list(odd).total == 0)
         var empty = ReviewFilter()
         empty.userID = ""
-        #expect(try service.list(empty).total == 0, "an empty text is a value, not a missing one")
+        #expect(try queue.list(empty).total == 0, "an empty text is a value, not a missing one")
         var ids = ReviewFilter()
         ids.ids = [play, try #require(self.ids["t-m1"])]
         ids.since = Date(timeIntervalSinceNow: -3_600)
-        #expect(try service.list(ids).total == 2)
+        #expect(try queue.list(ids).total == 2)
     }
 
     @Test func aRecordIsWrittenInPostgreSQLsCompositeText() {
@@ -104,30 +106,30 @@ struct ReviewStoreTests {
             return try connection.query("EXPLAIN " + statement.sql, statement.parameters)
                 .map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
         }
-        let pageValues: SQLValues = ["severity_order": ReviewService.severityOrder, "limit": 50, "offset": 0]
+        let pageValues: SQLValues = ["severity_order": ReviewQueue.severityOrder, "limit": 50, "offset": 0]
         var byUser = filter(.googlePlay)
         byUser.userID = "bulk-user-42"
-        let userPlan = try plan(ReviewService.SQL.page, byUser, extra: pageValues)
+        let userPlan = try plan(ReviewSQL.page, byUser, extra: pageValues)
         #expect(userPlan.contains("review_items_user_idx"), "\(userPlan)")
         #expect(userPlan.contains("'google_play'::text"), "\(userPlan)")
         #expect(!userPlan.contains("review_item_matches"), "\(userPlan)")
 
         var open = filter(.googlePlay)
         open.statuses = [.open, .inReview]
-        let countPlan = try plan(ReviewService.SQL.count, open)
+        let countPlan = try plan(ReviewSQL.count, open)
         #expect(countPlan.contains("review_items_status_kind_idx"), "\(countPlan)")
         #expect(!countPlan.contains("review_item_matches"), "\(countPlan)")
 
         // A bound per currency, too (migration 0027's sub-select kept the function from being inlined).
         var capped = open
         capped.maxAmountMilliByCurrency = ["CNY": 6_000, "USD": 990]
-        let bulkPlan = try plan(ReviewService.SQL.bulkCandidates, capped, extra: ["actor": "mei", "limit": 10])
+        let bulkPlan = try plan(ReviewSQL.bulkCandidates, capped, extra: ["actor": "mei", "limit": 10])
         #expect(bulkPlan.contains("review_items_status_kind_idx"), "\(bulkPlan)")
         #expect(!bulkPlan.contains("review_item_matches") && !bulkPlan.contains("review_item_decidable_by"), "\(bulkPlan)")
 
         var ticked = ReviewFilter()
         ticked.ids = [play]
-        let idsPlan = try plan(ReviewService.SQL.countsByKind, ticked)
+        let idsPlan = try plan(ReviewSQL.countsByKind, ticked)
         #expect(idsPlan.contains("review_items_pkey"), "\(idsPlan)")
     }
 
@@ -135,7 +137,7 @@ struct ReviewStoreTests {
 
     @Test func theCSVExportEndsEachLineWithTheStore() throws {
         var text = ""
-        try service.exportCSV(ReviewFilter()) { text += $0 }
+        try queue.exportCSV(ReviewFilter()) { text += $0 }
         let lines = text.split(separator: "\r\n").map(String.init)
         #expect(lines[0].hasPrefix("id,status,kind,severity,transaction_id"))
         #expect(lines[0].hasSuffix(",last_seen_run,store"))
@@ -144,7 +146,7 @@ struct ReviewStoreTests {
         #expect(lines.dropFirst().filter { $0.hasSuffix(",app_store") }.count == ids.count)
 
         var onlyPlay = ""
-        try service.exportCSV(filter(.googlePlay)) { onlyPlay += $0 }
+        try queue.exportCSV(filter(.googlePlay)) { onlyPlay += $0 }
         #expect(onlyPlay.split(separator: "\r\n").count == 2)
     }
 
@@ -166,7 +168,7 @@ struct ReviewStoreTests {
         let stored = try connection.query(
             "SELECT store FROM reconcile.action_outbox WHERE review_item_id = $1", [play])[0].decode(String.self, at: 0)
         #expect(stored == "google_play")
-        #expect(try service.detail(id: play).outbox?.store == .googlePlay)
+        #expect(try queue.detail(id: play).outbox?.store == .googlePlay)
     }
 
     /// The webhook's body carries the store of each action.
@@ -277,7 +279,7 @@ struct ReviewStoreTests {
             "SELECT id, store FROM reconcile.review_items WHERE resolved_by = 'policy:play-testers'")
         #expect(decided.count == 1)
         #expect(try decided[0].decode(Int64.self, at: 0) == play && decided[0].decode(String.self, at: 1) == "google_play")
-        #expect(try service.detail(id: try #require(ids["t-m1"])).item.status == .open)
+        #expect(try queue.detail(id: try #require(ids["t-m1"])).item.status == .open)
 
         let both = try PolicyFile.parse("""
             rules:

@@ -191,7 +191,7 @@ struct ApprovalWebTests {
             #expect(status == .ok && page.contains("name=\"count\" value=\"2\"") && page.contains("706.00"))
             let seen = try Self.hiddenFields(of: "bulk-decide", in: page)
 
-            _ = try ReviewService(connection: try Connection(url: url), approval: .none, judgement: .asStored)
+            _ = try ReviewDecisions(connection: try Connection(url: url), approval: .none, judgement: .asStored)
                 .dismiss(id: first, by: "bob", note: "test purchase")
             try Connection(url: url).execute(
                 """
@@ -391,7 +391,7 @@ struct ApprovalWebTests {
     @Test func anotherPersonRejectsWithAReasonAndTheItemIsOpenAgain() async throws {
         let item = try id("t-x1")
         let threshold = try #require(ApprovalThreshold(parsing: "CNY=648"))
-        _ = try ReviewService(connection: connection, approval: threshold, judgement: .asStored)
+        _ = try ReviewDecisions(connection: connection, approval: threshold, judgement: .asStored)
             .resolve(id: item, resolution: .granted, by: "alice", note: "looks missed")
         try await withApp(approval: threshold) { client in
             let bob = try await ReviewWebTests.login(client, name: "bob")

@@ -49,7 +49,7 @@ struct ExportWebTests {
     @Test func aLargeQueueExportsChunkedAndByteIdenticalToTheCLI() async throws {
         try plant(6000)
         var written = Data()
-        try ReviewService(connection: connection, approval: .none, judgement: .asStored).exportCSV(ReviewFilter()) { written.append(contentsOf: $0.utf8) }
+        try ReviewQueue(connection: connection).exportCSV(ReviewFilter()) { written.append(contentsOf: $0.utf8) }
         let expected = written
         #expect(expected.count > 4 * 64 * 1024, "the export spans many chunks")
         let application = try buildApplication(configuration: configuration())

@@ -344,7 +344,7 @@ struct ReviewWebTests {
 
     @Test func takingOverAClaimNeedsTheForceButton() async throws {
         let item = try id("t-m1")
-        _ = try ReviewService(connection: connection, approval: .none, judgement: .asStored).claim(id: item, by: "bob")
+        _ = try ReviewDecisions(connection: connection, approval: .none, judgement: .asStored).claim(id: item, by: "bob")
         try await withApp { client in
             let cookie = try await Self.login(client)
             let csrf = try await Self.csrf(client, cookie: cookie)

@@ -36,9 +36,9 @@ public struct ActionOutbox {
 
     /// Marks rows consumed by `actor`; a row acked before keeps its first ack. Returns the ids
     /// that do not exist. `actor` is a person's name as a decision's is
-    /// (``ReviewService/validatedName(_:)``): none the product acts under.
+    /// (``ReviewActor/validatedName(_:)``): none the product acts under.
     public func ack(_ ids: [Int64], by actor: String) throws -> [Int64] {
-        let actor = try ReviewService.validatedName(actor)
+        let actor = try ReviewActor.validatedName(actor)
         let known = try connection.transaction {
             try Set(connection.query(SQL.ack, ["ids": ids, "actor": actor]).map { try $0.decode(Int64.self, at: 0) })
         }

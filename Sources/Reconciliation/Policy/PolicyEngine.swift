@@ -8,7 +8,7 @@ import Postgres
 ///
 /// Each rule's conditions are one set-based statement over the open items (`sql/policy/matches.sql`,
 /// the conditions bound as typed values); the rules are asked in file order and an item belongs
-/// to the first that takes it. Each item is then decided through ``ReviewService`` exactly as a
+/// to the first that takes it. Each item is then decided through ``ReviewDecisions`` exactly as a
 /// person's decision (one event, one outbox row, its own transaction), as `policy:<name>` with the
 /// rule's note, after a check inside that transaction on the locked item: still open and never
 /// claimed, still taken by the rule, and within its limits, counted from its events under a lock
@@ -118,8 +118,8 @@ public struct PolicyEngine: Sendable {
     /// Decides item `id` as `rule` does, in a transaction of its own, after ``admit`` on the locked
     /// item; true when this call decided it. Throws `Hold` or a `ReviewError` to leave it as it is.
     func decide(_ id: Int64, by rule: PolicyRule, runID: Int64, on connection: Connection) throws -> Bool {
-        let service = ReviewService(connection: connection, approval: approval, judgement: judgement)
-        let decider = ReviewService.Decider(actor: rule.actor, runID: runID) { item in
+        let service = ReviewDecisions(connection: connection, approval: approval, judgement: judgement)
+        let decider = ReviewDecisions.Decider(actor: rule.actor, runID: runID) { item in
             try self.admit(item, rule: rule, runID: runID, on: connection)
         }
         let result = switch rule.decision {

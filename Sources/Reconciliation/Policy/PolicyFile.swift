@@ -343,8 +343,8 @@ struct PolicyFileReader {
 
     func note(_ value: Value) throws -> String {
         let note = try text(value).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !note.isEmpty, note.unicodeScalars.count <= ReviewService.maximumNoteLength else {
-            throw fail(value, "expected a note of 1 to \(ReviewService.maximumNoteLength) characters: "
+        guard !note.isEmpty, note.unicodeScalars.count <= ReviewNote.maximumLength else {
+            throw fail(value, "expected a note of 1 to \(ReviewNote.maximumLength) characters: "
                 + "it is kept with every decision")
         }
         return note

@@ -3,7 +3,7 @@ import Foundation
 
 /// One named rule of a policy file (SPEC section 17): which open items it takes, how many and how
 /// much it may decide, and what it decides them as, with its note. Its decisions are made as
-/// ``actor`` exactly as a person's are (``ReviewService``), so they are audited, enqueued and
+/// ``actor`` exactly as a person's are (``ReviewDecisions``), so they are audited, enqueued and
 /// held for approval like any other.
 public struct PolicyRule: Sendable, Equatable {
     /// The rule's name, unique in its file: `routine-small-pack`.

@@ -10,7 +10,7 @@ import Foundation
 /// every currency the app sells in. Without the setting (``none``) nothing waits.
 ///
 /// Every process configured with it records it in the database (``record(on:by:)``), and a
-/// decision applies the stricter of its own and the recorded one (``ReviewService``), so a shell,
+/// decision applies the stricter of its own and the recorded one (``ReviewDecisions``), so a shell,
 /// a `serve` or a receiver started without the setting cannot skip approval.
 public struct ApprovalThreshold: Sendable, Equatable, CustomStringConvertible {
     /// The limit per currency (upper-case ISO code), in milliunits.

@@ -4,7 +4,7 @@ import Postgres
 
 /// Deciding many items at once (`review resolve|dismiss` with a filter): the outage day's thousands
 /// of `missed_delivery` items granted by one command. Each item is decided exactly as a single
-/// decision is (``ReviewService/resolve(id:resolution:by:note:seen:)``: one event, one outbox row,
+/// decision is (``ReviewDecisions/resolve(id:resolution:by:note:seen:)``: one event, one outbox row,
 /// its finding judged again first, refused if already decided), a hundred to a transaction, so a
 /// command interrupted half-way and run again takes only what is left and repeats nothing.
 public struct BulkDecision: Sendable {
@@ -24,12 +24,12 @@ public struct BulkDecision: Sendable {
     /// At most this many items; a filter matching more is refused before anything is decided.
     public var limit: Int
     /// `RECONCILE_APPROVAL_ABOVE`: items above it go to `awaiting_approval`, as a single decision's
-    /// would (``ReviewService/approval``).
+    /// would (``ReviewDecisions/approval``).
     public var approval: ApprovalThreshold
     /// How each decision judges its item again first, as a single decision's does.
     var judgement: DecisionJudgement
     /// The command line's operating-system login, recorded with each decision
-    /// (``ReviewService/osLogin``); nil for the pages.
+    /// (``ReviewDecisions/osLogin``); nil for the pages.
     public var osLogin: String?
 
     public init(
@@ -126,7 +126,7 @@ public struct BulkDecision: Sendable {
     /// decides only the items the person saw, for the value they saw (``run(_:note:on:confirming:progress:)``);
     /// a count alone could name other items.
     public func digest(on connection: Connection) throws -> String {
-        let person = try ReviewService.validatedName(person)
+        let person = try ReviewActor.validatedName(person)
         return Self.digest(try candidates(limit: limit + 1, actor: person, on: connection))
     }
 
@@ -140,10 +140,10 @@ public struct BulkDecision: Sendable {
 
     /// How many items the filter takes, their value per currency, and the first `first` of them.
     public func preview(on connection: Connection, first: Int = 5) throws -> Preview {
-        let person = try ReviewService.validatedName(person)
+        let person = try ReviewActor.validatedName(person)
         var preview = Preview(items: 0, valueByCurrency: [], unknownValue: 0, first: [])
         var kinds: [FindingKind: Int] = [:]
-        for row in try connection.query(ReviewService.SQL.bulkSummary, values(actor: person)) {
+        for row in try connection.query(ReviewSQL.bulkSummary, values(actor: person)) {
             let items: Int = try row["items"]
             preview.items += items
             kinds[try row["kind"], default: 0] += items
@@ -166,7 +166,7 @@ public struct BulkDecision: Sendable {
     /// The ids of every item the filter takes now (at most the limit, and one more to tell that it
     /// is over), oldest first: what a person confirms, to be passed back to ``run(_:note:only:on:progress:)``.
     public func confirmable(on connection: Connection) throws -> [Int64] {
-        try candidates(limit: limit + 1, actor: try ReviewService.validatedName(person), on: connection).map(\.id)
+        try candidates(limit: limit + 1, actor: try ReviewActor.validatedName(person), on: connection).map(\.id)
     }
 
     /// The same decision over only those of `ids` the filter takes (ReviewFilter.ids narrows it);
@@ -197,7 +197,7 @@ public struct BulkDecision: Sendable {
         confirming digest: String? = nil,
         progress: (_ done: Int, _ of: Int) -> Void = { _, _ in }
     ) throws -> Outcome {
-        let person = try ReviewService.validatedName(person)
+        let person = try ReviewActor.validatedName(person)
         var outcome = Outcome()
         var selection = self
         if let confirmed {
@@ -221,7 +221,7 @@ public struct BulkDecision: Sendable {
         // Checked on the locked item, in its decision's transaction: an item is taken only while it is
         // open or claimed by this person (reconcile.review_item_decidable_by, migration 0030: the rule
         // bulk_candidates.sql listed it by).
-        let decider = ReviewService.Decider(actor: .person(person), admit: { item in
+        let decider = ReviewDecisions.Decider(actor: .person(person), admit: { item in
             if item.status == .inReview, let assignee = item.assignee, assignee != person {
                 throw ReviewError.claimedBySomeoneElse(id: item.id, assignee: assignee)
             }
@@ -241,7 +241,7 @@ public struct BulkDecision: Sendable {
                 let judged = acts
                     ? try judgement.judgingOnce(chunk.compactMap(\.transactionID), on: connection) ?? judgement
                     : judgement
-                var service = ReviewService(connection: connection, approval: approval, judgement: judged)
+                var service = ReviewDecisions(connection: connection, approval: approval, judgement: judged)
                 service.osLogin = osLogin
                 for candidate in chunk {
                     if Task.isCancelled { break }
@@ -277,7 +277,7 @@ public struct BulkDecision: Sendable {
     private func candidates(limit: Int, actor: String, on connection: Connection) throws -> [Candidate] {
         var values = values(actor: actor)
         values["limit"] = Int64(limit)
-        return try connection.query(ReviewService.SQL.bulkCandidates, values).map { row in
+        return try connection.query(ReviewSQL.bulkCandidates, values).map { row in
             Candidate(
                 id: try row["id"], kind: try row["kind"], transactionID: try row["transaction_id"],
                 userID: try row["user_id"], productID: try row["product_id"], amountMilli: try row["amount_milli"],
@@ -286,7 +286,7 @@ public struct BulkDecision: Sendable {
     }
 }
 
-extension ReviewService {
+extension ReviewDecisions {
     /// Resolves or dismisses one item: ``resolve(id:resolution:by:note:)`` or ``dismiss(id:by:note:)``.
     public func decide(
         _ decision: BulkDecision.Decision, id: Int64, by person: String, note: String?

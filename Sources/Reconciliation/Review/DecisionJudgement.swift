@@ -63,7 +63,7 @@ public struct DecisionJudgement: Sendable {
         }
         // Prepared once a session: a bulk decision reads it for each of its thousands of items.
         let row = try connection.queryPrepared(
-            ReviewService.SQL.rejudged, ["id": item.id], relations: ["deliveries": differ.relations.deliveries])[0]
+            ReviewSQL.rejudged, ["id": item.id], relations: ["deliveries": differ.relations.deliveries])[0]
         if try row.decode(Bool.self, "holds") { return .holds(try ReviewItem(row: row)) }
         if try row.decode(Bool.self, "held") { return .held }
         let kindsNow: String? = try row["kinds_now"]

@@ -1,6 +1,6 @@
 /// Who did something to a review item: the name recorded in `review_events.actor`, an item's
 /// `resolved_by`, `pending_by` and `approved_by`, and the outbox's `decided_by`. The product's own
-/// actors have names no person may take (``ReviewService/validatedName(_:)`` refuses them,
+/// actors have names no person may take (``ReviewActor/validatedName(_:)`` refuses them,
 /// whatever their case, accents or width), so a recorded name says which kind of actor it was.
 public enum ReviewActor: Sendable, Hashable, CustomStringConvertible {
     /// The job itself: a run's items and auto-resolutions, the desk's lookups.
@@ -44,10 +44,10 @@ public enum ReviewActor: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// A person by a trimmed, validated name (``ReviewService/validatedName(_:)``): never one the
+    /// A person by a trimmed, validated name (``ReviewActor/validatedName(_:)``): never one the
     /// product acts under.
     public static func person(validating raw: String) throws -> ReviewActor {
-        .person(try ReviewService.validatedName(raw))
+        .person(try ReviewActor.validatedName(raw))
     }
 
     /// Whether a person, rather than the product, acted.

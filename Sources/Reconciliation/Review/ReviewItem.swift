@@ -235,7 +235,7 @@ public struct ReviewItemDetail: Sendable {
     /// What each resolution the item's kind allows would make the app do, as the item stands
     /// (the page shows it beside its decision and sends it back with it); a resolution the
     /// evidence cannot turn into an action is absent.
-    public var proposedActions: [Resolution: ReviewService.ActionDraft] = [:]
+    public var proposedActions: [Resolution: ActionDraft] = [:]
 }
 
 /// What a claim, resolve or dismiss did.

@@ -181,8 +181,8 @@ struct BulkSelection {
     init(query: String?) {
         let form = Form(query ?? "")
         self.query = QueryFilter(query: query)
-        // A page shows at most ReviewService.maximumPageSize items to tick.
-        ids = Array(form.values("id").compactMap { Int64($0) }.prefix(ReviewService.maximumPageSize))
+        // A page shows at most ReviewQueue.maximumPageSize items to tick.
+        ids = Array(form.values("id").compactMap { Int64($0) }.prefix(ReviewQueue.maximumPageSize))
         all = form["all"] == "1"
     }
 

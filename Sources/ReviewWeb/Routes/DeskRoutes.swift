@@ -22,7 +22,7 @@ struct DeskController: Sendable {
             guard let page = QueryFilter(query: request.uri.query).page else {
                 throw HTTPError(
                     .badRequest,
-                    message: context.catalog.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
+                    message: context.catalog.text("error.page_too_large", ["max": String(ReviewQueue.maximumPage)]))
             }
             return try await deskPage(text, kind: kind, page: page, enqueue: false, context: context)
         }

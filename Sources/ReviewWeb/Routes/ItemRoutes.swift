@@ -33,7 +33,7 @@ struct ItemController: Sendable {
                 }
                 // The action the page showed for this resolution (a script may send none).
                 let seen = try form["shown_\(resolution.rawValue)"].map { shown in
-                    guard let draft = try? JSONDecoder().decode(ReviewService.ActionDraft.self, from: Data(shown.utf8))
+                    guard let draft = try? JSONDecoder().decode(ActionDraft.self, from: Data(shown.utf8))
                     else { throw HTTPError(.badRequest, message: unreadable) }
                     return draft
                 }
@@ -64,7 +64,7 @@ struct ItemController: Sendable {
     /// the reader's words, then the transition by the session's person.
     private func decide(
         _ request: Request, context: SignedInContext, noteRequired: Bool,
-        _ body: @escaping @Sendable (ReviewService, Int64, _ person: String, _ note: String?, Form) throws
+        _ body: @escaping @Sendable (ReviewDecisions, Int64, _ person: String, _ note: String?, Form) throws
             -> TransitionOutcome
     ) async throws -> Response {
         let person = context.session.name
@@ -99,9 +99,9 @@ struct ItemController: Sendable {
 
     /// The service's note rules, said in the reader's language before the service is asked.
     static func noteProblem(_ raw: String?, required: Bool, _ t: Catalog) -> String? {
-        switch ReviewService.noteProblem(raw, required: required) {
+        switch ReviewNote.problem(raw, required: required) {
         case .required: t["error.note_required"]
-        case .tooLong: t.text("error.note_too_long", ["max": String(ReviewService.maximumNoteLength)])
+        case .tooLong: t.text("error.note_too_long", ["max": String(ReviewNote.maximumLength)])
         case nil: nil
         }
     }
@@ -115,8 +115,8 @@ struct ItemController: Sendable {
         let detail: ReviewItemDetail
         let next: Int64?
         do {
-            (detail, next) = try await database.run { service in
-                (try service.detail(id: id), try service.nextInQueue(after: id))
+            (detail, next) = try await database.read { queue in
+                (try queue.detail(id: id), try queue.nextInQueue(after: id))
             }
         } catch ReviewError.notFound {
             return pages.errorPage(
@@ -136,12 +136,12 @@ struct ItemController: Sendable {
     /// reload does not post twice), the item page with the refusal and 409 when it was illegal.
     private func transition(
         id: Int64, context: SignedInContext,
-        _ body: @escaping @Sendable (ReviewService, Int64) throws -> TransitionOutcome
+        _ body: @escaping @Sendable (ReviewDecisions, Int64) throws -> TransitionOutcome
     ) async throws -> Response {
         let session = context.session
         let t = context.catalog
         do {
-            let outcome = try await database.run { try body($0, id) }
+            let outcome = try await database.decide { try body($0, id) }
             // A decision reaches the app's webhook at once, as the CLI's does, without holding up the page.
             if outcome.changed, outcome.item.status.isDecided { outboxDelivery?.trigger() }
             await sessions.setFlash(.init(text: Self.message(outcome, by: session.name, t), isError: false), for: session.id)

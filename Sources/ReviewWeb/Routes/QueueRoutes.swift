@@ -23,9 +23,9 @@ struct QueueController: Sendable {
         let query = QueryFilter(query: request.uri.query)
         let filter = try await resolved(query)
         guard let page = query.page else {
-            throw HTTPError(.badRequest, message: t.text("error.page_too_large", ["max": String(ReviewService.maximumPage)]))
+            throw HTTPError(.badRequest, message: t.text("error.page_too_large", ["max": String(ReviewQueue.maximumPage)]))
         }
-        let result = try await database.run { try $0.list(filter, page: page, limit: 50) }
+        let result = try await database.read { try $0.list(filter, page: page, limit: 50) }
         let flash = await sessions.takeFlash(for: session.id)
         let selectedKind = filter.kinds.first?.rawValue
         let statusOptions = QueryFilter.statusChoices.map {
@@ -108,8 +108,8 @@ struct QueueController: Sendable {
         let logger = context.logger
         Task {
             do {
-                let failure = try await database.runExport { service in
-                    stream.produce { write in try service.exportCSV(filter, write: write) }.map { "\($0)" }
+                let failure = try await database.runExport { queue in
+                    stream.produce { write in try queue.exportCSV(filter, write: write) }.map { "\($0)" }
                 }
                 // The client sees a chunked body that never ends (no last chunk): an aborted
                 // download, never a file that looks complete.

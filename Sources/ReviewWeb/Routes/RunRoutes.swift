@@ -19,7 +19,7 @@ struct RunController: Sendable {
         let session = context.session
         let reader = context.reader
         let t = reader.catalog
-        let runs = try await database.run { try $0.runs(limit: 100) }
+        let runs = try await database.read { try $0.runs(limit: 100) }
         let receiverRuns = try await database.lender.run { try ReceiverRun.recent(limit: 20, on: $0) }
         let tallies = try await database.lender.run {
             try PolicyTally.byRun(runs.map(\.id) + receiverRuns.map(\.id), on: $0)
@@ -58,7 +58,7 @@ struct RunController: Sendable {
     private func report(context: SignedInContext) async throws -> Response {
         let t = context.catalog
         guard let id = context.parameters.get("id", as: Int64.self),
-            let run = try await database.run({ try $0.run(id: id) }), let directory = run.reportDirectory
+            let run = try await database.read({ try $0.run(id: id) }), let directory = run.reportDirectory
         else {
             return pages.errorPage(heading: t["error.no_report"], message: t["error.run_has_no_report"], context: context, status: .notFound)
         }

@@ -94,7 +94,7 @@ struct SessionController: Sendable {
                 return loginPage(LoginPage(error: problem, next: next, name: name), context: context, status: .badRequest)
             }
             do {
-                person = try ReviewService.validatedName(name)
+                person = try ReviewActor.validatedName(name)
             } catch {
                 return loginPage(
                     LoginPage(error: t["login.name_invalid"], next: next, name: name), context: context, status: .badRequest)
@@ -115,8 +115,8 @@ struct SessionController: Sendable {
     static func nameProblem(_ raw: String, _ t: Catalog) -> String? {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         if name.isEmpty { return t["login.name_required"] }
-        if name.count > ReviewService.maximumNameLength {
-            return t.text("login.name_too_long", ["max": String(ReviewService.maximumNameLength)])
+        if name.count > ReviewActor.maximumNameLength {
+            return t.text("login.name_too_long", ["max": String(ReviewActor.maximumNameLength)])
         }
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return t["login.name_control"]

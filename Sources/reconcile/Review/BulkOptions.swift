@@ -64,7 +64,7 @@ struct ItemSelection: ParsableArguments {
             return try await decideMany(
                 decision, verb: verb, note: note, person: person, database: database, logger: logger)
         }
-        print(try await database.service().decide(decision, id: id, by: person, note: note).message)
+        print(try await database.decisions().decide(decision, id: id, by: person, note: note).message)
         // The decision reaches the app's webhook at once when one is configured.
         _ = try? await database.deliverOutbox(logger: logger)
     }

@@ -29,7 +29,7 @@ struct ReviewApproveCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await database.run { logger in
-            print(try await database.service().approve(id: id, by: ActorName.resolve(by), note: note).message)
+            print(try await database.decisions().approve(id: id, by: ActorName.resolve(by), note: note).message)
             // The decision reaches the app's webhook at once when one is configured.
             _ = try? await database.deliverOutbox(logger: logger)
         }

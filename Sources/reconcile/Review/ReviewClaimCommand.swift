@@ -22,7 +22,7 @@ struct ReviewClaimCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await database.run { _ in
-            print(try await database.service().claim(id: id, by: ActorName.resolve(by), force: force).message)
+            print(try await database.decisions().claim(id: id, by: ActorName.resolve(by), force: force).message)
         }
     }
 }

@@ -19,7 +19,7 @@ struct ReviewExportCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = database.common.makeLogger()
         do {
-            let service = try await database.service()
+            let queue = try await database.queue()
             let filter = try filter.filter()
             if let output {
                 // Written beside the target and renamed, so a reader never sees half a file.
@@ -28,7 +28,7 @@ struct ReviewExportCommand: AsyncParsableCommand {
                     let handle = FileHandle(forWritingAtPath: temporary)
                 else { throw ValidationError("--output \(output): cannot write there") }
                 do {
-                    try service.exportCSV(filter) { try handle.write(contentsOf: Data($0.utf8)) }
+                    try queue.exportCSV(filter) { try handle.write(contentsOf: Data($0.utf8)) }
                     try handle.close()
                     _ = try? FileManager.default.removeItem(atPath: output)
                     try FileManager.default.moveItem(atPath: temporary, toPath: output)
@@ -38,7 +38,7 @@ struct ReviewExportCommand: AsyncParsableCommand {
                     throw error
                 }
             } else {
-                try service.exportCSV(filter) { FileHandle.standardOutput.write(Data($0.utf8)) }
+                try queue.exportCSV(filter) { FileHandle.standardOutput.write(Data($0.utf8)) }
             }
         } catch let error as ValidationError {
             throw error

@@ -20,25 +20,25 @@ struct ReviewListCommand: AsyncParsableCommand {
     @Option(help: "Output: table, json or csv.")
     var format: Format = .table
 
-    @Option(help: "Items per page (1–\(ReviewService.maximumPageSize)).")
+    @Option(help: "Items per page (1–\(ReviewQueue.maximumPageSize)).")
     var limit = 50
 
-    @Option(help: "Page number, from 1 to \(ReviewService.maximumPage).")
+    @Option(help: "Page number, from 1 to \(ReviewQueue.maximumPage).")
     var page = 1
 
     func validate() throws {
-        guard (1...ReviewService.maximumPageSize).contains(limit) else {
-            throw ValidationError("--limit must be between 1 and \(ReviewService.maximumPageSize)")
+        guard (1...ReviewQueue.maximumPageSize).contains(limit) else {
+            throw ValidationError("--limit must be between 1 and \(ReviewQueue.maximumPageSize)")
         }
-        guard (1...ReviewService.maximumPage).contains(page) else {
-            throw ValidationError("--page must be between 1 and \(ReviewService.maximumPage)")
+        guard (1...ReviewQueue.maximumPage).contains(page) else {
+            throw ValidationError("--page must be between 1 and \(ReviewQueue.maximumPage)")
         }
     }
 
     func run() async throws {
         try await database.run { _ in
-            let service = try await database.service()
-            let result = try service.list(try filter.filter(), page: page, limit: limit)
+            let queue = try await database.queue()
+            let result = try queue.list(try filter.filter(), page: page, limit: limit)
             switch format {
             case .json:
                 try ReviewOutput.print(json: [

@@ -14,15 +14,20 @@ struct ReviewDatabaseOptions: ParsableArguments {
         try await common.run(work)
     }
 
-    /// Connects and hands back the queue's service, with the settings' approval threshold and the
+    /// Connects and hands back the queue's decisions, with the settings' approval threshold and the
     /// operating-system login recorded with every decision (``OperatingSystemLogin``).
-    func service() async throws -> ReviewService {
+    func decisions() async throws -> ReviewDecisions {
         let settings = try await settings()
-        var service = ReviewService(
+        var decisions = ReviewDecisions(
             connection: try settings.connect(), approval: settings.approvalAbove,
             judgement: try DecisionJudgement.rules(settings))
-        service.osLogin = OperatingSystemLogin.current()
-        return service
+        decisions.osLogin = OperatingSystemLogin.current()
+        return decisions
+    }
+
+    /// Connects and hands back the queue, to read.
+    func queue() async throws -> ReviewQueue {
+        ReviewQueue(connection: try await settings().connect())
     }
 
     /// The settings (environment, else the `--config` file); review commands need no bundle id.

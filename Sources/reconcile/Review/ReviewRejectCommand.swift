@@ -27,7 +27,7 @@ struct ReviewRejectCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await database.run { _ in
-            print(try await database.service().reject(id: id, by: ActorName.resolve(by), note: note).message)
+            print(try await database.decisions().reject(id: id, by: ActorName.resolve(by), note: note).message)
         }
     }
 }

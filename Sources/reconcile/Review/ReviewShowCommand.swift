@@ -17,7 +17,7 @@ struct ReviewShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await database.run { _ in
-            let detail = try await database.service().detail(id: id)
+            let detail = try await database.queue().detail(id: id)
             let evidence = (try? JSONSerialization.jsonObject(with: Data(detail.evidence.utf8))) ?? [String: Any]()
             if json {
                 var object = ReviewOutput.json(detail.item)
@@ -56,7 +56,7 @@ struct ReviewShowCommand: AsyncParsableCommand {
                 lines.append("  approved      by \(terminalSafe(approver)) at \(item.approvedAt.map(TimeExpression.format) ?? "?")")
             }
             if let entry = detail.outbox {
-                lines.append("  outbox        #\(entry.id) \(terminalSafe(ReviewService.describe(entry))), "
+                lines.append("  outbox        #\(entry.id) \(terminalSafe(entry.actionDescription)), "
                     + (entry.consumedAt.map { "carried out \(TimeExpression.format($0))" } ?? "pending"))
             }
             do {

@@ -1,24 +1,15 @@
 import Foundation
 import Postgres
 
-/// The review queue for support staff (SPEC sections 6–8): the one place where items are listed,
-/// shown, claimed, resolved and dismissed, used by `reconcile review` and by `reconcile serve` alike.
+/// The review queue's decisions (SPEC sections 6–8): the one place where items are claimed,
+/// resolved, approved, rejected and dismissed, used by `reconcile review`, `reconcile serve`, the
+/// bulk decisions and the policies alike. Reading the queue is ``ReviewQueue``'s.
 ///
 /// Every transition locks the item (`SELECT … FOR UPDATE`), checks its state, and writes the new
 /// state, a `review_events` row and, for a decision the app must act on, one `action_outbox` row,
 /// all in one transaction. Repeating a command that already took effect changes nothing and
 /// succeeds, so a retried click or a re-run script never enqueues an action twice.
-public struct ReviewService {
-    /// Longest note kept; a note is for a sentence or two, not a document.
-    public static let maximumNoteLength = 2000
-    /// Longest actor name.
-    public static let maximumNameLength = 200
-    /// Largest page.
-    public static let maximumPageSize = 500
-    /// Highest page number: far beyond any queue (500 million items at the largest page size),
-    /// and low enough that `(page - 1) * limit` can never overflow.
-    public static let maximumPage = 1_000_000
-
+public struct ReviewDecisions {
     let connection: Connection
     /// `RECONCILE_APPROVAL_ABOVE`: a decision above it waits for a second person. Every decider
     /// (a person, a bulk command, a policy) comes through ``resolve(id:resolution:by:note:)``, so
@@ -29,13 +20,13 @@ public struct ReviewService {
     /// How a decision that makes the app act judges its item again first (SPEC section 6).
     let judgement: DecisionJudgement
     /// The operating-system login of whoever runs the command line (where `--by` is only a claim),
-    /// recorded with every event this service writes and with a decision that waits; an approval
+    /// recorded with every event these decisions write and with a decision that waits; an approval
     /// from the login that made the decision is refused like one's own. Nil for the pages (their
     /// session proves the name) and the job.
     public var osLogin: String?
 
-    /// A service on one connection; use it from one task at a time, like the connection. The
-    /// threshold and the judgement have no default on purpose: whoever builds a service says
+    /// Decisions on one connection; use it from one task at a time, like the connection. The
+    /// threshold and the judgement have no default on purpose: whoever builds one says
     /// which hold (``ApprovalThreshold/none`` where none is configured; the settings' rules), so
     /// none is dropped by omission.
     public init(connection: Connection, approval: ApprovalThreshold, judgement: DecisionJudgement) {
@@ -49,13 +40,13 @@ public struct ReviewService {
     /// Claims an item for `person`: `open` → `in_review`. Claiming one's own claim again changes
     /// nothing; taking over someone else's claim needs `force` and is recorded as an event.
     public func claim(id: Int64, by person: String, force: Bool = false) throws -> TransitionOutcome {
-        let person = try Self.validatedName(person)
+        let person = try ReviewActor.validatedName(person)
         return try connection.transaction {
             let item = try lockedItem(id)
             switch item.status {
             case .open:
                 _ = try recordEvent(item, by: person, to: .inReview, note: nil, details: ["assignee": person])
-                let updated = try update(SQL.claim, ["id": id, "assignee": person])
+                let updated = try update(ReviewSQL.claim, ["id": id, "assignee": person])
                 return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "claimed item \(id) for \(person)")
             case .inReview where item.assignee == person:
                 return TransitionOutcome(
@@ -67,7 +58,7 @@ public struct ReviewService {
                 _ = try recordEvent(
                     item, by: person, to: .inReview, note: "taken over from \(item.assignee ?? "nobody")",
                     details: ["assignee": person, "previous_assignee": item.assignee ?? ""])
-                let updated = try update(SQL.takeOver, ["id": id, "assignee": person])
+                let updated = try update(ReviewSQL.takeOver, ["id": id, "assignee": person])
                 return TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
                     message: "took item \(id) over from \(item.assignee ?? "nobody") for \(person)")
@@ -110,7 +101,7 @@ public struct ReviewService {
         id: Int64, resolution: Resolution, as decider: Decider, note: String?, seen: ActionDraft? = nil
     ) throws -> TransitionOutcome {
         let person = decider.name
-        let note = try Self.note(note, required: false)
+        let note = try ReviewNote.validated(note, required: false)
         let decided = try decision { () throws -> Decided in
             var item = try lockedItem(id)
             try decider.admit?(item)
@@ -120,7 +111,7 @@ public struct ReviewService {
                 || (item.status == .resolved && item.resolution == resolution && item.resolvedBy == person)
             if let outcome = try undecided(item, unless: repeated, {
                 TransitionOutcome(
-                    item: item, changed: false, outbox: try outbox(itemID: id),
+                    item: item, changed: false, outbox: try OutboxEntry.ofItem(id, on: connection),
                     message: waitingAlready
                         ? "item \(id) already waits for approval of \(resolution.rawValue) by \(person); nothing to do"
                         : "item \(id) is already resolved as \(resolution.rawValue) by \(person); nothing to do")
@@ -135,7 +126,7 @@ public struct ReviewService {
                 case .held: throw Self.held(item)
                 }
             }
-            let draft = try actionDraft(for: item, resolution: resolution)
+            let draft = try ActionDraft.drafted(for: item, resolution: resolution, on: connection)
             if let seen, seen != draft {
                 throw ReviewError.actionChanged(id: id, was: seen.description, now: draft?.description ?? "nothing")
             }
@@ -148,7 +139,7 @@ public struct ReviewService {
                               "value": item.value?.text() ?? "unknown"],
                     run: decider.runID)
                 let updated = try update(
-                    SQL.awaitApproval,
+                    ReviewSQL.awaitApproval,
                     ["id": id, "resolution": resolution.rawValue, "person": person, "note": note,
                      "action": try draft.map { try PostgresJSON(encoding: $0) }, "os_login": osLogin])
                 Failpoint.pass("review.decide")
@@ -161,11 +152,11 @@ public struct ReviewService {
             let event = try recordEvent(
                 item, by: person, to: .resolved, note: note, details: Self.details(resolution, draft), run: decider.runID)
             let updated = try update(
-                SQL.resolve, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
+                ReviewSQL.resolve, ["id": id, "resolution": resolution.rawValue, "person": person, "note": note])
             let entry = try enqueue(draft, item: item, event: event, decidedBy: person, note: note)
             Failpoint.pass("review.decide")
             var message = "resolved item \(id) as \(resolution.rawValue)"
-            if let entry { message += "; queued \(Self.describe(entry)) for the app" }
+            if let entry { message += "; queued \(entry.actionDescription) for the app" }
             return .done(TransitionOutcome(item: updated, changed: true, outbox: entry, message: message))
         }
         return try decided.outcome(id: id)
@@ -195,11 +186,11 @@ public struct ReviewService {
         let verdict = try judgement.judge(item, on: connection)
         if case .gone(let now) = verdict {
             _ = try recordEvent(
-                item, by: Self.jobActor, to: .autoResolved,
+                item, by: ReviewActor.jobName, to: .autoResolved,
                 note: "condition no longer detected when judged again for \(person)'s decision "
                     + "(\(resolution.rawValue)): \(now)",
                 details: ["resolution": resolution.rawValue, "decided_by": person], run: run)
-            _ = try update(SQL.autoResolveStale, ["id": item.id])
+            _ = try update(ReviewSQL.autoResolveStale, ["id": item.id])
         }
         return verdict
     }
@@ -235,8 +226,8 @@ public struct ReviewService {
         -> TransitionOutcome
     {
         // A policy cannot approve: its name (`policy:…`) is no person's name.
-        let person = try Self.validatedName(person)
-        let note = try Self.note(note, required: false)
+        let person = try ReviewActor.validatedName(person)
+        let note = try ReviewNote.validated(note, required: false)
         let decided = try connection.transaction { () throws -> Decided in
             var item = try lockedItem(id)
             switch item.status {
@@ -244,7 +235,7 @@ public struct ReviewService {
                 let pending = try waitingDecision(item, seen: seen)
                 guard !Self.samePerson(pending.by, person) else { throw ReviewError.ownDecision(id: id, by: pending.by) }
                 // On the command line the name is only a claim: the login that decided cannot approve.
-                if let osLogin, let row = try connection.queryFirst(SQL.pendingOSLogin, ["id": id]),
+                if let osLogin, let row = try connection.queryFirst(ReviewSQL.pendingOSLogin, ["id": id]),
                     let decidedFrom = try row["pending_os_login", as: String?.self], osLogin == decidedFrom
                 {
                     throw ReviewError.ownDecision(id: id, by: "\(pending.by) from the operating-system login \(decidedFrom)")
@@ -261,7 +252,7 @@ public struct ReviewService {
                 let decidedAction = try pendingAction(id)
                 let draft: ActionDraft?
                 do {
-                    draft = try actionDraft(for: item, resolution: pending.resolution)
+                    draft = try ActionDraft.drafted(for: item, resolution: pending.resolution, on: connection)
                 } catch ReviewError.actionNotApplicable(_, _, let reason) {
                     return try sendBack(item, pending: pending, by: person, was: decidedAction, now: reason)
                 }
@@ -273,15 +264,15 @@ public struct ReviewService {
                 details["decided_by"] = pending.by
                 details["decided_at"] = TimeExpression.format(pending.at)
                 let event = try recordEvent(item, by: person, to: .resolved, note: note, details: details)
-                let updated = try update(SQL.approve, ["id": id, "person": person])
+                let updated = try update(ReviewSQL.approve, ["id": id, "person": person])
                 let entry = try enqueue(draft, item: item, event: event, decidedBy: pending.by, note: pending.note)
                 Failpoint.pass("review.decide")
                 var message = "approved \(pending.by)'s decision: resolved item \(id) as \(pending.resolution.rawValue)"
-                if let entry { message += "; queued \(Self.describe(entry)) for the app" }
+                if let entry { message += "; queued \(entry.actionDescription) for the app" }
                 return .done(TransitionOutcome(item: updated, changed: true, outbox: entry, message: message))
             case .resolved where item.approvedBy == person:
                 return .done(TransitionOutcome(
-                    item: item, changed: false, outbox: try outbox(itemID: id),
+                    item: item, changed: false, outbox: try OutboxEntry.ofItem(id, on: connection),
                     message: "item \(id) is already approved by \(person); nothing to do"))
             case .open, .inReview, .resolved, .dismissed:
                 throw ReviewError.notAwaitingApproval(id: id, status: item.status)
@@ -302,7 +293,7 @@ public struct ReviewService {
 
     /// What the decision waiting on item `id` would make the app do, as its decider was shown it.
     func pendingAction(_ id: Int64) throws -> ActionDraft? {
-        guard let text: String = try connection.queryFirst(SQL.pendingAction, ["id": id])?["pending_action"] else {
+        guard let text: String = try connection.queryFirst(ReviewSQL.pendingAction, ["id": id])?["pending_action"] else {
             return nil
         }
         return try JSONDecoder().decode(ActionDraft.self, from: Data(text.utf8))
@@ -320,7 +311,7 @@ public struct ReviewService {
                 + "was \(was), now \(now)",
             details: ["rejected_resolution": pending.resolution.rawValue, "decided_by": pending.by, "was": was,
                       "now": now])
-        _ = try update(SQL.reject, ["id": item.id])
+        _ = try update(ReviewSQL.reject, ["id": item.id])
         return .sentBack(was: was, now: now)
     }
 
@@ -332,8 +323,8 @@ public struct ReviewService {
     public func reject(id: Int64, by person: String, note: String?, seen: SeenDecision? = nil) throws
         -> TransitionOutcome
     {
-        let person = try Self.validatedName(person)
-        let note = try Self.note(note, required: true)
+        let person = try ReviewActor.validatedName(person)
+        let note = try ReviewNote.validated(note, required: true)
         return try connection.transaction {
             let item = try lockedItem(id)
             switch item.status {
@@ -342,12 +333,12 @@ public struct ReviewService {
                 _ = try recordEvent(
                     item, by: person, to: .open, note: note,
                     details: ["rejected_resolution": pending.resolution.rawValue, "decided_by": pending.by])
-                let updated = try update(SQL.reject, ["id": id])
+                let updated = try update(ReviewSQL.reject, ["id": id])
                 return TransitionOutcome(
                     item: updated, changed: true, outbox: nil,
                     message: "rejected \(pending.by)'s decision (\(pending.resolution.rawValue)) on item \(id); it is open again")
             case .open:
-                let last = try connection.query(SQL.events, ["id": id]).last.map(ReviewEvent.init(row:))
+                let last = try connection.query(ReviewSQL.events, ["id": id]).last.map(ReviewEvent.init(row:))
                 guard let last, last.fromStatus == .awaitingApproval, last.actor == person else {
                     throw ReviewError.notAwaitingApproval(id: id, status: item.status)
                 }
@@ -374,7 +365,7 @@ public struct ReviewService {
     /// Dismisses an item as `decider` (a person, or a policy rule that first checks the locked item).
     func dismiss(id: Int64, as decider: Decider, note: String?) throws -> TransitionOutcome {
         let person = decider.name
-        let note = try Self.note(note, required: true)
+        let note = try ReviewNote.validated(note, required: true)
         return try decision {
             let item = try lockedItem(id)
             try decider.admit?(item)
@@ -386,7 +377,7 @@ public struct ReviewService {
                 return outcome
             }
             _ = try recordEvent(item, by: person, to: .dismissed, note: note, details: [:], run: decider.runID)
-            let updated = try update(SQL.dismiss, ["id": id, "person": person, "note": note])
+            let updated = try update(ReviewSQL.dismiss, ["id": id, "person": person, "note": note])
             Failpoint.pass("review.decide")
             return TransitionOutcome(item: updated, changed: true, outbox: nil, message: "dismissed item \(id)")
         }
@@ -408,11 +399,8 @@ public struct ReviewService {
         throw ReviewError.decisionChanged(id: id, resolution: pending.resolution, by: pending.by)
     }
 
-    /// The severities most urgent first: lists sort by it, an unknown severity after them.
-    static let severityOrder = Severity.known.map(\.rawValue)
-
     func lockedItem(_ id: Int64) throws -> ReviewItem {
-        guard let row = try connection.queryFirst(SQL.lockItem, ["id": id]) else { throw ReviewError.notFound(id: id) }
+        guard let row = try connection.queryFirst(ReviewSQL.lockItem, ["id": id]) else { throw ReviewError.notFound(id: id) }
         return try ReviewItem(row: row)
     }
 
@@ -427,7 +415,7 @@ public struct ReviewService {
         run: Int64? = nil
     ) throws -> Int64 {
         try connection.query(
-            SQL.recordEvent,
+            ReviewSQL.recordEvent,
             ["item_id": item.id, "actor": person, "from_status": item.status.rawValue, "to_status": status.rawValue,
              "note": note, "details": details.isEmpty ? nil : try PostgresJSON(encoding: details), "run_id": run,
              "os_login": osLogin]
@@ -451,15 +439,11 @@ public struct ReviewService {
     ) throws -> OutboxEntry? {
         guard let draft else { return nil }
         return try connection.queryFirst(
-            SQL.enqueueAction,
+            ReviewSQL.enqueueAction,
             ["item_id": item.id, "event_id": event, "action": draft.action.rawValue, "transaction_id": item.transactionID,
              "product_id": draft.productID, "quantity": draft.quantity, "from_user_id": draft.fromUserID,
              "to_user_id": draft.toUserID, "decided_by": decidedBy, "note": note]
         ).map(OutboxEntry.init(row:))
-    }
-
-    func outbox(itemID: Int64) throws -> OutboxEntry? {
-        try connection.queryFirst(SQL.outboxOfItem, ["item_id": itemID]).map(OutboxEntry.init(row:))
     }
 
     /// The guard of every decision: nil when the item is open or in review (decide it); the
@@ -491,36 +475,19 @@ public struct ReviewService {
             id: item.id, status: item.status, resolution: item.resolution, by: item.resolvedBy, at: item.resolvedAt)
     }
 
+    /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as
+    /// `policy:<name>` with the run whose pass decided, which checks the locked item before
+    /// anything is written and throws to leave it as it is (claimed, over a limit).
+    struct Decider {
+        /// The actor recorded (`resolved_by`, the event, the outbox's `decided_by`).
+        let actor: ReviewActor
+        /// Its recorded name.
+        var name: String { actor.name }
+        /// The run recorded with the event; nil for a person.
+        var runID: Int64? = nil
+        /// Runs on the locked item inside the decision's transaction; nil for a person.
+        var admit: ((ReviewItem) throws -> Void)? = nil
 
-    /// The statements, in `sql/review/`.
-    enum SQL {
-        static let count: SQLFile = "review/count.sql"
-        static let page: SQLFile = "review/page.sql"
-        static let countsByKind: SQLFile = "review/counts_by_kind.sql"
-        static let exportOpen: SQLFile = "review/export_open.sql"
-        static let exportFetch: SQLFile = "review/export_fetch.sql"
-        static let detail: SQLFile = "review/detail.sql"
-        static let events: SQLFile = "review/events.sql"
-        static let nextInQueue: SQLFile = "review/next_in_queue.sql"
-        static let runs: SQLFile = "review/runs.sql"
-        static let run: SQLFile = "review/run.sql"
-        static let lockItem: SQLFile = "review/lock_item.sql"
-        static let claim: SQLFile = "review/claim.sql"
-        static let takeOver: SQLFile = "review/take_over.sql"
-        static let resolve: SQLFile = "review/resolve.sql"
-        static let awaitApproval: SQLFile = "review/await_approval.sql"
-        static let approve: SQLFile = "review/approve.sql"
-        static let reject: SQLFile = "review/reject.sql"
-        static let dismiss: SQLFile = "review/dismiss.sql"
-        static let recordEvent: SQLFile = "review/record_event.sql"
-        static let enqueueAction: SQLFile = "review/enqueue_action.sql"
-        static let outboxOfItem: SQLFile = "review/outbox_of_item.sql"
-        static let actionAccounts: SQLFile = "review/action_accounts.sql"
-        static let bulkCandidates: SQLFile = "review/bulk_candidates.sql"
-        static let bulkSummary: SQLFile = "review/bulk_summary.sql"
-        static let rejudged: SQLFile = "review/rejudged.sql"
-        static let autoResolveStale: SQLFile = "review/auto_resolve_stale.sql"
-        static let pendingAction: SQLFile = "review/pending_action.sql"
-        static let pendingOSLogin: SQLFile = "review/pending_os_login.sql"
+        static func person(_ name: String) throws -> Decider { Decider(actor: try .person(validating: name)) }
     }
 }

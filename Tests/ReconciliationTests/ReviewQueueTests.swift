@@ -4,12 +4,13 @@ import Postgres
 import TestSupport
 import Testing
 
-/// The review queue's transitions (SPEC section 6), legal and illegal, through the one service the
+/// The review queue's reads and transitions (SPEC section 6), legal and illegal, through the code the
 /// CLI and the web pages share.
-@Suite("Review service: transitions, events and the outbox")
-struct ReviewServiceTests {
+@Suite("Review queue: transitions, events and the outbox")
+struct ReviewQueueTests {
     let connection: Connection
-    let service: ReviewService
+    let service: ReviewDecisions
+    let queue: ReviewQueue
     let ids: [String: Int64]
 
     init() throws {
@@ -17,7 +18,8 @@ struct ReviewServiceTests {
         connection = try database.connect()
         _ = try Schema.migrate(connection)
         ids = try ReviewFixtures.seed(on: connection)
-        service = ReviewService(connection: connection, approval: .none, judgement: .asStored)
+        service = ReviewDecisions(connection: connection, approval: .none, judgement: .asStored)
+        queue = ReviewQueue(connection: connection)
     }
 
     func id(_ transaction: String) throws -> Int64 { try #require(ids[transaction]) }
@@ -26,7 +28,7 @@ struct ReviewServiceTests {
         try connection.query(sql, parameters)[0].decode(Int.self, at: 0)
     }
 
-    func events(_ item: Int64) throws -> [ReviewEvent] { try service.detail(id: item).events }
+    func events(_ item: Int64) throws -> [ReviewEvent] { try queue.detail(id: item).events }
 
     // MARK: Claim
 
@@ -146,7 +148,7 @@ struct ReviewServiceTests {
     @Test func grantingToAnUnknownBuyerIsRefusedAndLeavesTheItemOpen() throws {
         let item = try id("t-s1")
         #expect(throws: ReviewError.self) { try service.resolve(id: item, resolution: .granted, by: "alice", note: nil) }
-        #expect(try service.detail(id: item).item.status == .open)
+        #expect(try queue.detail(id: item).item.status == .open)
         #expect(try events(item).count == 1)
     }
 
@@ -181,7 +183,7 @@ struct ReviewServiceTests {
     @Test func blankNamesAndUnknownItemsAreRefused() throws {
         #expect(throws: ReviewError.self) { try service.claim(id: try id("t-m1"), by: "   ") }
         #expect(throws: ReviewError.notFound(id: 999_999)) { try service.claim(id: 999_999, by: "alice") }
-        #expect(throws: ReviewError.notFound(id: 999_999)) { try service.detail(id: 999_999) }
+        #expect(throws: ReviewError.notFound(id: 999_999)) { try queue.detail(id: 999_999) }
     }
 
     /// Issue 36 item 20: no person acts under a name the product acts under: the job's
@@ -194,8 +196,8 @@ struct ReviewServiceTests {
     func theProductsOwnNamesAreReserved(name: String) throws {
         let events = "SELECT count(*) FROM reconcile.review_events WHERE review_item_id = $1"
         let before = try count(events, [try id("t-m1")])
-        #expect(ReviewService.reservation(of: name) != nil, "\(name)")
-        #expect(throws: ReviewError.self) { try ReviewService.validatedName(name) }
+        #expect(ReviewActor.reservation(of: name) != nil, "\(name)")
+        #expect(throws: ReviewError.self) { try ReviewActor.validatedName(name) }
         #expect(throws: ReviewError.self) {
             try service.resolve(id: try id("t-m1"), resolution: .noAction, by: name, note: nil)
         }
@@ -205,15 +207,15 @@ struct ReviewServiceTests {
 
     @Test(arguments: ["receivers", "the receiver", "reconciler", "mei", "policy", "policyholder"])
     func namesThatOnlyResembleThemAreAPersons(name: String) throws {
-        #expect(ReviewService.reservation(of: name) == nil)
-        #expect(try ReviewService.validatedName(" \(name) ") == name)
+        #expect(ReviewActor.reservation(of: name) == nil)
+        #expect(try ReviewActor.validatedName(" \(name) ") == name)
     }
 
     /// One list: every actor the product writes is in it.
     @Test func theReservedListHoldsEveryActorTheProductWrites() {
-        #expect(ReviewService.reservedNames.contains(ReviewService.jobActor))
-        #expect(ReviewService.reservedNames.contains(ReviewService.receiverActor))
-        #expect(ReviewService.reservedPrefixes == [PolicyRule.actorPrefix])
+        #expect(ReviewActor.reservedNames.contains(ReviewActor.jobName))
+        #expect(ReviewActor.reservedNames.contains(ReviewActor.receiverName))
+        #expect(ReviewActor.reservedPrefixes == [PolicyRule.actorPrefix])
     }
 
     // MARK: Reading
@@ -221,45 +223,45 @@ struct ReviewServiceTests {
     @Test func listFiltersAndPages() throws {
         var filter = ReviewFilter()
         filter.statuses = [.open, .inReview]
-        let all = try service.list(filter, page: 1, limit: 3)
+        let all = try queue.list(filter, page: 1, limit: 3)
         #expect(all.total == 7 && all.items.count == 3 && all.pageCount == 3)
         #expect(all.items.first?.severity == .high)
-        let last = try service.list(filter, page: 3, limit: 3)
+        let last = try queue.list(filter, page: 3, limit: 3)
         #expect(last.items.count == 1)
         filter.kinds = [.missedDelivery]
-        let missed = try service.list(filter)
+        let missed = try queue.list(filter)
         #expect(Set(missed.items.compactMap(\.transactionID)) == ["t-m1", "t-x1"])
         // Counts by kind ignore the kind filter, so the other kinds still show their numbers.
         #expect(missed.countsByKind.first { $0.kind == .duplicateDelivery }?.count == 1)
         filter = ReviewFilter()
         filter.userID = "u1"
-        #expect(try service.list(filter).total == 2)
+        #expect(try queue.list(filter).total == 2)
         filter = ReviewFilter()
         filter.productID = "vip_month"
-        #expect(try service.list(filter).items.map(\.transactionID) == ["t-r1"])
+        #expect(try queue.list(filter).items.map(\.transactionID) == ["t-r1"])
         filter = ReviewFilter()
         filter.severities = [.high]
-        #expect(try service.list(filter).items.allSatisfy { $0.severity == .high })
+        #expect(try queue.list(filter).items.allSatisfy { $0.severity == .high })
         filter = ReviewFilter()
         filter.since = Date().addingTimeInterval(3600)
-        #expect(try service.list(filter).total == 0)
+        #expect(try queue.list(filter).total == 0)
         filter.since = Date().addingTimeInterval(-3600)
         filter.until = Date().addingTimeInterval(3600)
-        #expect(try service.list(filter).total == 8)
+        #expect(try queue.list(filter).total == 8)
     }
 
     @Test func nextInQueueIsTheMostSevereOtherOpenItem() throws {
-        let first = try #require(try service.list(ReviewFilter(), limit: 1).items.first)
-        let next = try #require(try service.nextInQueue(after: first.id))
+        let first = try #require(try queue.list(ReviewFilter(), limit: 1).items.first)
+        let next = try #require(try queue.nextInQueue(after: first.id))
         #expect(next != first.id)
         _ = try service.dismiss(id: next, by: "alice", note: "not a problem")
-        #expect(try service.nextInQueue(after: first.id) != next)
+        #expect(try queue.nextInQueue(after: first.id) != next)
     }
 
     @Test func showCarriesEvidenceEventsAndOutbox() throws {
         let item = try id("t-w1")
         _ = try service.resolve(id: item, resolution: .moved, by: "alice", note: "bound by token")
-        let detail = try service.detail(id: item)
+        let detail = try queue.detail(id: item)
         #expect(detail.evidence.contains("\"device\""))
         #expect(detail.events.map(\.toStatus) == [.open, .resolved])
         #expect(detail.outbox?.action == .move)
@@ -267,13 +269,13 @@ struct ReviewServiceTests {
 
     @Test func exportIsCSVWithFormulasDefused() throws {
         var text = ""
-        try service.exportCSV(ReviewFilter()) { text += $0 }
+        try queue.exportCSV(ReviewFilter()) { text += $0 }
         let lines = text.split(separator: "\r\n")
         #expect(lines.count == 9)
         #expect(lines[0].hasPrefix("id,status,kind,severity,transaction_id"))
         try connection.execute("UPDATE reconcile.review_items SET user_id = '=HYPERLINK(\"x\")' WHERE id = $1", [try id("t-m1")])
         text = ""
-        try service.exportCSV(ReviewFilter()) { text += $0 }
+        try queue.exportCSV(ReviewFilter()) { text += $0 }
         #expect(text.contains("\"'=HYPERLINK(\"\"x\"\")\""))
     }
 
@@ -287,7 +289,7 @@ struct ReviewServiceTests {
             for person in ["alice", "bob", "carol", "dave"] {
                 group.addTask {
                     guard let connection = try? Connection(url: target) else { return false }
-                    return (try? ReviewService(connection: connection, approval: .none, judgement: .asStored).resolve(
+                    return (try? ReviewDecisions(connection: connection, approval: .none, judgement: .asStored).resolve(
                         id: item, resolution: .granted, by: person, note: nil)) != nil
                 }
             }

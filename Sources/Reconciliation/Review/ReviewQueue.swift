@@ -1,8 +1,24 @@
 import Foundation
 import Postgres
 
-/// Reading the queue: pages, counts, items, their history, exports and runs (SPEC sections 6–8).
-extension ReviewService {
+/// Reading the queue (SPEC sections 6–8): pages, counts, items with their history and the
+/// actions a decision would draft, the next item to work on, exports and runs. Deciding is
+/// ``ReviewDecisions``'.
+public struct ReviewQueue {
+    /// Largest page.
+    public static let maximumPageSize = 500
+    /// Highest page number: far beyond any queue (500 million items at the largest page size),
+    /// and low enough that `(page - 1) * limit` can never overflow.
+    public static let maximumPage = 1_000_000
+    /// The severities most urgent first: lists sort by it, an unknown severity after them.
+    static let severityOrder = Severity.known.map(\.rawValue)
+
+    let connection: Connection
+
+    /// The queue on one connection; use it from one task at a time, like the connection.
+    public init(connection: Connection) {
+        self.connection = connection
+    }
 
     /// One page of the items matching `filter`, most severe first, then oldest first.
     /// A page beyond ``maximumPage`` is `ReviewError.invalidInput`.
@@ -13,14 +29,14 @@ extension ReviewService {
         }
         let page = max(page, 1)
         let values = filter.values()
-        let total = try connection.query(SQL.count, values)[0].decode(Int.self, at: 0)
+        let total = try connection.query(ReviewSQL.count, values)[0].decode(Int.self, at: 0)
         var pageValues = values
         pageValues["severity_order"] = Self.severityOrder
         pageValues["limit"] = limit
         pageValues["offset"] = (page - 1) * limit
-        let rows = try connection.query(SQL.page, pageValues)
+        let rows = try connection.query(ReviewSQL.page, pageValues)
         var counts: [String: Int] = [:]
-        for row in try connection.query(SQL.countsByKind, filter.values(excludingKinds: true)) {
+        for row in try connection.query(ReviewSQL.countsByKind, filter.values(excludingKinds: true)) {
             counts[try row["kind"]] = try row["n"]
         }
         return ReviewPage(
@@ -30,18 +46,18 @@ extension ReviewService {
 
     /// An item with its evidence, history and outbox row.
     public func detail(id: Int64) throws -> ReviewItemDetail {
-        guard let row = try connection.queryFirst(SQL.detail, ["id": id]) else { throw ReviewError.notFound(id: id) }
-        let events = try connection.query(SQL.events, ["id": id]).map(ReviewEvent.init(row:))
+        guard let row = try connection.queryFirst(ReviewSQL.detail, ["id": id]) else { throw ReviewError.notFound(id: id) }
+        let events = try connection.query(ReviewSQL.events, ["id": id]).map(ReviewEvent.init(row:))
         let item = try ReviewItem(row: row)
         // What a decision would do, for an item still to decide (the page shows it and sends it back).
         var proposed: [Resolution: ActionDraft] = [:]
         for resolution in Resolution.allCases where resolution.action != nil
             && item.kind.allowedResolutions.contains(resolution) && [.open, .inReview].contains(item.status)
         {
-            proposed[resolution] = try? actionDraft(for: item, resolution: resolution)
+            proposed[resolution] = try? ActionDraft.drafted(for: item, resolution: resolution, on: connection)
         }
         return ReviewItemDetail(
-            item: item, evidence: try row["evidence_text"], events: events, outbox: try outbox(itemID: id),
+            item: item, evidence: try row["evidence_text"], events: events, outbox: try OutboxEntry.ofItem(id, on: connection),
             consumptionAnswers: try item.transactionID.map {
                 try ConsumptionAnswerRecord.find(transactionIDs: [$0], on: connection)
             } ?? [], proposedActions: proposed)
@@ -50,7 +66,7 @@ extension ReviewService {
     /// The item at the top of the working queue (open or in review, most severe, oldest) other
     /// than `id`: where a person goes next after deciding one.
     public func nextInQueue(after id: Int64) throws -> Int64? {
-        try connection.queryFirst(SQL.nextInQueue, ["id": id, "severity_order": Self.severityOrder])?
+        try connection.queryFirst(ReviewSQL.nextInQueue, ["id": id, "severity_order": Self.severityOrder])?
             .decode(Int64.self, at: 0)
     }
 
@@ -68,11 +84,11 @@ extension ReviewService {
         values["severity_order"] = Self.severityOrder
         // A cursor read a batch at a time (sql/review/export_open.sql says why), to the first empty batch.
         try connection.transaction {
-            try connection.execute(SQL.exportOpen, values)
-            var rows = try connection.query(SQL.exportFetch)
+            try connection.execute(ReviewSQL.exportOpen, values)
+            var rows = try connection.query(ReviewSQL.exportFetch)
             while !rows.isEmpty {
                 for row in rows { try write(Self.csvLine(try ReviewItem(row: row))) }
-                rows = try connection.query(SQL.exportFetch)
+                rows = try connection.query(ReviewSQL.exportFetch)
             }
         }
     }
@@ -92,11 +108,11 @@ extension ReviewService {
     /// The latest nightly and ad-hoc runs, newest first; the desk's lookups, recorded as runs of
     /// kind `lookup` (migration 0008), are not among them.
     public func runs(limit: Int = 50) throws -> [RunSummary] {
-        try connection.query(SQL.runs, ["limit": min(max(limit, 1), 1000)]).map(RunSummary.init(row:))
+        try connection.query(ReviewSQL.runs, ["limit": min(max(limit, 1), 1000)]).map(RunSummary.init(row:))
     }
 
     /// One run.
     public func run(id: Int64) throws -> RunSummary? {
-        try connection.queryFirst(SQL.run, ["id": id]).map(RunSummary.init(row:))
+        try connection.queryFirst(ReviewSQL.run, ["id": id]).map(RunSummary.init(row:))
     }
 }

@@ -1,49 +1,50 @@
 import Foundation
 import Postgres
 
-/// What a decision makes the app do: the outbox action drafted from the item's finding.
-extension ReviewService {
-    /// What the app must do for a resolution, from the item's finding: the action, Apple's or the
-    /// delivered product, the units, and the accounts it takes from and gives to. A page shows it
-    /// before a person decides and sends it back with the decision; a decision waiting for
-    /// approval keeps it, so the approval takes effect exactly so.
-    public struct ActionDraft: Sendable, Equatable, Codable, CustomStringConvertible {
-        public var action: OutboxAction
-        public var productID: String?
-        public var quantity: Int?
-        public var fromUserID: String?
-        public var toUserID: String?
+/// What the app must do for a resolution, from the item's finding: the action, Apple's or the
+/// delivered product, the units, and the accounts it takes from and gives to. A page shows it
+/// before a person decides and sends it back with the decision; a decision waiting for
+/// approval keeps it, so the approval takes effect exactly so.
+public struct ActionDraft: Sendable, Equatable, Codable, CustomStringConvertible {
+    public var action: OutboxAction
+    public var productID: String?
+    public var quantity: Int?
+    public var fromUserID: String?
+    public var toUserID: String?
 
-        public init(action: OutboxAction, productID: String?, quantity: Int?, fromUserID: String?, toUserID: String?) {
-            self.action = action
-            self.productID = productID
-            self.quantity = quantity
-            self.fromUserID = fromUserID
-            self.toUserID = toUserID
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case action
-            case productID = "product_id"
-            case quantity
-            case fromUserID = "from_user_id"
-            case toUserID = "to_user_id"
-        }
-
-        /// `grant coin42 ×1 to u1`, as ``ReviewService/describe(_:)`` says an outbox row.
-        public var description: String {
-            var text = "\(action.rawValue) \(productID ?? "?") ×\(quantity ?? 1)"
-            if let fromUserID { text += " from \(fromUserID)" }
-            if let toUserID { text += " to \(toUserID)" }
-            return text
-        }
+    public init(action: OutboxAction, productID: String?, quantity: Int?, fromUserID: String?, toUserID: String?) {
+        self.action = action
+        self.productID = productID
+        self.quantity = quantity
+        self.fromUserID = fromUserID
+        self.toUserID = toUserID
     }
 
-    /// Granted gives Apple's product to the buyer; revoked takes the delivered goods from the
-    /// delivery's account; moved does both. Refused when the evidence could not say who.
-    func actionDraft(for item: ReviewItem, resolution: Resolution) throws -> ActionDraft? {
+    enum CodingKeys: String, CodingKey {
+        case action
+        case productID = "product_id"
+        case quantity
+        case fromUserID = "from_user_id"
+        case toUserID = "to_user_id"
+    }
+
+    /// `grant coin42 ×1 to u1`, as ``OutboxEntry/actionDescription`` says an outbox row.
+    public var description: String {
+        var text = "\(action.rawValue) \(productID ?? "?") ×\(quantity ?? 1)"
+        if let fromUserID { text += " from \(fromUserID)" }
+        if let toUserID { text += " to \(toUserID)" }
+        return text
+    }
+}
+
+extension ActionDraft {
+    /// What `resolution` makes the app do for the item, from its finding as the database holds it
+    /// now: granted gives Apple's product to the buyer; revoked takes the delivered goods from the
+    /// delivery's account; moved does both; nil for a resolution without an action. Refused when
+    /// the evidence could not say who.
+    static func drafted(for item: ReviewItem, resolution: Resolution, on connection: Connection) throws -> ActionDraft? {
         guard let action = resolution.action else { return nil }
-        let row = try connection.query(SQL.actionAccounts, ["id": item.id])[0]
+        let row = try connection.query(ReviewSQL.actionAccounts, ["id": item.id])[0]
         let buyer: String? = try row["buyer"]
         let deliveryUser: String? = try row["delivery_user"]
         let appleProduct: String? = try row["apple_product"]
@@ -107,13 +108,18 @@ extension ReviewService {
             id: item.id, resolution: resolution,
             reason: "nothing was delivered beyond Apple's quantity; grant the missing units, or resolve as no_action")
     }
+}
 
-
-    /// A short description of an outbox row (`grant coin42 ×1 to u1`).
-    public static func describe(_ entry: OutboxEntry) -> String {
+extension OutboxEntry {
+    /// A short description of the row's action (`grant coin42 ×1 to u1`).
+    public var actionDescription: String {
         ActionDraft(
-            action: entry.action, productID: entry.productID, quantity: entry.quantity, fromUserID: entry.fromUserID,
-            toUserID: entry.toUserID
+            action: action, productID: productID, quantity: quantity, fromUserID: fromUserID, toUserID: toUserID
         ).description
+    }
+
+    /// The outbox row of item `id`'s decision, if it wrote one.
+    static func ofItem(_ id: Int64, on connection: Connection) throws -> OutboxEntry? {
+        try connection.queryFirst(ReviewSQL.outboxOfItem, ["item_id": id]).map(OutboxEntry.init(row:))
     }
 }

@@ -1,18 +1,16 @@
 import Foundation
 import Postgres
 
-/// Who may act and what they may write: the names the product acts under, a person's name, a note.
-extension ReviewService {
-    /// The name the job itself records (``ReviewActor/job``); no person may take it.
-    public static let jobActor = ReviewActor.job.name
-    /// The name the notification receiver records (``ReviewActor/receiver``); no person may take it.
-    public static let receiverActor = ReviewActor.receiver.name
+/// Who may act: the names the product acts under, and what a person's name may be.
+extension ReviewActor {
+    /// Longest actor name.
+    public static let maximumNameLength = 200
     /// Every name the product acts under, which no person may take (``validatedName(_:)``): the
     /// job's and the receiver's, and every name starting with a policy's prefix
     /// (``PolicyRule/actorPrefix``: `policy:<rule>`). Compared without regard to case, accents or
     /// character width (`Receiver`, `ＲＥＣＯＮＣＩＬＥ`, `Policy：x`), after trimming.
-    public static let reservedNames = [jobActor, receiverActor]
-    public static let reservedPrefixes = [ReviewActor.policyPrefix]
+    public static let reservedNames = [jobName, receiverName]
+    public static let reservedPrefixes = [policyPrefix]
 
     /// The reserved name or prefix that `name` (trimmed) is, or starts with; nil for a person's name.
     public static func reservation(of name: String) -> String? {
@@ -49,47 +47,6 @@ extension ReviewService {
         case let reserved?:
             throw ReviewError.invalidInput("\(reserved) is the product's own name (\(reservedNames.joined(separator: ", ")) "
                 + "and \(reservedPrefixes.map { $0 + "…" }.joined(separator: ", ")) are reserved); use your own name")
-        }
-    }
-
-    /// Who decides: a person by a validated name, or a policy rule (SPEC section 17) recorded as
-    /// `policy:<name>` with the run whose pass decided, which checks the locked item before
-    /// anything is written and throws to leave it as it is (claimed, over a limit).
-    struct Decider {
-        /// The actor recorded (`resolved_by`, the event, the outbox's `decided_by`).
-        let actor: ReviewActor
-        /// Its recorded name.
-        var name: String { actor.name }
-        /// The run recorded with the event; nil for a person.
-        var runID: Int64? = nil
-        /// Runs on the locked item inside the decision's transaction; nil for a person.
-        var admit: ((ReviewItem) throws -> Void)? = nil
-
-        static func person(_ name: String) throws -> Decider { Decider(actor: try .person(validating: name)) }
-    }
-
-    /// What is wrong with a note, by the one rule the service and the pages share.
-    public enum NoteProblem: Sendable, Equatable {
-        /// None given where the decision needs one (a dismissal, a rejection: say why).
-        case required
-        /// Longer than ``ReviewService/maximumNoteLength`` Unicode scalars.
-        case tooLong
-    }
-
-    /// The note's problem, if any: the pages ask before the service does, in the reader's language.
-    public static func noteProblem(_ raw: String?, required: Bool) -> NoteProblem? {
-        let note = raw?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        if note.isEmpty { return required ? .required : nil }
-        return note.unicodeScalars.count > maximumNoteLength ? .tooLong : nil
-    }
-
-    static func note(_ raw: String?, required: Bool) throws -> String? {
-        switch noteProblem(raw, required: required) {
-        case .required: throw ReviewError.invalidInput("a note is required: say why")
-        case .tooLong: throw ReviewError.invalidInput("a note is at most \(maximumNoteLength) characters")
-        case nil:
-            let note = raw?.trimmingCharacters(in: .whitespacesAndNewlines)
-            return note?.isEmpty == false ? note : nil
         }
     }
 }
