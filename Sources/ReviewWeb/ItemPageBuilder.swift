@@ -170,7 +170,7 @@ enum ItemPageBuilder {
                 OptionView(value: $0.rawValue, label: t["resolution_option.\($0.rawValue)"], selected: $0 == suggested)
             },
             // What each action would do as the page shows the item, sent back with the decision:
-            // the service refuses it if the action drafted at that moment is another.
+            // the decision is refused if the action drafted at that moment is another.
             proposedActions: Resolution.allCases.compactMap { resolution in
                 detail.proposedActions[resolution].map { draft in
                     ItemPage.ProposedAction(

@@ -19,7 +19,7 @@ import Synchronization
 final class ReviewDatabase: Sendable {
     private let workers: Workers
     private let exports: ExportPermits
-    /// `RECONCILE_APPROVAL_ABOVE`, for every service the pages use.
+    /// `RECONCILE_APPROVAL_ABOVE`, for every decision the pages make.
     let approval: ApprovalThreshold
     /// How decisions made in the pages judge their item again first (SPEC section 6).
     let judgement: DecisionJudgement

@@ -342,11 +342,11 @@ struct PolicyFileReader {
     }
 
     func note(_ value: Value) throws -> String {
-        let note = try text(value).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !note.isEmpty, note.unicodeScalars.count <= ReviewNote.maximumLength else {
+        let note = try text(value)
+        guard ReviewNote.problem(note, required: true) == nil else {
             throw fail(value, "expected a note of 1 to \(ReviewNote.maximumLength) characters: "
                 + "it is kept with every decision")
         }
-        return note
+        return note.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

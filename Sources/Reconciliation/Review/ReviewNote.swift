@@ -14,7 +14,7 @@ public enum ReviewNote {
         case tooLong
     }
 
-    /// The note's problem, if any: the pages ask before the service does, in the reader's language.
+    /// The note's problem, if any: the pages ask before the decisions do, in the reader's language.
     public static func problem(_ raw: String?, required: Bool) -> Problem? {
         let note = raw?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         if note.isEmpty { return required ? .required : nil }

@@ -20,14 +20,14 @@ struct ItemController: Sendable {
             let session = context.session
             let form = try await pages.checkedForm(request, context: context)
             let force = form["force"] == "1"
-            return try await transition(id: try itemID(context), context: context) { service, id in
-                try service.claim(id: id, by: session.name, force: force)
+            return try await transition(id: try itemID(context), context: context) { decisions, id in
+                try decisions.claim(id: id, by: session.name, force: force)
             }
         }
         routes.post("/items/:id/resolve") { request, context in
             let unchosen = context.catalog["error.choose_resolution"]
             let unreadable = context.catalog["error.http_400"]
-            return try await decide(request, context: context, noteRequired: false) { service, id, person, note, form in
+            return try await decide(request, context: context, noteRequired: false) { decisions, id, person, note, form in
                 guard let resolution = form["resolution"].flatMap(Resolution.init(rawValue:)) else {
                     throw HTTPError(.badRequest, message: unchosen)
                 }
@@ -37,30 +37,30 @@ struct ItemController: Sendable {
                     else { throw HTTPError(.badRequest, message: unreadable) }
                     return draft
                 }
-                return try service.resolve(id: id, resolution: resolution, by: person, note: note, seen: seen)
+                return try decisions.resolve(id: id, resolution: resolution, by: person, note: note, seen: seen)
             }
         }
         routes.post("/items/:id/dismiss") { request, context in
-            try await decide(request, context: context, noteRequired: true) { service, id, person, note, _ in
-                try service.dismiss(id: id, by: person, note: note)
+            try await decide(request, context: context, noteRequired: true) { decisions, id, person, note, _ in
+                try decisions.dismiss(id: id, by: person, note: note)
             }
         }
         routes.post("/items/:id/approve") { request, context in
             let unreadable = context.catalog["error.http_400"]
-            return try await decide(request, context: context, noteRequired: false) { service, id, person, note, form in
-                try service.approve(id: id, by: person, note: note, seen: try Self.seenDecision(form, unreadable))
+            return try await decide(request, context: context, noteRequired: false) { decisions, id, person, note, form in
+                try decisions.approve(id: id, by: person, note: note, seen: try Self.seenDecision(form, unreadable))
             }
         }
         routes.post("/items/:id/reject") { request, context in
             let unreadable = context.catalog["error.http_400"]
-            return try await decide(request, context: context, noteRequired: true) { service, id, person, note, form in
-                try service.reject(id: id, by: person, note: note, seen: try Self.seenDecision(form, unreadable))
+            return try await decide(request, context: context, noteRequired: true) { decisions, id, person, note, form in
+                try decisions.reject(id: id, by: person, note: note, seen: try Self.seenDecision(form, unreadable))
             }
         }
         return routes
     }
 
-    /// A decision's POST: the form checked (origin, CSRF), its note held to the service's rules in
+    /// A decision's POST: the form checked (origin, CSRF), its note held to ``ReviewNote``'s rule in
     /// the reader's words, then the transition by the session's person.
     private func decide(
         _ request: Request, context: SignedInContext, noteRequired: Bool,
@@ -74,7 +74,7 @@ struct ItemController: Sendable {
         if let problem = Self.noteProblem(note, required: noteRequired, context.catalog) {
             return try await itemPage(id: id, context: context, status: .badRequest, error: problem)
         }
-        return try await transition(id: id, context: context) { service, id in try body(service, id, person, note, form) }
+        return try await transition(id: id, context: context) { decisions, id in try body(decisions, id, person, note, form) }
     }
 
     /// The pending decision the approve or reject form was shown (`pending_resolution`,
@@ -97,7 +97,7 @@ struct ItemController: Sendable {
         return id
     }
 
-    /// The service's note rules, said in the reader's language before the service is asked.
+    /// ``ReviewNote``'s rule, said in the reader's language before the decision is asked for.
     static func noteProblem(_ raw: String?, required: Bool, _ t: Catalog) -> String? {
         switch ReviewNote.problem(raw, required: required) {
         case .required: t["error.note_required"]
@@ -194,7 +194,7 @@ struct ItemController: Sendable {
         }
     }
 
-    /// Why the service refused, in the reader's words.
+    /// Why the decision was refused, in the reader's words.
     static func message(_ error: ReviewError, _ t: Catalog) -> String {
         switch error {
         case .notFound(let id):

@@ -111,7 +111,7 @@ struct SessionController: Sendable {
         return response
     }
 
-    /// The service's name rules, said in the reader's language.
+    /// The name rules (``ReviewActor/validatedName(_:)``), said in the reader's language.
     static func nameProblem(_ raw: String, _ t: Catalog) -> String? {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         if name.isEmpty { return t["login.name_required"] }
