@@ -527,6 +527,17 @@ extension MultiNightWorld {
              WHERE u.claimed_transaction_id = $1 ORDER BY u.id
             """, [key.transaction]
         ).map { try $0.decode(String.self, at: 0) }
+        let rows = try connection.query(
+            """
+            SELECT concat_ws(' ', source, product_id, 'bought', purchase_date, 'revoked',
+                             coalesce(revocation_date::text, '-'), 'first seen by run', first_seen_run)
+              FROM reconcile.apple_transactions WHERE transaction_id = $1
+            """, [key.transaction]
+        ).map { try $0.decode(String.self, at: 0) }
+        let items = try connection.query(
+            "SELECT concat_ws(' ', kind, user_id, status) FROM reconcile.review_items WHERE transaction_id = $1 ORDER BY id",
+            [key.transaction]
+        ).map { try $0.decode(String.self, at: 0) }
         let when = night.map { "after night \($0)" } ?? "at the end"
         let what = missing ? "MISSING from the chain \(when) (whole-history run has it open)"
             : "EXTRA in the chain \(when)"
@@ -535,6 +546,8 @@ extension MultiNightWorld {
                 : classify(key, missing: missing, uploaded: !verifications.isEmpty))] \(what): \(key)
                 chain: \(chain)
                 uploads in the chain's database: \(verifications.isEmpty ? "none" : verifications.joined(separator: "; "))
+                the chain's white row: \(rows.isEmpty ? "none" : rows.joined(separator: "; "))
+                the chain's items of it: \(items.isEmpty ? "none" : items.joined(separator: "; "))
                 timeline: \((timeline[key.transaction] ?? ["-"]).joined(separator: "; "))
                 evidence: \(evidence.prefix(1500))
             """

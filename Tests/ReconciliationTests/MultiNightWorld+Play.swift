@@ -42,6 +42,11 @@ extension MultiNightWorld {
         /// The app acknowledged it when it was bought (else only the job's rescue can).
         var acknowledgedByTheApp: Bool
         var rescued = false
+        /// A subscription's order: its first, or a renewal (`GPA.…..N`), voided by its own order id.
+        var subscription = false
+        var renewal = false
+        /// A subscription's: when its current period ends (its next renewal's charge).
+        var renewsAt: Date?
     }
 
     /// Night `night`'s Google Play events, drawn from Play's own stream.
@@ -58,7 +63,8 @@ extension MultiNightWorld {
         try refundTheUnacknowledged()
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             switch Int.random(in: 0..<100, using: &random) {
-            case 0..<55: try playPurchase()
+            case 0..<45: try playPurchase()
+            case 45..<55: try playSubscribe()
             case 55..<78: try playVoid()
             default: try playForgedReplayedOrForeign()
             }
@@ -164,11 +170,99 @@ extension MultiNightWorld {
         try credit(creditShape(purchase), at: at)
     }
 
+    /// A moment of night `n`'s window, as ``moment()`` draws one for tonight.
+    func moment(ofNight n: Int) -> Date {
+        until(n - 1).addingTimeInterval(Double(Int.random(in: 60...(20 * 60), using: &random)) * 60)
+    }
+
+    static func millis(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+
+    /// An Android subscription (`vip_month`): its first order bought tonight, uploaded and credited
+    /// as a one-time purchase is; every one or two nights Google charges a renewal, an order of
+    /// its own on the same token (``renew(_:)``), until the buyer stops it or Google voids an order.
+    func playSubscribe() throws {
+        let buyer = pick(users)
+        let uploader = !active.contains(buyer) || chance(0.2) ? other(than: buyer) : buyer
+        let binding = Int.random(in: 0..<10, using: &random)
+        let account: String? = binding < 5 ? buyer : binding < 7 ? try sha256(buyer) : nil
+        let acknowledged = chance(0.85)
+        let at = moment()
+        let wait = Int.random(in: 1...2, using: &random)
+        let renewsAt = moment(ofNight: night + wait)
+        let (order, token) = newPlayIDs()
+        var request = PlayPurchaseRequest(
+            productId: "vip_month", kind: .subscription, obfuscatedAccountId: account, acknowledged: acknowledged,
+            purchaseTimeMillis: Self.millis(at))
+        request.orderId = order
+        request.purchaseToken = token
+        request.currency = "CNY"
+        request.expiryTimeMillis = Self.millis(renewsAt)
+        let client = try simulator.play.createPurchase(request)
+        var purchase = PlayPurchase(
+            order: order, token: token, buyer: buyer, uploader: uploader, product: "vip_month", quantity: 1,
+            account: account, purchasedAt: at, night: night, client: client, pending: false, paidAt: at, refundable: 1,
+            acknowledgedByTheApp: acknowledged)
+        purchase.subscription = true
+        purchase.renewsAt = renewsAt
+        let bound = account == nil ? "unbound" : account == buyer ? "account \(buyer)" : "account sha256(\(buyer))"
+        count("Play subscription, \(bound.split(separator: " ")[0])")
+        note(order, "Play subscription vip_month by \(buyer), \(bound), uploader \(uploader)"
+             + "\(acknowledged ? "" : ", the app never acknowledges it"), renews on night \(night + wait)")
+        try tellPlay(purchase, kind: .subscription, what: "subscription", notificationType: 4)
+        try uploadSometime(order, boughtAt: at, shares: (tonight: 62, late: 15, lateOld: 13), store: "Play ") {
+            world, uploadedAt in try world.uploadPlay(purchase, at: uploadedAt)
+        }
+        let index = playPurchases.count
+        playPurchases.append(purchase)
+        try credit(creditShape(purchase), at: at)
+        try defer_(wait, "subscription renews") { world in try world.renew(index) }
+    }
+
+    /// Google charges the subscription whose latest order is `playPurchases[index]` again: a new
+    /// order (`GPA.…..N`) on its token, at the end of the period. The app's server hears of it (its
+    /// notification) and credits it, well or badly the usual ways, or not at all; the device
+    /// uploads the renewed purchase sometimes (it renews in the background), and Google's
+    /// notification reaches the receiver sometimes.
+    func renew(_ index: Int) throws {
+        let latest = playPurchases[index]
+        guard let at = latest.renewsAt, let held = simulator.play.purchase(latest.token), !held.voided else { return }
+        if held.renewals >= 4 || chance(0.15) {
+            count("Play subscription stopped by its buyer")
+            note(latest.order, "the buyer stops the subscription: no more renewals")
+            return
+        }
+        let wait = Int.random(in: 1...2, using: &random)
+        let renewsAt = moment(ofNight: night + wait)
+        let client = try simulator.play.renewSubscription(latest.token, expiryTimeMillis: Self.millis(renewsAt))
+        guard let order = client.orderId else { throw TestSetupError("a renewal without an order id") }
+        var renewal = latest
+        renewal.order = order
+        renewal.client = client
+        renewal.purchasedAt = at
+        renewal.paidAt = at
+        renewal.night = night
+        renewal.refundable = 1
+        renewal.acknowledgedByTheApp = true
+        renewal.rescued = false
+        renewal.renewal = true
+        renewal.renewsAt = renewsAt
+        count("Play subscription renewal")
+        note(order, "Google renews \(latest.order)'s subscription for \(latest.buyer), renews on night \(night + wait)")
+        try tellPlay(renewal, kind: .subscription, what: "renewal", notificationType: 2)
+        try uploadSometime(order, boughtAt: at, shares: (tonight: 30, late: 10, lateOld: 5), store: "Play renewal ") {
+            world, uploadedAt in try world.uploadPlay(renewal, at: uploadedAt)
+        }
+        let next = playPurchases.count
+        playPurchases.append(renewal)
+        try credit(creditShape(renewal), at: at)
+        try defer_(wait, "subscription renews") { world in try world.renew(next) }
+    }
+
     /// Google refunds a purchase in full, or some of its units (a quantity-based partial refund).
     func playVoid() throws {
         let candidates = playPurchases.indices.filter {
             !playPurchases[$0].voided && !playPurchases[$0].pending && !playPurchases[$0].cancelled
-                && playPurchases[$0].refundable > 0
+                && playPurchases[$0].refundable > 0 && simulator.play.purchase(playPurchases[$0].token)?.voided != true
         }
         guard !candidates.isEmpty else { return try playPurchase() }
         let index = pick(candidates)
@@ -176,7 +270,8 @@ extension MultiNightWorld {
         let partial = purchase.refundable > 1 && chance(0.5)
         let units = partial ? Int.random(in: 1..<purchase.refundable, using: &random) : nil
         _ = try simulator.play.voidPurchase(
-            purchase.token, voidedReason: pick([0, 1, 2, 3, 4, 5, 6, 7]), voidedSource: pick([0, 1, 2]),
+            purchase.token, orderId: purchase.subscription ? purchase.order : nil,
+            voidedReason: pick([0, 1, 2, 3, 4, 5, 6, 7]), voidedSource: pick([0, 1, 2]),
             voidedTimeMillis: Self.voidStamp(), quantity: units)
         if let units {
             playPurchases[index].refundable -= units
@@ -185,8 +280,9 @@ extension MultiNightWorld {
         } else {
             playPurchases[index].refundable = 0
             playPurchases[index].voided = true
-            count("Play refund")
-            note(purchase.order, "Google refunds it")
+            count(purchase.renewal ? "Play refund of a subscription renewal" : purchase.subscription
+                ? "Play refund of a subscription's first order" : "Play refund")
+            note(purchase.order, "Google refunds it\(purchase.subscription ? "; the subscription ends" : "")")
         }
         try tellPlay(purchase, kind: .voided, what: "void")
     }
@@ -197,11 +293,13 @@ extension MultiNightWorld {
         let deadline = until(night - 1).addingTimeInterval(-PlaySimulator.acknowledgementDeadline)
         for index in playPurchases.indices {
             let purchase = playPurchases[index]
-            guard !purchase.voided, !purchase.pending, !purchase.cancelled, purchase.paidAt <= deadline,
+            // A subscription is acknowledged once, its first order; renewals need none.
+            guard !purchase.voided, !purchase.pending, !purchase.cancelled, !purchase.renewal, purchase.paidAt <= deadline,
                   let held = simulator.play.purchase(purchase.token), !held.acknowledged, !held.voided
             else { continue }
             _ = try simulator.play.voidPurchase(
-                purchase.token, voidedReason: 8, voidedSource: 2, voidedTimeMillis: Self.voidStamp())
+                purchase.token, orderId: purchase.subscription ? purchase.order : nil, voidedReason: 8, voidedSource: 2,
+                voidedTimeMillis: Self.voidStamp())
             playPurchases[index].voided = true
             playPurchases[index].refundable = 0
             count("Play refund for want of an acknowledgement")
@@ -226,10 +324,12 @@ extension MultiNightWorld {
     /// A real-time developer notification of `purchase`, stored as the receiver stores a push
     /// (sometimes: Pub/Sub's push is not the only way the news comes, and not always delivered).
     /// Only the receiver's nights read them; the nightly run relies on the voided list.
-    func tellPlay(_ purchase: PlayPurchase, kind: PlayNotificationRequest.Kind, what: String) throws {
+    func tellPlay(
+        _ purchase: PlayPurchase, kind: PlayNotificationRequest.Kind, what: String, notificationType: Int? = nil
+    ) throws {
         guard configuration.receiver, chance(0.6) else { return }
         let notification = try simulator.play.developerNotification(
-            PlayNotificationRequest(kind: kind, purchaseToken: purchase.token))
+            PlayNotificationRequest(kind: kind, purchaseToken: purchase.token, notificationType: notificationType))
         let messageID = "\(configuration.seed)\(nextTransaction)\(Int.random(in: 100...999, using: &random))"
         let published = ISO8601DateFormatter().string(from: moment())
         let envelope: [String: Any] = [

@@ -171,7 +171,8 @@ final class MultiNightWorld {
             """
             INSERT INTO reconcile.products (product_id, product_type, price_milli, currency) VALUES
                 ('coin42', 'consumable', 6000, 'CNY'), ('coins3', 'consumable', 30000, 'CNY'),
-                ('coin4886', 'consumable', 648000, 'CNY'), ('unlock', 'non_consumable', 30000, 'CNY');
+                ('coin4886', 'consumable', 648000, 'CNY'), ('unlock', 'non_consumable', 30000, 'CNY'),
+                ('vip_month', 'auto_renewable', 30000, 'CNY');
             """)
     }
 

@@ -211,6 +211,36 @@ struct PlayOrderLookupTests {
 
     /// Switching Play's API on changes the judged inputs' digest (Play's unverified deliveries then
     /// wait for the Orders API), and a deployment without Play keeps its digest.
+    /// An order no upload held is bound by the purchase's own `obfuscatedExternalAccountId`: when
+    /// that account first appears on a later night, the night's run judges the order again (its
+    /// delivery long outside the window) and finds it credited to the wrong account, as one run
+    /// over the whole history would (sql/diff/scope/changed_bindings.sql).
+    @Test func anOrderBoundToAnAccountMetLaterIsJudgedTheNightItAppears() async throws {
+        let world = try Self.world("play_orders_bound_later")
+        let bought = try world.sim.play.createPurchase(.init(
+            productId: "coin42", obfuscatedAccountId: "carol", acknowledged: true,
+            purchaseTimeMillis: Int64(world.bought.timeIntervalSince1970 * 1000)))
+        let order = try #require(bought.orderId)
+        try Self.deliver(order, to: "bob", in: world)
+        try await world.sim.withRunning { running in
+            let settings = try await Self.settings(world, running)
+            let first = try await Stores.withJob(settings: settings, logger: Self.quiet) {
+                try await $0.run(.init(since: world.bought.addingTimeInterval(-3600)))
+            }
+            // Nobody called carol is known yet: the buyer is unknown, nothing to say.
+            #expect(try first.findings.isEmpty)
+            try world.connection.execute(
+                "INSERT INTO reconcile.account_tokens (app_account_token, user_id) VALUES ($1::uuid, 'carol')",
+                [UUID().uuidString.lowercased()])
+            let next = try await Stores.withJob(settings: settings, logger: Self.quiet) {
+                try await $0.run(.init(since: Date().addingTimeInterval(-3600)))
+            }
+            #expect(try next.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "-") \($0.userID ?? "-")" } == [
+                "wrong_account \(order) carol",
+            ])
+        }
+    }
+
     @Test func thePlayAPIIsPartOfTheJudgedInputs() throws {
         let base = ["DATABASE_URL": "postgresql://x@127.0.0.1/x", "RECONCILE_BUNDLE_IDS": "com.hncs.szj"]
         let apple = try Settings(lookup: base.lookup)

@@ -152,32 +152,17 @@ struct PlayOrderLookups: Sendable {
 
     /// A found order with its token's state today: the white row.
     private func found(_ order: PlayOrder, asked orderID: String, package: String) async throws -> Answer {
-        guard let item = order.lineItems.first, let product = item.productId, !product.isEmpty else {
+        let now = Date()
+        guard var record = AppleTransactionRecord(order: order, asked: orderID, package: package, at: now) else {
             return .retry("orders.get answered an order without a product")
         }
-        let now = Date()
-        var record = AppleTransactionRecord(
-            transactionID: order.orderId ?? orderID,
-            originalTransactionID: PlayPurchaseData.originalOrderID(of: order.orderId ?? orderID),
-            productID: product, productType: item.isSubscription ? "auto_renewable" : nil, bundleID: package,
-            environment: .production, quantity: item.quantity ?? 1, purchaseDate: order.createDate ?? now,
-            priceMilli: item.total.map { Self.milli($0) }, currency: item.total?.currencyCode, signedDate: now,
-            source: .playAPI)
-        record.store = .googlePlay
-        record.purchaseToken = order.purchaseToken
-        // What the order alone says, for a token Google no longer answers about (410, 404).
-        record.pending = order.state == "PENDING"
-        if order.isRefunded || order.state == "CANCELED" { record.revocationDate = now }
         if let token = order.purchaseToken {
             switch try await PlayUploadVerifier.askInRun(
-                api, packageName: package, token: token, subscription: item.isSubscription, logger: services.logger)
+                api, packageName: package, token: token, subscription: record.productType == "auto_renewable",
+                logger: services.logger)
             {
             case .state(let observed):
-                record.revocationDate = nil
-                record.apply(observed)
-                // A subscription's token is paid while Google keeps it; a renewal's own refund is
-                // the order's (its voids come by the voided list too).
-                if item.isSubscription, order.isRefunded, record.revocationDate == nil { record.revocationDate = now }
+                record.apply(observed, to: order, at: now)
             case .unknownToGoogle, .noLongerKept:
                 break
             case .retry(let reason):
@@ -190,5 +175,35 @@ struct PlayOrderLookups: Sendable {
     /// An amount in milliunits of its currency.
     static func milli(_ money: PlayOrder.Money) -> Int64 {
         (money.units ?? 0) * 1000 + Int64((money.nanos ?? 0) / 1_000_000)
+    }
+}
+
+extension AppleTransactionRecord {
+    /// An order as `orders.get` answered it (`asked` when the answer names no id), before its
+    /// token's state is known: when it was charged, its product and price, and what the order alone
+    /// says (pending, refunded or cancelled), for a token Google no longer answers about. Nil for an
+    /// order without a product.
+    init?(order: PlayOrder, asked orderID: String, package: String, at now: Date) {
+        guard let item = order.lineItems.first, let product = item.productId, !product.isEmpty else { return nil }
+        self.init(
+            transactionID: order.orderId ?? orderID,
+            originalTransactionID: PlayPurchaseData.originalOrderID(of: order.orderId ?? orderID),
+            productID: product, productType: item.isSubscription ? "auto_renewable" : nil, bundleID: package,
+            environment: .production, quantity: item.quantity ?? 1, purchaseDate: order.createDate ?? now,
+            priceMilli: item.total.map { PlayOrderLookups.milli($0) }, currency: item.total?.currencyCode,
+            signedDate: now, source: .playAPI)
+        store = .googlePlay
+        purchaseToken = order.purchaseToken
+        pending = order.state == "PENDING"
+        if order.isRefunded || order.state == "CANCELED" { revocationDate = now }
+    }
+
+    /// The order's token's state as the Developer API answered it, over what the order alone said.
+    /// A subscription's token is paid while Google keeps it; a renewal's own refund is the order's
+    /// (its voids come by the voided list too).
+    mutating func apply(_ observed: PlayObservedState, to order: PlayOrder, at now: Date) {
+        revocationDate = nil
+        apply(observed)
+        if productType == "auto_renewable", order.isRefunded, revocationDate == nil { revocationDate = now }
     }
 }

@@ -21,6 +21,10 @@ public struct PlayRunSummary: Sendable, Equatable {
     /// Real-time notifications the receiver stored that this run asked Google about (the
     /// receiver's worker had not: it was down, or Google could not answer it then).
     public var notificationsAsked = 0
+    /// Subscriptions asked of subscriptionsv2 again because their period had ended (`PlayRenewals`),
+    /// and the orders (renewals nobody uploaded, first orders) stored from the answers.
+    public var subscriptionsAsked = 0
+    public var renewalOrdersStored = 0
     /// Delivered purchases the job acknowledged (`RECONCILE_PLAY_ACKNOWLEDGE=on`).
     public var acknowledged = 0
     /// Purchases Google voided for want of an acknowledgement (`voidedReason` 8) the job learnt of
@@ -31,7 +35,8 @@ public struct PlayRunSummary: Sendable, Equatable {
 }
 
 /// Google Play's stages of a run: the voided-purchases list before verification (`play_voids`);
-/// after it, the Orders API for ledger order ids no upload holds and the acknowledgement rescue
+/// after it, the Orders API for ledger order ids no upload holds, the renewals of subscriptions whose
+/// period has ended and the acknowledgement rescue
 /// (`play_api`). Each needs the Developer API; without it the stages only say refunds are unchecked.
 struct PlayRunStage: Sendable {
     let services: PlayServices
@@ -51,7 +56,8 @@ struct PlayRunStage: Sendable {
 
     /// After verification: the real-time notifications the receiver stored and nobody asked
     /// Google about yet (``PlayNotificationWorker/drain(runID:on:)``), the Orders API for ledger
-    /// order ids no upload holds (`PlayOrderLookups`), then the acknowledgement rescue
+    /// order ids no upload holds (`PlayOrderLookups`), the subscriptions whose period has ended
+    /// (`PlayRenewals`: the renewals nobody uploaded), then the acknowledgement rescue
     /// (`PlayAcknowledgements`).
     func afterVerify(_ run: RunContext, _ summary: inout PlayRunSummary) async throws {
         guard let api = services.api else { return }
@@ -64,6 +70,9 @@ struct PlayRunStage: Sendable {
         ).drain(runID: run.id, on: run.connection)
         summary.notificationsAsked = notifications.applied + notifications.unknown
         try await PlayOrderLookups(api: api, services: services, relations: settings.relations).run(run, &summary)
+        // After every source of white rows: a subscription the Orders API brought tonight is asked
+        // about tonight, as one run over the whole history asks about it.
+        try await PlayRenewals(api: api, services: services).run(run, &summary)
         if services.settings.acknowledge, !run.dryRun {
             try await PlayAcknowledgements(api: api, services: services, relations: settings.relations).run(run, &summary)
         }

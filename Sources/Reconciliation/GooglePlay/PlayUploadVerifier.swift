@@ -137,6 +137,8 @@ struct PlayObservedState: Sendable {
     var paidAt: Date?
     var expiresAt: Date?
     var subscription = false
+    /// A subscription's `subscriptionState` (`SUBSCRIPTION_STATE_ACTIVE`, `…_EXPIRED`, …).
+    var subscriptionState: String?
 
     init(_ product: ProductPurchaseV2, at date: Date) {
         observedAt = date
@@ -168,6 +170,7 @@ struct PlayObservedState: Sendable {
         paidAt = subscription.startDate
         expiresAt = subscription.lineItems?.lazy.compactMap(\.expiryDate).max()
         self.subscription = true
+        subscriptionState = subscription.subscriptionState
     }
 }
 

@@ -251,6 +251,22 @@ public final class PlayNotificationWorker: Sendable {
             }
             voids = confirmed
         }
+        // A subscription's orders up to the latest the answer names, each dated by Google's order
+        // (a notification asked late names an older renewal than the latest, and its time is not
+        // the latest's): PlaySubscriptionOrders.
+        var orders: [String] = []
+        if observed.subscription, let latest = observed.orderID {
+            switch try await PlaySubscriptionOrders(api: api, logger: log).storeMissing(
+                upTo: latest, token: notification.purchaseToken, package: notification.packageName, observed: observed,
+                runID: runID, on: connection)
+            {
+            case .stored(let stored):
+                orders = stored
+            case .retry(let reason):
+                try postponeAfterFailure(notification, reason: reason, on: connection)
+                return .waiting
+            }
+        }
         guard let record = try whiteRow(observed, of: notification, on: connection) else {
             try finish(notification, state: "stored", transaction: nil,
                        error: "Google's answer names no product", runID: runID, on: connection)
@@ -262,7 +278,8 @@ public final class PlayNotificationWorker: Sendable {
             if notingJudgements {
                 try connection.execute(
                     ReceiverSQL.noteTransactions,
-                    ["transaction_ids": Array(Set([record.transactionID] + changed)).sorted(), "grace_seconds": grace])
+                    ["transaction_ids": Array(Set([record.transactionID] + changed + orders)).sorted(),
+                     "grace_seconds": grace])
             }
             try finish(notification, state: "applied", transaction: record.transactionID, error: nil, runID: runID,
                        on: connection)

@@ -130,7 +130,8 @@ extension ReportFormat {
         "\n  \"play\": {\"refunds_unchecked\": \(play.refundsUnchecked), \"voided_gap\": \(play.voidedGap), "
             + "\"voids_recorded\": \(play.voidsRecorded), \"gap_purchases_asked\": \(play.gapPurchasesAsked), "
             + "\"orders_asked\": \(play.ordersAsked), \"orders_unanswered\": \(play.ordersUnanswered), "
-            + "\"notifications_asked\": \(play.notificationsAsked), \"acknowledged\": \(play.acknowledged), "
+            + "\"notifications_asked\": \(play.notificationsAsked), \"subscriptions_asked\": \(play.subscriptionsAsked), "
+            + "\"renewal_orders_stored\": \(play.renewalOrdersStored), \"acknowledged\": \(play.acknowledged), "
             + "\"voided_unacknowledged\": \(play.voidedUnacknowledged)},"
     }
 

@@ -73,4 +73,10 @@ UNION SELECT c.transaction_id FROM reconcile.transaction_claims c
 UNION SELECT a.transaction_id FROM reconcile.apple_transactions a
  WHERE EXISTS (SELECT 1 FROM diff_named) AND a.app_account_token IN (SELECT lowered::uuid FROM diff_named
                                 WHERE lowered ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
+-- A Play purchase's own binding (obfuscatedAccountId), which no upload's claim carries when no
+-- upload held the order (a renewal, an order the Orders API or the voided list brought): through
+-- the index on its lowercase (migration 0037).
+UNION SELECT a.transaction_id FROM reconcile.apple_transactions a
+ WHERE EXISTS (SELECT 1 FROM diff_named) AND a.obfuscated_account_id IS NOT NULL
+   AND lower(a.obfuscated_account_id) IN (SELECT hash FROM diff_named UNION SELECT lowered FROM diff_named)
 ON CONFLICT DO NOTHING;
