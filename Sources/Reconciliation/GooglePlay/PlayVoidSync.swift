@@ -10,7 +10,8 @@ import Postgres
 ///
 /// 1. When the last read is older than the 30 days Google keeps voids, the voids in between are
 ///    lost: the run says so (`voided_gap`) and asks the API again about the package's purchases
-///    bought in that gap (productsv2 / subscriptionsv2, as an upload's verification does), a batch
+///    bought in that gap (productsv2 / subscriptionsv2, as an upload's verification does, and a
+///    subscription's order of orders.get, which alone tells of a refunded renewal), a batch
 ///    at a time.
 /// 2. `purchases.voidedpurchases` (`type=1`, `includeQuantityBasedPartialRefund=true`, paged by
 ///    `token`) from the last read minus ``overlap`` (the first read: the whole 30 days) to now;
@@ -203,7 +204,24 @@ struct PlayVoidSync: Sendable {
                 switch answers[row.token] {
                 case .state(let observed):
                     var record = row.record
-                    record.apply(observed)
+                    if row.subscription {
+                        // subscriptionsv2 does not tell a refunded renewal (each renewal is an order
+                        // of its own): the order's own state does.
+                        switch try await order(row.record.transactionID, packageName: package, logger: logger) {
+                        case .found(let order):
+                            record.apply(observed, to: order, at: Date())
+                        case .notFound, .gone, .rejected:
+                            record.apply(observed)
+                        case .retryLater(let reason, _):
+                            answeredAll = false
+                            logger.warning(
+                                "Google did not answer about an order bought in the gap: the next read asks again",
+                                metadata: ["transaction.id": "\(row.record.transactionID)", "reason": "\(reason)"])
+                            continue
+                        }
+                    } else {
+                        record.apply(observed)
+                    }
                     records.append((record, nil))
                 case .unknownToGoogle, .noLongerKept, nil:
                     break
@@ -220,6 +238,15 @@ struct PlayVoidSync: Sendable {
             if rows.count < batchSize { break }
         }
         return answeredAll
+    }
+
+    /// `orders.get` for one order; Google refusing the service account stops the run.
+    private func order(_ orderID: String, packageName: String, logger: Logger) async throws -> PlayAPIOutcome<PlayOrder> {
+        do {
+            return try await api.order(packageName: packageName, orderID: orderID, logger: logger)
+        } catch let error as PlayAPIConfigurationError {
+            throw RunConfigurationError("Google Play Developer API: \(error)")
+        }
     }
 
     private func ask(_ tokens: [String: Bool], packageName: String, logger: Logger) async throws
