@@ -169,6 +169,35 @@ struct InsightsTests {
         #expect(try world.connection.query("SELECT count(*)::int FROM reconcile.alert_checks")[0].decode(Int.self, at: 0) == 2)
     }
 
+    /// The flagged segments are an Insights computation over 30 days: a check reads them only when
+    /// the `flagged_segment` rule watches them or a message goes out (it names the top one).
+    @Test func theFlaggedSegmentsAreReadOnlyWhenARuleOrAMessageNeedsThem() async throws {
+        let world = try await World("insights_alert_lazy", missed: Self.badBuild)
+        var reads = 0
+        func check(_ rules: AlertRules) throws -> AlertMessage? {
+            // Each check as the run's first.
+            try world.connection.executeScript("DELETE FROM reconcile.alerts; DELETE FROM reconcile.alert_checks;")
+            let id = try RunAlerts.check(world.report, rules: rules, settings: world.settings, on: world.connection) {
+                reads += 1
+                return try RunAlerts.flagged(until: Date(), settings: world.settings, on: world.connection)
+            }
+            guard let id else { return nil }
+            let row = try world.connection.query("SELECT message::text FROM reconcile.alerts WHERE id = $1", [id])
+            return try JSONDecoder().decode(AlertMessage.self, from: Data(try row[0].decode(String.self, at: 0).utf8))
+        }
+        // No rule watches them and nothing fires: not read.
+        #expect(try check(AlertRules(undeliveredNotifications: 1)) == nil)
+        #expect(reads == 0)
+        // The rule watches them: read, and it fires.
+        #expect(try check(AlertRules(flaggedSegment: true))?.fired.map(\.rule) == [.flaggedSegment])
+        #expect(reads == 1)
+        // Another rule fires (the run's new high findings): read once, for the message's top segment.
+        let message = try check(AlertRules(newHighFindings: 1))
+        #expect(message?.fired.map(\.rule) == [.newHighFindings])
+        #expect(message?.summary?.topSegment?.name == "app_version=4.2.1")
+        #expect(reads == 2)
+    }
+
     /// A segment's items (the queue's segment filter): exactly the counted items of its purchases.
     @Test func aSegmentsItemsAreTheItemsItCounts() async throws {
         let world = try await World("insights_segment_items", missed: Self.badBuild)

@@ -11,23 +11,32 @@ import Postgres
 /// queued for the next run.
 public enum RunAlerts {
     /// Measures run `report`'s alert facts, keeps them, and queues a message when `rules` fire
-    /// on what is new since the previous check. `flagged` are `reconcile insights`' flagged
-    /// segments at the run's end (``flagged(until:settings:on:)``). Returns the queued alert's id.
+    /// on what is new since the previous check. `flagged` reads `reconcile insights`' flagged
+    /// segments at the run's end (``flagged(until:settings:on:)``, an Insights computation over
+    /// ``segmentSpanDays``): only when the `flagged_segment` rule watches them, or when a message
+    /// goes out and names the top one. With the rule off, the check keeps the segments only of the
+    /// checks that sent a message; the first check after the rule is turned on compares with those.
+    /// Returns the queued alert's id.
     @discardableResult
     public static func check(
-        _ report: RunReport, rules: AlertRules, flagged: [FlaggedSegment] = [], settings: Settings,
-        on connection: Connection
+        _ report: RunReport, rules: AlertRules, settings: Settings, on connection: Connection,
+        flagged: () throws -> [FlaggedSegment]
     ) throws -> Int64? {
-        let measures = try measure(report, flaggedSegments: flagged.map(\.name), on: connection)
+        // Insights reads in a transaction of its own: the segments are read before the check's.
+        var segments = rules.flaggedSegment ? try flagged() : nil
+        var measures = try measure(report, flaggedSegments: (segments ?? []).map(\.name), on: connection)
+        if segments == nil, !rules.fired(measures, since: try previousMeasures(before: report.runID, on: connection)).isEmpty {
+            let read = try flagged()
+            segments = read
+            measures.flaggedSegments = read.map(\.name).sorted()
+        }
         return try connection.transaction {
-            let previous = try connection.queryFirst(SQL.previousMeasures, ["run_id": report.runID]).map {
-                try JSONDecoder().decode(AlertMeasures.self, from: Data(try $0.decode(String.self, at: 0).utf8))
-            }
+            let previous = try previousMeasures(before: report.runID, on: connection)
             let fired = rules.fired(measures, since: previous)
             // SPEC section 19: what fired, the counts, the top flagged segment, the value at risk.
             let summary = AlertMessage.Summary(
                 openItems: report.openFindings, newFindings: report.newFindings, valueAtRisk: measures.valueAtRisk,
-                topSegment: flagged.first)
+                topSegment: segments?.first)
             let message = fired.isEmpty ? nil : AlertMessage(
                 runID: report.runID, fired: fired, summary: summary, reader: settings.reportReader,
                 publicURL: settings.alerts.publicURL)
@@ -35,6 +44,13 @@ public enum RunAlerts {
                 "run_id": report.runID, "measures": try json(measures), "message": try message.map(json),
             ])
             return try row?.decode(Int64?.self, at: 1)
+        }
+    }
+
+    /// The measures of the check before run `runID`'s, nil before the first.
+    static func previousMeasures(before runID: Int64, on connection: Connection) throws -> AlertMeasures? {
+        try connection.queryFirst(SQL.previousMeasures, ["run_id": runID]).map {
+            try JSONDecoder().decode(AlertMeasures.self, from: Data(try $0.decode(String.self, at: 0).utf8))
         }
     }
 

@@ -258,10 +258,11 @@ public struct ReconciliationJob: Sendable {
         // and the next run's check compares with the last one that was kept.
         if settings.alerts.enabled, !run.dryRun {
             do {
-                // Every message names the top flagged segment, whatever the rules: always computed.
-                let flagged = try RunAlerts.flagged(until: run.until, settings: settings, on: connection)
-                try RunAlerts.check(
-                    report, rules: policies?.alerts ?? .defaults, flagged: flagged, settings: settings, on: connection)
+                // Every message names the top flagged segment, whatever the rules: read when the
+                // flagged_segment rule watches them or a message goes out.
+                try RunAlerts.check(report, rules: policies?.alerts ?? .defaults, settings: settings, on: connection) {
+                    try RunAlerts.flagged(until: run.until, settings: settings, on: connection)
+                }
             } catch {
                 run.logger.warning("alert check failed", metadata: ["error": "\(error)"])
             }
