@@ -13,6 +13,10 @@ import Postgres
 /// uploaded purchase: a refunded one credited is a `refunded_delivery`, a paid one credited to its
 /// buyer nothing. Orders calls count against a daily quota (200,000 by default,
 /// https://developers.google.com/android-publisher/api-ref/rest/v3/orders): only these ids are asked.
+/// One `orders.get` per id, not `orders:batchGet`: a batch fails whole when any of its ids is not
+/// found or not the package's (https://developers.google.com/android-publisher/api-ref/rest/v3/orders/batchget),
+/// and these candidates are exactly the ids Google may not know (a forged or mistyped ledger row),
+/// asked of every configured package in turn.
 struct PlayOrderLookups: Sendable {
     let api: PlayDeveloperAPIClient
     let services: PlayServices
