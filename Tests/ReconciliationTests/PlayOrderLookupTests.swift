@@ -241,6 +241,29 @@ struct PlayOrderLookupTests {
         }
     }
 
+    /// A credit the app took back without a refund: the order is still asked (it says the
+    /// purchase existed), and the purchase is a missed delivery, as a chain that asked before the
+    /// revocation finds it.
+    @Test func aRevokedCreditsOrderIsAskedAndItsPurchaseMissed() async throws {
+        let world = try Self.world("play_orders_revoked_credit")
+        let bought = try world.sim.play.createPurchase(.init(
+            productId: "coin42", obfuscatedAccountId: "dana", acknowledged: true,
+            purchaseTimeMillis: Int64(world.bought.timeIntervalSince1970 * 1000)))
+        let order = try #require(bought.orderId)
+        try Self.deliver(order, to: "dana", in: world)
+        try world.connection.execute("UPDATE reconcile.deliveries SET revoked_at = $1", [world.bought.addingTimeInterval(3600)])
+        try await world.sim.withRunning { running in
+            let settings = try await Self.settings(world, running)
+            let report = try await Stores.withJob(settings: settings, logger: Self.quiet) {
+                try await $0.run(.init(since: world.bought.addingTimeInterval(-3600)))
+            }
+            #expect(report.play?.ordersAsked == 1)
+            #expect(try report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "-") \($0.userID ?? "-")" } == [
+                "missed_delivery \(order) dana",
+            ])
+        }
+    }
+
     @Test func thePlayAPIIsPartOfTheJudgedInputs() throws {
         let base = ["DATABASE_URL": "postgresql://x@127.0.0.1/x", "RECONCILE_BUNDLE_IDS": "com.hncs.szj"]
         let apple = try Settings(lookup: base.lookup)

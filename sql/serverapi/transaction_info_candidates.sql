@@ -21,7 +21,10 @@
 --         account has no upload pending or retrying).
 SELECT d.transaction_id, max(d.delivered_at) AS delivered_at
   FROM :deliveries d
- WHERE d.revoked_at IS NULL AND d.transaction_id > :'after'::text
+ -- Google Play's revoked credits too: a purchase whose credit the app took back without a refund
+ -- is a missed_delivery, whether the order was asked before the revocation (a chain of nightly
+ -- runs) or after it (one run over the whole history).
+ WHERE (d.revoked_at IS NULL OR :'store'::text = 'google_play') AND d.transaction_id > :'after'::text
    -- Each store is asked about its own ledger rows only (SPEC section 18: the `store` column,
    -- which an operator's relation may lack, else the id's form).
    AND reconcile.ledger_store(to_jsonb(d) ->> 'store', d.transaction_id) = :'store'::text

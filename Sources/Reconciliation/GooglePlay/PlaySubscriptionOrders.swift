@@ -84,6 +84,11 @@ struct PlayRenewals: Sendable {
 
     /// Tokens asked per batch.
     static let batchSize = 200
+    /// Tokens asked per run at most: the first run after an upgrade asks every subscription the job
+    /// holds (at `GOOGLE_PLAY_API_RATE`, 20 a second by default, 100,000 of them would hold the
+    /// night for 83 minutes); the rest is asked by the next runs, a token once asked leaving the
+    /// candidates until its period ends.
+    var maximumPerRun = 10_000
     /// Google's states after which a subscription whose period has ended will not renew.
     static let overStates: Set<String> = [
         "SUBSCRIPTION_STATE_EXPIRED", "SUBSCRIPTION_STATE_CANCELED", "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED",
@@ -95,7 +100,14 @@ struct PlayRenewals: Sendable {
         let orders = PlaySubscriptionOrders(api: api, logger: services.logger)
         var after = ""
         var outage = 0
+        var askedThisRun = 0
         while outage < PlayOrderLookups.outageThreshold {
+            guard askedThisRun < maximumPerRun else {
+                services.logger.notice(
+                    "Google Play subscriptions left to ask next run: this run asked its most",
+                    metadata: ["asked": "\(askedThisRun)"])
+                return
+            }
             try Task.checkCancellation()
             let due = try run.connection.query(
                 Self.candidates,
@@ -104,7 +116,8 @@ struct PlayRenewals: Sendable {
             guard let last = due.last else { return }
             after = last.token
             for subscription in due {
-                guard outage < PlayOrderLookups.outageThreshold else { break }
+                guard outage < PlayOrderLookups.outageThreshold, askedThisRun < maximumPerRun else { break }
+                askedThisRun += 1
                 summary.subscriptionsAsked += 1
                 switch try await PlayUploadVerifier.askInRun(
                     api, packageName: subscription.package, token: subscription.token, subscription: true,
