@@ -5,6 +5,7 @@ import Logging
 import Postgres
 import Reconciliation
 import TestSupport
+import Synchronization
 import Testing
 
 /// The support desk (SPEC section 13) against the simulator and a real PostgreSQL: each kind of
@@ -99,6 +100,35 @@ struct DeskTests {
                 _ = try await Self.lookup(try DeskQuery(.order, "MKDESK0003"), settings: settings, on: connection)
             }
         }
+    }
+
+    /// A plain lookup commits without waiting for the WAL to reach the disk
+    /// (sql/desk/asynchronous_commit.sql); one that enqueues review items waits. Only the lookup's
+    /// own transaction does either: the connection, which the pages lend to a decision next,
+    /// commits synchronously again once the lookup is done.
+    @Test(arguments: [false, true])
+    func onlyAPlainLookupCommitsWithoutWaitingForTheDisk(enqueue: Bool) async throws {
+        let (database, connection, sim, state) = try ServerAPIScenarioTests.world("desk_async_commit_\(enqueue)")
+        let bought = try Self.buy(sim, customer: "dee")
+        try connection.plantDelivery(bought.transactionId, to: "dee", product: "coin42", age: "20 hours")
+        // The test cluster commits asynchronously throughout (scripts/pg); a server does not.
+        try connection.execute("SET synchronous_commit = on")
+        let quiet = Logger(label: "desk", factory: { _ in SwiftLogNoOpLogHandler() })
+        // The details step runs inside the lookup's transaction, on the lookup's connection.
+        nonisolated(unsafe) let inside = connection
+        let during = Mutex<String?>(nil)
+        try await sim.withRunning { running in
+            let settings = try Self.settingsWithoutServerAPI(database: database, running: running, state: state)
+            let picture = try await DeskService(settings: settings, serverAPI: nil, logger: quiet).lookup(
+                try DeskQuery(.user, "dee"), enqueue: enqueue, database: .holding(connection),
+                details: { bare in
+                    during.withLock { $0 = try? inside.query("SHOW synchronous_commit")[0].decode(String.self, at: 0) }
+                    return bare.map(\.transactionID)
+                })
+            #expect(picture.transactions.map(\.transactionID) == [bought.transactionId])
+        }
+        #expect(during.withLock { $0 } == (enqueue ? "on" : "off"))
+        #expect(try connection.query("SHOW synchronous_commit")[0].decode(String.self, at: 0) == "on")
     }
 
     /// A purchase younger than the grace period is `pending`, whatever the ledger says; the same

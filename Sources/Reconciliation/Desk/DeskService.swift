@@ -141,6 +141,8 @@ public struct DeskService: Sendable {
             let parameters = Differ.Parameters(
                 settings: settings, runID: runID, judgeBefore: judgeBefore, scope: .transactions(ids), resumesAfter: 0)
             return try connection.transaction {
+                // Nothing a plain lookup writes needs the WAL flushed before it answers (the file says why).
+                if !enqueue { try connection.query(SQL.asynchronousCommit) }
                 try queueUnseenUploads(of: query, ids: ids, on: connection)
                 try differ.computeFindings(parameters, evidence: enqueue, on: connection)
                 if enqueue {
@@ -431,6 +433,7 @@ public struct DeskService: Sendable {
         static let lookupRun: SQLFile = "desk/lookup_run.sql"
         static let playOrder: SQLFile = "desk/play_order.sql"
         static let unknownPlayOrders: SQLFile = "desk/unknown_play_orders.sql"
+        static let asynchronousCommit: SQLFile = "desk/asynchronous_commit.sql"
     }
 }
 

@@ -1,0 +1,16 @@
+-- A lookup that enqueues nothing commits without waiting for its WAL to reach the disk (SET
+-- LOCAL, through set_config(…, true): it ends with the transaction).
+-- Reads:  nothing.
+-- Writes: synchronous_commit.
+-- Values: none.
+--
+-- What such a lookup writes is the 'pending' marks of uploads no run has seen yet
+-- (queue_unseen_uploads_of_*.sql) and the statistics of the diff's temporary tables; a crash
+-- that loses the last of them loses nothing: the upload's arrival note (migration 0014), or the
+-- window, brings it to the next run, and the next lookup marks it again. Without this each lookup
+-- waits for one flush of the WAL (the diff's ANALYZE of its temporary tables writes pg_statistic),
+-- which a disk busy with the nightly job's writes makes slow. scripts/pg's clusters (the tests',
+-- the bench's) run with fsync and synchronous_commit off, so the bench does not see that wait.
+-- A lookup that enqueues review items keeps the synchronous commit: an item the desk said it
+-- enqueued is never lost.
+SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit;
