@@ -28,6 +28,22 @@ import Testing
         #expect(purchase.isTest)
     }
 
+    /// A client that wrapped the signature or padded it: white space and line breaks at its ends
+    /// (a no-break space, a line separator too) are not part of it; inside it they are not base64.
+    @Test(arguments: [
+        ("c2lnbmF0dXJl\n", true), ("\r\n c2lnbmF0dXJl\t", true), ("\u{A0}c2lnbmF0dXJl\u{2028}", true),
+        ("c2lnbmF0dXJl", true), ("c2lnbm F0dXJl", false), (" \n ", false),
+    ])
+    func aSignaturesSurroundingWhiteSpaceIsNotPartOfIt(signature: String, decodes: Bool) throws {
+        let payload = String(decoding: try JSONEncoder().encode(["purchaseData": Self.purchaseData, "signature": signature]),
+                             as: UTF8.self)
+        if decodes {
+            #expect(try PlayPurchaseUpload(payload: payload).signature == Data("signature".utf8))
+        } else {
+            #expect(throws: PlayUploadFailure.signatureNotBase64) { try PlayPurchaseUpload(payload: payload) }
+        }
+    }
+
     @Test func aLicenceTestersPurchaseIsKeyedByItsToken() throws {
         let data = #"{"packageName":"com.example.app","productIds":["a","b"],"purchaseTime":1,"purchaseState":4,"purchaseToken":"tok"}"#
         let purchase = try PlayPurchaseData(json: data)
