@@ -56,8 +56,7 @@ enum PlayJSON {
 
     /// A member's name as the most lenient readers match it: `uppercased().lowercased()`, which
     /// for a name of ASCII letters (every name Google writes) is its ASCII lowercase, taken
-    /// without Unicode's case tables (with the allocation-free white space and literals below,
-    /// the bench's Play signature line went from 0.44 to 0.48 of the bare RSA check).
+    /// without Unicode's case tables (docs/benchmarks.md, Google Play's signature line).
     static func folded(_ name: String) -> String {
         guard name.utf8.allSatisfy({ $0 < 0x80 }) else { return name.uppercased().lowercased() }
         return String(decoding: name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// The payload of a `play_purchase` upload: `{"purchaseData": "…", "signature": "…"}`, as the
@@ -29,8 +30,9 @@ public struct PlayPurchaseUpload: Hashable, Sendable {
         let purchaseData = try Self.string(members, "purchaseData")
         let signatureText = try Self.string(members, "signature")
         // Google's signature is standard base64 with padding; a line break from a client that
-        // wrapped it is not part of it.
-        guard let signature = Data(base64Encoded: Self.trimmingWhiteSpace(signatureText)), !signature.isEmpty
+        // wrapped it is not part of it (trimmed by bytes: Foundation's trimming, through NSString
+        // on Linux, was half of parsing an upload).
+        guard let signature = Data(base64Encoded: signatureText.trimmingWhitespacesAndNewlines()), !signature.isEmpty
         else { throw .signatureNotBase64 }
         self.purchaseData = purchaseData
         self.signature = signature
@@ -40,17 +42,6 @@ public struct PlayPurchaseUpload: Hashable, Sendable {
     /// Parses a payload given as text.
     public init(payload: String) throws(PlayUploadFailure) {
         try self.init(payload: Array(payload.utf8))
-    }
-
-    /// The text without white space or line breaks at its ends. Foundation's
-    /// `trimmingCharacters(in:)` goes through NSString on Linux and took half of parsing an upload
-    /// (docs/benchmarks.md, Google Play's signature line); a signature has nothing to trim.
-    static func trimmingWhiteSpace(_ text: String) -> String {
-        var start = text.startIndex
-        var end = text.endIndex
-        while start < end, text[start].isWhitespace { start = text.index(after: start) }
-        while end > start, text[text.index(before: end)].isWhitespace { end = text.index(before: end) }
-        return start == text.startIndex && end == text.endIndex ? text : String(text[start..<end])
     }
 
     private static func string(_ members: [String: PlayJSON.Value], _ name: String) throws(PlayUploadFailure) -> String {
