@@ -50,7 +50,7 @@ extension AppStoreSimulator {
     /// Runs the simulator in this process for the duration of `body` (tests, benchmarks), then
     /// stops it gracefully: it stops listening, finishes the answers in flight (a hang or a stalled
     /// body the faults act out ends at once), and logs no error for a clean stop. An answer still
-    /// running ``stopGrace`` after the stop is cancelled.
+    /// running the configuration's `stopGrace` after the stop is cancelled.
     public func withRunning<T: Sendable>(_ body: (RunningSimulator) async throws -> T) async throws -> T {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let application = buildApplication { port in
@@ -79,7 +79,7 @@ extension AppStoreSimulator {
                 result = .failure(error)
             }
             await services.triggerGracefulShutdown()
-            let grace = Self.stopGrace
+            let grace = configuration.stopGrace
             group.addTask { try? await Task.sleep(for: grace) }
             // The server's end, or the grace's: whichever comes first ends the other.
             _ = try? await group.next()
@@ -87,7 +87,4 @@ extension AppStoreSimulator {
             return try result.get()
         }
     }
-
-    /// How long a stop waits for the answers in flight before cancelling them.
-    static let stopGrace = Duration.seconds(10)
 }

@@ -44,6 +44,9 @@ public struct SimulatorConfiguration: Sendable {
     public var playPackageNames: [String]
     /// Where Real-time developer notifications are pushed when a request names no URL.
     public var playPushURL: String?
+    /// How long a stop of ``AppStoreSimulator/withRunning(_:)`` waits for the answers in flight
+    /// before cancelling them.
+    public var stopGrace: Duration
 
     /// Creates a configuration.
     public init(
@@ -52,7 +55,8 @@ public struct SimulatorConfiguration: Sendable {
         apiKeyID: String = SimulatorAPIKey.defaultKeyID, issuerID: String = SimulatorAPIKey.defaultIssuerID,
         apiKey: SimulatorAPIKey? = nil, apiBundleIDs: Set<String> = [], pageSize: Int = 20,
         appAppleId: Int64 = 1_234_567_890, preparedAnswers: Bool = false, notificationURL: String? = nil,
-        notificationRetryScale: Double = 1, playPackageNames: [String] = [], playPushURL: String? = nil
+        notificationRetryScale: Double = 1, playPackageNames: [String] = [], playPushURL: String? = nil,
+        stopGrace: Duration = .seconds(10)
     ) {
         self.host = host
         self.port = port
@@ -71,6 +75,7 @@ public struct SimulatorConfiguration: Sendable {
         self.notificationRetryScale = max(0, notificationRetryScale)
         self.playPackageNames = playPackageNames
         self.playPushURL = playPushURL
+        self.stopGrace = stopGrace
     }
 }
 
