@@ -44,7 +44,7 @@ public struct PlayPurchaseUpload: Hashable, Sendable {
         try self.init(payload: Array(payload.utf8))
     }
 
-    private static func string(_ members: [String: PlayJSON.Value], _ name: String) throws(PlayUploadFailure) -> String {
+    private static func string(_ members: PlayJSON.Object, _ name: String) throws(PlayUploadFailure) -> String {
         guard let value = members[name] else { throw .missingMember(name) }
         guard let text = value.string else { throw .memberNotString(name) }
         return text

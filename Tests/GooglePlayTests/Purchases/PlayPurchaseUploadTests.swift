@@ -86,7 +86,55 @@ import Testing
         ("purchaseData not an object", #"{"purchaseData":"[1]","signature":"YQ=="}"#, .purchaseDataNotObject),
         ("purchaseData with a NUL", #"{"purchaseData":"{\"packageName\":\"a\\u0000\"}","signature":"YQ=="}"#, .nulCharacter),
         ("purchaseData with a repeated member", #"{"purchaseData":"{\"packageName\":\"a\",\"packageName\":\"b\"}","signature":"YQ=="}"#, .repeatedMember("packageName")),
+        // The long s folds to an s, and the Kelvin sign to a k, as Go's encoding/json matches names.
+        ("a repeated member folded by Unicode", "{\"purchaseData\":\"{}\",\"signature\":\"YQ==\",\"\u{17F}ignature\":1}", .repeatedMember("\u{17F}ignature")),
+        ("purchaseData with a repeated member folded by Unicode", #"{"purchaseData":"{\"packageName\":\"a\",\"pac\u212Aage\u004eame\":\"b\"}","signature":"YQ=="}"#, .repeatedMember("pac\u{212A}ageName")),
+        ("a repeated member in an escape", #"{"purchaseData":"{}","signature":"YQ==","purchase\u0044ata":1}"#, .repeatedMember("purchaseData")),
+        ("a repeated member past the names compared in turn",
+         "{" + (0..<20).map { "\"m\($0)\":\($0)," }.joined() + #""purchaseData":"{}","signature":"YQ==","M7":7}"#, .repeatedMember("M7")),
+        ("nested past the depth limit", String(repeating: "[", count: 40) + String(repeating: "]", count: 40), .payloadNotJSON),
+        ("a lone surrogate", #"{"purchaseData":"{}","signature":"YQ==","x":"\ud800"}"#, .payloadNotJSON),
+        ("a raw control character", "{\"purchaseData\":\"{}\u{1}\",\"signature\":\"YQ==\"}", .payloadNotJSON),
+        ("a raw control character in a long string",
+         "{\"purchaseData\":\"{}\",\"signature\":\"YQ==\",\"x\":\"\(String(repeating: "a", count: 40))\t\(String(repeating: "a", count: 40))\"}", .payloadNotJSON),
+        ("a raw NUL in a long string",
+         "{\"purchaseData\":\"{}\",\"signature\":\"YQ==\",\"x\":\"\(String(repeating: "a", count: 21))\u{0}\(String(repeating: "a", count: 40))\"}", .nulCharacter),
+        ("an unknown escape", #"{"purchaseData":"{}","signature":"YQ==","x":"\q"}"#, .payloadNotJSON),
+        ("an unterminated escape", #"{"purchaseData":"{}","signature":"YQ==","x":"\"#, .payloadNotJSON),
     ]
+
+    /// Escapes in `purchaseData` and in its values are read as JSON defines them; the text kept is
+    /// the unescaped `purchaseData`, whose bytes are what Google signed.
+    @Test func escapesAreReadAtEveryLevel() throws {
+        let purchaseData = #"{"packageName":"com.example.app","productId":"gems_100","purchaseTime":1,"purchaseToken":"t\/1","developerPayload":"caf\u00e9 \ud83d\ude00\n\"q\"\\"}"#
+        let payload = #"{"purchaseData":""# + purchaseData.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"") + #"","signature":"\u00632lnbmF0dXJl"}"#
+        let upload = try PlayPurchaseUpload(payload: payload)
+        #expect(upload.purchaseData == purchaseData)
+        #expect(upload.purchase.purchaseToken == "t/1")
+        #expect(upload.purchase.developerPayload == "caf\u{e9} \u{1F600}\n\"q\"\\")
+        #expect(upload.purchase.packageName == "com.example.app")
+        #expect(upload.signature == Data("signature".utf8))
+    }
+
+    /// Raw UTF-8 beyond ASCII is read as written, in plain strings and in escaped ones; bytes that
+    /// are not UTF-8 are not JSON.
+    @Test func textBeyondASCIIIsReadAndBytesThatAreNotUTF8AreRefused() throws {
+        let purchaseData = #"{"packageName":"com.example.app","productId":"gems_100","purchaseTime":1,"purchaseToken":"t","developerPayload":"grüße"}"#
+        let upload = try PlayPurchaseUpload(
+            payload: #"{"purchaseData":""# + purchaseData.replacingOccurrences(of: "\"", with: "\\\"") + #"","signature":"YQ==","ö":"ß"}"#)
+        #expect(upload.purchase.developerPayload == "grüße")
+        #expect(upload.purchaseData == purchaseData)
+        // Inside long strings too, which are read sixteen bytes at a time.
+        let long = [UInt8](repeating: UInt8(ascii: "a"), count: 37)
+        let cases: [[UInt8]] = [[0xC3, 0x28], [0xFF], [0xE2, 0x82], [0xED, 0xA0, 0x80]]
+        for broken in cases + cases.map({ long + $0 + long }) {
+            let plain = Array(#"{"purchaseData":"{}","signature":"YQ==","x":""#.utf8) + broken + Array(#""}"#.utf8)
+            #expect(throws: PlayUploadFailure.payloadNotJSON, "\(broken)") { try PlayPurchaseUpload(payload: plain) }
+            let escaped = Array(#"{"purchaseData":"{}","signature":"YQ==","x":"\n"#.utf8) + broken + Array(#""}"#.utf8)
+            #expect(throws: PlayUploadFailure.payloadNotJSON, "\(broken)") { try PlayPurchaseUpload(payload: escaped) }
+        }
+    }
 
     @Test func aBadPayloadIsRefusedWithItsReason() {
         for (name, payload, failure) in Self.refusals {
