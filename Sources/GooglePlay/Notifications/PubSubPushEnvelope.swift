@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// A Cloud Pub/Sub push request, as Google delivers a real-time developer notification:
@@ -58,7 +59,9 @@ public struct PubSubPushEnvelope: Hashable, Sendable {
     /// or not base64.
     public var decodedData: Data? {
         guard let data, !data.isEmpty else { return nil }
-        return Data(base64Encoded: data.trimmingCharacters(in: .whitespacesAndNewlines)) ?? Base64URL.decode(data)
+        // Trimmed by bytes, as the signature of a purchase upload is (Foundation's trimming goes
+        // through NSString on Linux).
+        return Data(base64Encoded: data.trimmingWhitespacesAndNewlines()) ?? Base64URL.decode(data)
     }
 }
 

@@ -36,6 +36,20 @@ import Testing
         #expect(notification.purchaseToken == nil)
     }
 
+    /// White space and line breaks around the base64 (a relay that wrapped the text) are not part
+    /// of it; inside it they are not base64.
+    @Test(arguments: ["\n", " \t", "\r\n", "\u{A0}", "\u{2028}"])
+    func whiteSpaceAroundTheDataIsNotPartOfIt(_ space: String) throws {
+        let json = #"{"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1767225600123","testNotification":{"version":"1.0"}}"#
+        let data = Self.base64(json)
+        let padded = try PubSubPushEnvelope(body: Self.envelope(data: space + data + space))
+        #expect(padded.decodedData == Data(json.utf8))
+        #expect(try padded.notification().kind == .test)
+        let split = data.index(data.startIndex, offsetBy: 8)
+        let inside = try PubSubPushEnvelope(body: Self.envelope(data: data[..<split] + " " + data[split...]))
+        #expect(inside.decodedData == nil)
+    }
+
     @Test func aOneTimeProductNotificationNamesItsToken() throws {
         let data = Self.base64(#"{"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1767225600123","oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"tok-1","sku":"gems_100"}}"#)
         let notification = try PubSubPushEnvelope(body: Self.envelope(data: data)).notification()
