@@ -376,11 +376,13 @@ struct NotificationReceiverTests {
         }
     }
 
-    /// Issue 36 item 9: Apple taking 25 s to accept each answer to a refund request (a call's
-    /// whole budget), or the app's endpoint 9 s to answer each copy it is forwarded. A REFUND
-    /// posted while the slow side is busy with what came before it is a `refunded_delivery` item
-    /// within seconds, not after that side is done: answers and forwarding run beside the passes,
-    /// on their own connections. The refund request is then answered once and recorded.
+    /// Issue 36 item 9: Apple taking 40 s to accept each answer to a refund request, or the app's
+    /// endpoint 15 s to answer each copy it is forwarded. A REFUND posted while the slow side is
+    /// busy with what came before it is a `refunded_delivery` item within seconds, not after that
+    /// side is done: answers and forwarding run beside the passes, on their own connections. The
+    /// refund request is then answered once and recorded. The bound (20 s) is half of what
+    /// waiting for the slow side costs (40 s, or at least 30 s of forwarding), so a loaded machine
+    /// cannot fail the test and a receiver that waits still does.
     @Test(arguments: ["Apple", "the app's endpoint"])
     func aSlowSideDoesNotDelayARefundsItem(_ slow: String) async throws {
         let world = try World("receiver_slow_\(slow == "Apple" ? "apple" : "app")")
@@ -388,7 +390,7 @@ struct NotificationReceiverTests {
         let refunded = try world.deliveredPack(user: "bob", customer: "bob-apple-id")
         try world.connection.execute(
             "INSERT INTO reconcile.refund_consent (user_id, consented_at) VALUES ('amy', now() - interval '1 day')")
-        let endpoint = AppEndpoint(failures: 0, delay: slow == "Apple" ? .zero : .seconds(9))
+        let endpoint = AppEndpoint(failures: 0, delay: slow == "Apple" ? .zero : .seconds(15))
         try await world.sim.withRunning { running in
             var slowSettings = try world.settings(running, answers: true)
             slowSettings.appleTimeout = 60
@@ -399,14 +401,14 @@ struct NotificationReceiverTests {
                 forward.timeout = .seconds(30)
                 try await Self.withReceiver(settings, sim: world.sim, forwardTo: forward) { _ in
                     if slow == "Apple" {
-                        world.sim.state.faults = SimulatorFaults(latencyMilliseconds: 25_000)
+                        world.sim.state.faults = SimulatorFaults(latencyMilliseconds: 40_000)
                         _ = try world.sim.signNotification(type: .consumptionRequest, transactionId: asked.transactionId)
                         // Leased while Apple is called.
                         try await Self.eventually("the answer on its way to Apple") {
                             try world.connection.queryFirst("SELECT 1 FROM reconcile.consumption_leases") != nil
                         }
                     } else {
-                        // Three copies to forward, 27 s of the endpoint's time.
+                        // Three copies to forward, 45 s of the endpoint's time.
                         _ = try world.sim.signNotification(type: .consumptionRequest, transactionId: asked.transactionId)
                         for _ in 0..<2 {
                             _ = try world.sim.signNotification(type: .oneTimeCharge, transactionId: asked.transactionId)
@@ -420,7 +422,7 @@ struct NotificationReceiverTests {
                         try world.items() == ["refunded_delivery \(refunded.transactionId) open"]
                     }
                     let took = ContinuousClock.now - posted
-                    #expect(took < .seconds(10), "with \(slow) slow, the REFUND's item came \(took) after Apple's POST")
+                    #expect(took < .seconds(20), "with \(slow) slow, the REFUND's item came \(took) after Apple's POST")
                     try await Self.eventually("the answer recorded") {
                         try world.connection.queryFirst("SELECT 1 FROM reconcile.consumption_answers") != nil
                     }
