@@ -417,11 +417,32 @@ struct AlertTests {
         #expect(refusal(["RECONCILE_ALERT_WEBHOOK_URL": "ftp://secret-token@x"]).map { "\($0)" }?.contains("secret-token") == false)
         #expect(refusal(["RECONCILE_ALERT_WEBHOOK_URL": "https://x", "RECONCILE_ALERT_FORMAT": "teams"])?.key
             == "RECONCILE_ALERT_FORMAT")
-        #expect(refusal(["RECONCILE_ALERT_WEBHOOK_URL": "https://x", "RECONCILE_ALERT_SECRET": "s"])?.key
-            == "RECONCILE_ALERT_SECRET")
-        #expect(refusal(["RECONCILE_ALERT_FORMAT": "slack"])?.key == "RECONCILE_ALERT_WEBHOOK_URL")
+        // Nothing SPEC section 19 calls an error: a secret beside a format that signs nothing is
+        // ignored, a format or secret without a URL leaves alerts off.
+        #expect(refusal(["RECONCILE_ALERT_WEBHOOK_URL": "https://x", "RECONCILE_ALERT_SECRET": "s"]) == nil)
+        #expect(refusal(["RECONCILE_ALERT_WEBHOOK_URL": "https://x", "RECONCILE_ALERT_FORMAT": "slack",
+                         "RECONCILE_ALERT_SECRET": "s"]) == nil)
+        #expect(refusal(["RECONCILE_ALERT_FORMAT": "slack"]) == nil)
+        #expect(refusal(["RECONCILE_ALERT_FORMAT": "dingtalk", "RECONCILE_ALERT_SECRET": "s"]) == nil)
         #expect(refusal(["RECONCILE_ALERT_WEBHOOK_URL": "https://x", "RECONCILE_ALERT_FORMAT": "feishu",
                          "RECONCILE_ALERT_SECRET": "s"]) == nil)
         #expect(Settings.secretKeys.contains("RECONCILE_ALERT_WEBHOOK_URL"))
+    }
+
+    /// A secret set beside a format that signs nothing changes nothing in its request; without a
+    /// URL there are no alerts.
+    @Test func aSecretSignsOnlyTheFormatsThatSign() throws {
+        let message = Self.message()
+        for format in AlertFormat.allCases where !format.isSigned {
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let signed = try format.request(message, url: "https://hooks.example/x", secret: Secret("s"), now: now)
+            let plain = try format.request(message, url: "https://hooks.example/x", secret: nil, now: now)
+            #expect(signed.url == plain.url && signed.body == plain.body, "\(format)")
+        }
+        let settings = try Settings(lookup: [
+            "DATABASE_URL": "postgres://x@localhost/x", "RECONCILE_BUNDLE_IDS": "com.x",
+            "RECONCILE_ALERT_FORMAT": "feishu", "RECONCILE_ALERT_SECRET": "s",
+        ].lookup)
+        #expect(!settings.alerts.enabled)
     }
 }

@@ -47,6 +47,9 @@ struct PlayUploadScenarioTests {
         let pending = Self.purchaseData(order: "GPA.1000-0000-0000-00003", token: "tok-3", account: "carol", state: 4, bought: bought)
         let foreign = Self.purchaseData(order: "GPA.1000-0000-0000-00004", token: "tok-4", account: "dan", package: "com.other.app", bought: bought)
         let keyless = Self.purchaseData(order: "GPA.1000-0000-0000-00005", token: "tok-5", account: "gina", package: "com.third.app", bought: bought)
+        // A package of no key of its own, signed with this app's key (as the simulator signs every
+        // package with its one key pair): Google signed it, so it is another app's, a foreign_bundle.
+        let unlisted = Self.purchaseData(order: "GPA.1000-0000-0000-00006", token: "tok-6", account: "hana", package: "com.fourth.app", bought: bought)
         let reserialised = try key.payload(paid.replacingOccurrences(of: ",", with: ", "), signing: paid)
         let uploads: [(user: String, payload: String, claimed: String?)] = [
             ("alice", try key.payload(paid), "GPA.1000-0000-0000-00001"),
@@ -55,7 +58,8 @@ struct PlayUploadScenarioTests {
             ("dan", try key.payload(foreign), nil),
             ("eve", reserialised, nil),
             ("frank", "not json at all", nil),
-            ("gina", try key.payload(keyless), nil),
+            ("gina", try LicenceKey().payload(keyless), nil),
+            ("hana", try key.payload(unlisted), nil),
         ]
         for upload in uploads {
             try connection.execute(
@@ -83,7 +87,7 @@ struct PlayUploadScenarioTests {
             try await $0.run(.init(since: bought.addingTimeInterval(-3600)))
         }
         #expect(try report.findings.map { "\($0.kind.rawValue) \($0.transactionID ?? "-") \($0.userID ?? "-")" }.sorted() == [
-            "foreign_bundle - dan", "missed_delivery GPA.1000-0000-0000-00001 alice",
+            "foreign_bundle - dan", "foreign_bundle - hana", "missed_delivery GPA.1000-0000-0000-00001 alice",
         ])
         let verdicts = try connection.query(
             """
@@ -97,7 +101,7 @@ struct PlayUploadScenarioTests {
             "alice verified google_play play_signature -", "bob verified google_play play_signature -",
             "carol verified google_play play_signature -", "dan verified google_play play_signature -",
             "eve invalid google_play - play_signature_mismatch", "frank invalid google_play - play_payload_not_json",
-            "gina invalid google_play - play_package_without_key",
+            "gina invalid google_play - play_package_without_key", "hana verified google_play play_signature -",
         ])
         let stores = try connection.query("SELECT DISTINCT store FROM reconcile.review_items").map { try $0.decode(String.self, at: 0) }
         #expect(stores == ["google_play"])

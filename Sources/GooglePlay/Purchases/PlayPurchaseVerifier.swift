@@ -44,4 +44,19 @@ public struct PlayPurchaseVerifier: Sendable {
         }
         return .valid(upload.purchase)
     }
+
+    /// The purchase of an upload whose package has no key of its own, when one of the configured
+    /// keys verifies its signature: a purchase Google signed for an app the job holds the key of,
+    /// naming another package (the caller's `foreign_bundle`). Nil when none verifies: a package
+    /// without a key is still refused, never trusted.
+    public func purchaseSignedByAnotherKey(payload: some Collection<UInt8>) -> PlayPurchaseData? {
+        guard let upload = try? PlayPurchaseUpload(payload: payload), keys[upload.purchase.packageName] == nil else {
+            return nil
+        }
+        let signed = Array(upload.purchaseData.utf8)
+        for package in keys.packageNames where keys[package]!.isValidSignature(upload.signature, for: signed) {
+            return upload.purchase
+        }
+        return nil
+    }
 }

@@ -44,15 +44,9 @@ public struct AlertSettings: Sendable {
             }
             self.format = format
         }
+        // Read whatever the format: a secret signs only Feishu's and DingTalk's messages
+        // (`AlertFormat.request`), and without a webhook URL alerts are off; neither stops a command
+        // (SPEC section 19 makes neither an error, and one set of settings may serve several formats).
         secret = value("RECONCILE_ALERT_SECRET").map(Secret.init)
-        if secret != nil, !format.isSigned {
-            throw SettingsError(
-                key: "RECONCILE_ALERT_SECRET",
-                problem: "signs only feishu and dingtalk messages; RECONCILE_ALERT_FORMAT is \(format.rawValue)")
-        }
-        if webhookURL == nil, value("RECONCILE_ALERT_FORMAT") != nil || secret != nil {
-            throw SettingsError(
-                key: "RECONCILE_ALERT_WEBHOOK_URL", problem: "is required with RECONCILE_ALERT_FORMAT or RECONCILE_ALERT_SECRET")
-        }
     }
 }

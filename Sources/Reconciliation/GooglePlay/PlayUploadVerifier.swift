@@ -28,16 +28,16 @@ public struct PlayUploadVerifier: UploadVerifier {
     public func verify(_ upload: Upload, attempt: Int) async throws -> Verdict {
         switch purchases.verify(payload: upload.payload.utf8) {
         case .invalid(let failure):
+            // Another app's purchase under a key the job holds for one of its own (SPEC section 18:
+            // a package not in GOOGLE_PLAY_PACKAGE_NAMES is a foreign_bundle); without a key that
+            // verifies it, a package without a key is refused.
+            if case .packageWithoutKey(let package) = failure, !acceptedPackages.contains(package),
+                let purchase = purchases.purchaseSignedByAnotherKey(payload: upload.payload.utf8) {
+                return Self.foreign(purchase)
+            }
             return .invalid(code: VerificationFailure(rawValue: "play_\(failure.code)"), reason: failure.description, appleStatus: nil)
         case .valid(let purchase):
-            guard acceptedPackages.contains(purchase.packageName) else {
-                // Signed by Google for another app: a foreign_bundle finding, its purchase not judged.
-                var foreign = VerifiedUpload(
-                    method: .playSignature, appleStatus: nil, environment: AppStoreEnvironment(rawValue: ""),
-                    bundleID: purchase.packageName, transactions: [])
-                foreign.store = .googlePlay
-                return .verified(foreign)
-            }
+            guard acceptedPackages.contains(purchase.packageName) else { return Self.foreign(purchase) }
             var record = AppleTransactionRecord(playPurchase: purchase)
             var method = VerificationMethod.playSignature
             if let api {
@@ -65,6 +65,15 @@ public struct PlayUploadVerifier: UploadVerifier {
 }
 
 extension PlayUploadVerifier {
+    /// Signed by Google for another app: a foreign_bundle finding, its purchase not judged.
+    static func foreign(_ purchase: PlayPurchaseData) -> Verdict {
+        var foreign = VerifiedUpload(
+            method: .playSignature, appleStatus: nil, environment: AppStoreEnvironment(rawValue: ""),
+            bundleID: purchase.packageName, transactions: [])
+        foreign.store = .googlePlay
+        return .verified(foreign)
+    }
+
     /// What the Developer API says of a purchase now.
     enum Answer {
         case state(PlayObservedState)
@@ -140,6 +149,10 @@ struct PlayObservedState: Sendable {
     /// A subscription's `subscriptionState` (`SUBSCRIPTION_STATE_ACTIVE`, `…_EXPIRED`, …).
     var subscriptionState: String?
 
+    /// A subscription whose first payment was pending and was then cancelled
+    /// (developers.google.com/android-publisher/api-ref/rest/v3/purchases.subscriptionsv2, SubscriptionState).
+    static let pendingPurchaseCancelled = "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED"
+
     init(_ product: ProductPurchaseV2, at date: Date) {
         observedAt = date
         paid = product.isPurchased
@@ -155,11 +168,13 @@ struct PlayObservedState: Sendable {
     }
 
     /// A subscription is paid while Google keeps it (its renewals' refunds come by the voided
-    /// list, each renewal an order of its own).
+    /// list, each renewal an order of its own), unless its first payment is still pending or was
+    /// cancelled before it cleared (`SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED`: never paid,
+    /// so revoked whole as a one-time product's `CANCELLED` is).
     init(_ subscription: SubscriptionPurchaseV2, at date: Date) {
         observedAt = date
-        paid = subscription.subscriptionState != "SUBSCRIPTION_STATE_PENDING"
-        cancelled = false
+        cancelled = subscription.subscriptionState == Self.pendingPurchaseCancelled
+        paid = subscription.subscriptionState != "SUBSCRIPTION_STATE_PENDING" && !cancelled
         quantity = nil
         refundedQuantity = 0
         acknowledged = subscription.isAcknowledged
