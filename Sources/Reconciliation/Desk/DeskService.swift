@@ -160,11 +160,14 @@ public struct DeskService: Sendable {
             query: query, order: order, transactions: transactions, asked: run.askedSources, unavailable: unavailable)
     }
 
-    /// A Google Play order id: the white row when the job holds it (nothing asked); else, with a
-    /// service account, `orders.get` (each configured package until one knows it) and the order's
-    /// purchase token's state, stored like the nightly run's answer (source `play_api`, and the
-    /// lookup's answer for a ledger row, so the next run judges it without asking again); without
-    /// one, the ledger's rows alone (`not_asked`), or, when the ledger has none either, the order
+    /// A Google Play order id (SPEC section 18: `orders.get`, then its purchase token's state).
+    /// With a service account Google is asked whether or not the job holds the order, so the
+    /// picture is the truth of the moment (a void or a refund since the last run): each
+    /// configured package until one knows it, the answer stored like the nightly run's (source
+    /// `play_api`, and the lookup's answer for a ledger row, so the next run judges it without
+    /// asking again). An order the job holds stays shown from what it holds when Google does not
+    /// know it or cannot answer now. Without a service account: the white row when held, else
+    /// the ledger's rows alone (`not_asked`), or, when the ledger has none either, the order
     /// cannot be looked up.
     private func lookUpPlayOrder(_ orderID: String, judgeBefore: Date, run: LookupRun, database: ConnectionLender)
         async throws -> (order: CustomerPicture.Order, transactions: [String])
@@ -175,14 +178,27 @@ public struct DeskService: Sendable {
                 SQL.playOrder, ["order_id": orderID], relations: ["deliveries": deliveries])[0]
             return (try row.decode(Bool.self, at: 0), try row.decode(Date?.self, at: 1))
         }
-        if held { return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID]) }
         guard let lookups = playOrders else {
+            if held { return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID]) }
             guard deliveredAt != nil else { throw DeskError.orderNeedsPlayAPI }
             return (CustomerPicture.Order(orderID: orderID, status: .notAsked), [orderID])
         }
         run.asked(.ordersGet)
         let answer = try await lookups.ask(orderID)
         if case .found(_, _, .some) = answer { run.asked(.purchaseState) }
+        if held {
+            switch answer {
+            case .found: break
+            case .notFound:
+                logger.notice("orders.get does not know an order the job holds; shown as held", metadata: ["order.id": "\(orderID)"])
+                return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
+            case .retry(let reason):
+                logger.notice("Google did not answer about a held order; shown as held", metadata: [
+                    "order.id": "\(orderID)", "reason": "\(reason)",
+                ])
+                return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
+            }
+        }
         let environment = settings.environment
         try await database.run { connection in
             let runID = try run.id(environment: environment, on: connection)
