@@ -230,9 +230,9 @@ public func buildNotificationReceiver(
                 case .new(let id):
                     counters.count(play: .stored)
                     metadata["play.notification_id"] = "\(id)"
-                    if let problem = push.dataError {
+                    if let problem = push.problem {
                         counters.count(play: .undecodable)
-                        metadata["play.data_error"] = "\(problem.code)"
+                        metadata["play.data_error"] = "\(problem)"
                         context.logger.notice("Play push stored raw: its data is not a developer notification", metadata: metadata)
                     } else {
                         context.logger.info("Play notification stored", metadata: metadata)

@@ -85,9 +85,10 @@ struct ServeCommand: AsyncParsableCommand {
             // Decisions in the browser wait for a second person as the CLI's do, and batches are capped alike.
             configuration.approval = settings.approvalAbove
             configuration.bulkLimit = settings.bulkLimit
-            // The desk's customer page judges with the job's rules, which need the app's bundle ids.
-            guard !settings.bundleIDs.isEmpty else {
-                logger.notice("the desk's customer page is off: RECONCILE_BUNDLE_IDS is not set")
+            // The desk's customer page and the Insights segments judge with the job's rules, which
+            // need the apps: their bundle ids, or Play's package names alone (a Play-only job, SPEC 18).
+            guard settings.namesAnApp else {
+                logger.notice("the desk's customer page is off: neither RECONCILE_BUNDLE_IDS nor GOOGLE_PLAY_PACKAGE_NAMES is set")
                 return try await runReviewServer(configuration: configuration)
             }
             configuration.deskSettings = settings

@@ -68,4 +68,11 @@ import Testing
         let keysAlone = try Self.settings(["RECONCILE_BUNDLE_IDS": "com.y", "GOOGLE_PLAY_LICENSE_KEYS": "com.x=AAAA"])
         #expect(!keysAlone.googlePlay.enabled)
     }
+
+    /// A Play-only job (no RECONCILE_BUNDLE_IDS) names an app, so `reconcile serve` keeps the desk
+    /// and the Insights segments on, and decisions are judged again, as for Apple.
+    @Test func aPlayOnlyJobNamesAnApp() throws {
+        #expect(try Self.settings(["GOOGLE_PLAY_PACKAGE_NAMES": "com.x"]).namesAnApp)
+        #expect(try Self.settings(["RECONCILE_BUNDLE_IDS": "com.y"]).namesAnApp)
+    }
 }

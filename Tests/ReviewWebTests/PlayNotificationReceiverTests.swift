@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Glibc
 import Logging
@@ -149,6 +150,29 @@ struct PlayNotificationReceiverTests {
     }
 
     static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+    static func sha256(_ bytes: some Collection<UInt8>) -> String {
+        SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+    }
+    static func sha256(_ text: String) -> String { sha256(Array(text.utf8)) }
+
+    /// Garbage is read as a push too (stored raw, answered 204): bytes that are not UTF-8 or hold
+    /// NUL are kept with U+FFFD in their place, under the SHA-256 of the bytes as posted.
+    @Test func garbageIsReadUnderItsDigest() throws {
+        let receiver = PlayNotificationReceiver(pushToken: Secret(Self.pushToken))
+        let cases: [([UInt8], String, String)] = [
+            ([0x7B, 0xFF, 0xFE, 0x7D], "{\u{FFFD}\u{FFFD}}", "body_not_utf8"),
+            (Array("a\u{0}b".utf8), "a\u{FFFD}b", "body_holds_nul"),
+            (Array(#"{"message": {"data": "e30="}}"#.utf8), #"{"message": {"data": "e30="}}"#, "envelope_without_message_id"),
+            (Array(#"{"message": {"messageId": "a\u0000b"}}"#.utf8), #"{"message": {"messageId": "a\u0000b"}}"#, "message_id_holds_nul"),
+        ]
+        for (bytes, text, problem) in cases {
+            let push = try receiver.read(bytes).get()
+            #expect(push.messageID == "body-sha256:" + Self.sha256(bytes))
+            #expect(push.body == text)
+            #expect(push.problem == problem)
+            #expect(push.kind == "undecodable" && !push.needsAsking)
+        }
+    }
 
     /// One worker pass, on the test's connection.
     static func pass(_ worker: ReceiverWorker, _ world: World) async throws -> ReceiverWorker.Pass {
@@ -206,12 +230,16 @@ struct PlayNotificationReceiverTests {
                 #expect(try await Self.post(Self.envelope(id: "104", data: "%%% not base64 %%%"), to: url) == 204)
                 // Pub/Sub redelivers with the same id: stored once.
                 #expect(try await Self.post(Self.envelope(id: "102", data: Self.base64(unknown)), to: url) == 204)
-                // Not an envelope at all: nothing to store it once under.
-                #expect(try await Self.post(#"{"hello": "world"}"#, to: url) == 400)
+                // Not an envelope at all: garbage, stored and answered 204 too (Pub/Sub would
+                // redeliver a refusal for days), once per body.
+                #expect(try await Self.post(#"{"hello": "world"}"#, to: url) == 204)
+                #expect(try await Self.post("garbage, not JSON", to: url) == 204)
+                #expect(try await Self.post("garbage, not JSON", to: url) == 204)
                 #expect(try await Self.post(Self.envelope(id: "105", data: String(repeating: "A", count: 300_000)), to: url) == 413)
 
                 #expect(try world.notifications() == [
-                    "test stored", "one_time pending", "undecodable stored", "undecodable stored",
+                    "test stored", "one_time pending", "undecodable stored", "undecodable stored", "undecodable stored",
+                    "undecodable stored",
                 ])
                 let stored = try world.connection.query(
                     """
@@ -225,6 +253,8 @@ struct PlayNotificationReceiverTests {
                     "102 | \(unknown) | - | no-such-token-anywhere | 1764669600",
                     "103 | not json | data_not_json | - | -",
                     "104 | - | data_not_base64 | - | -",
+                    "body-sha256:\(Self.sha256(#"{"hello": "world"}"#)) | - | envelope_without_message | - | -",
+                    "body-sha256:\(Self.sha256("garbage, not JSON")) | - | envelope_not_json | - | -",
                 ])
                 let body = try world.connection.query("SELECT body FROM reconcile.play_notifications WHERE message_id = '104'")[0]
                     .decode(String.self, at: 0)
@@ -232,22 +262,23 @@ struct PlayNotificationReceiverTests {
 
                 let counts = counters.snapshot
                 #expect(counts["play.forbidden"] == 3)
-                #expect(counts["play.stored"] == 4)
-                #expect(counts["play.undecodable"] == 2)
-                #expect(counts["play.duplicate"] == 1)
-                #expect(counts["play.rejected"] == 1)
+                #expect(counts["play.stored"] == 6)
+                #expect(counts["play.undecodable"] == 4)
+                #expect(counts["play.duplicate"] == 2)
+                #expect((counts["play.rejected"] ?? 0) == 0)
                 #expect(counts["play.too_large"] == 1)
                 let metrics = try ReceiverMetrics.text(counters: counters, lastPass: Date(), on: world.connection)
-                #expect(metrics.contains("reconcile_receiver_play_requests_total{outcome=\"undecodable\"} 2\n"), "\(metrics)")
+                #expect(metrics.contains("reconcile_receiver_play_requests_total{outcome=\"undecodable\"} 4\n"), "\(metrics)")
                 #expect(metrics.contains("reconcile_receiver_play_requests_total{outcome=\"forbidden\"} 3\n"), "\(metrics)")
-                #expect(metrics.contains("reconcile_receiver_play_notifications{kind=\"undecodable\",state=\"stored\"} 2\n"), "\(metrics)")
+                #expect(metrics.contains("reconcile_receiver_play_notifications{kind=\"undecodable\",state=\"stored\"} 4\n"), "\(metrics)")
                 #expect(!metrics.contains(Self.pushToken))
 
                 // The token Google does not know (404): asked once, nothing changed.
                 let pass = try await Self.pass(worker, world)
                 #expect(pass.playApplied == 0)
                 #expect(try world.notifications() == [
-                    "test stored", "one_time not_found", "undecodable stored", "undecodable stored",
+                    "test stored", "one_time not_found", "undecodable stored", "undecodable stored", "undecodable stored",
+                    "undecodable stored",
                 ])
                 #expect(try world.count("apple_transactions") == 0)
                 #expect(try world.count("receiver_judgements") == 0)

@@ -38,6 +38,10 @@ public struct Settings: Sendable {
     public var databaseURL: String?
     /// `RECONCILE_BUNDLE_IDS`.
     public var bundleIDs: [String]
+    /// Whether the job knows any app to judge: Apple's bundle ids, or Google Play's package names
+    /// alone (a Play-only job needs no `RECONCILE_BUNDLE_IDS`, SPEC section 18). The nightly rules,
+    /// wherever they run (the desk, the Insights segments, a decision judged again), need one.
+    public var namesAnApp: Bool { !bundleIDs.isEmpty || googlePlay.enabled }
     /// `RECONCILE_ENVIRONMENT`.
     public var environment: Environment
     /// `RECONCILE_GRACE`: purchases younger than this are not judged.

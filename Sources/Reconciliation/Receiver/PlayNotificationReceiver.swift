@@ -50,6 +50,13 @@ public struct PlayNotificationReceiver: Sendable {
         public var data: String?
         /// Why the data is not a developer notification; nil when it is one.
         public var dataError: DeveloperNotificationError?
+        /// Why the body is not a Pub/Sub envelope with a message id (nil when it is one): stored
+        /// all the same, under ``messageID`` `body-sha256:<hex of the body's SHA-256>`, so that the
+        /// same garbage posted again is stored once.
+        public var envelopeError: String?
+
+        /// Why what was posted is not a developer notification: the envelope's, else its data's.
+        public var problem: String? { envelopeError ?? dataError?.code }
         /// `one_time`, `subscription`, `voided`, `test`, `unknown`, `undecodable`.
         public var kind: String
         public var notificationType: Int?
@@ -65,20 +72,28 @@ public struct PlayNotificationReceiver: Sendable {
         }
     }
 
-    /// The push read, or why it cannot be stored (it is not a Pub/Sub envelope with a message id:
-    /// nothing to store it once under). Data that does not decode is not a refusal.
+    /// The push read. Nothing is refused once the token is right (SPEC section 18: garbage is
+    /// stored and answered 204, since Pub/Sub redelivers a refusal for days): data that does not
+    /// decode is stored raw, and a body that is not an envelope with a message id (not JSON, not
+    /// UTF-8, holding NUL) is stored too, its text with any NUL or byte that is not UTF-8 replaced
+    /// by U+FFFD, under the SHA-256 of its bytes.
     public func read(_ bytes: some Collection<UInt8>) -> Result<Push, Refusal> {
-        guard let body = String(validating: bytes, as: UTF8.self) else {
-            return .failure(Refusal("the body is not UTF-8 text"))
+        func garbage(_ problem: String) -> Result<Push, Refusal> {
+            let digest = SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+            let text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")
+            var push = Push(body: text, messageID: "body-sha256:" + digest, kind: "undecodable")
+            push.envelopeError = problem
+            return .success(push)
         }
-        guard !body.containsNUL else { return .failure(Refusal("the body holds a NUL character")) }
+        guard let body = String(validating: bytes, as: UTF8.self) else { return garbage("body_not_utf8") }
+        guard !body.containsNUL else { return garbage("body_holds_nul") }
         let envelope: PubSubPushEnvelope
         do {
             envelope = try PubSubPushEnvelope(body: body.utf8)
         } catch {
-            return .failure(Refusal(error.description))
+            return garbage(error.code)
         }
-        guard !envelope.messageID.containsNUL else { return .failure(Refusal("the message id holds a NUL character")) }
+        guard !envelope.messageID.containsNUL else { return garbage("message_id_holds_nul") }
         var push = Push(
             body: body, messageID: envelope.messageID, subscription: envelope.subscription?.withoutNUL,
             publishTime: envelope.publishDate, kind: "undecodable")
@@ -127,7 +142,7 @@ public struct PlayNotificationReceiver: Sendable {
             PlayReceiverSQL.storeNotification,
             [
                 "message_id": push.messageID, "subscription": push.subscription, "publish_time": push.publishTime,
-                "body": push.body, "data": push.data, "data_error": push.dataError?.code, "kind": push.kind,
+                "body": push.body, "data": push.data, "data_error": push.problem, "kind": push.kind,
                 "notification_type": push.notificationType, "package_name": push.packageName,
                 "purchase_token": push.purchaseToken, "order_id": push.orderID, "event_time": push.eventTime,
                 "state": push.needsAsking ? "pending" : "stored",

@@ -88,7 +88,7 @@ public struct DecisionJudgement: Sendable {
 
     private func judge(transactions: [String], item: Int64?, on connection: Connection) throws {
         guard case .rules(let differ, let settings) = source else { return }
-        guard !settings.bundleIDs.isEmpty || settings.googlePlay.enabled else {
+        guard settings.namesAnApp else {
             throw ReviewError.notJudgedNow(
                 id: item ?? 0, reason: "RECONCILE_BUNDLE_IDS is not set, and the nightly rules need it to judge the "
                     + "item again before the app acts; set it as the nightly run has it")
