@@ -212,17 +212,7 @@ public func buildNotificationReceiver(
                 counters.count(play: .rejected)
                 return Response(status: .badRequest, headers: [.connection: "close"])
             }
-            let push: PlayNotificationReceiver.Push
-            switch play.read(body.readableBytesView) {
-            case .failure(let refusal):
-                context.logger.notice(
-                    "Play push refused: not a Pub/Sub push envelope",
-                    metadata: client.merging(["reason": "\(refusal)", "http.body_bytes": "\(body.readableBytes)"]) { $1 })
-                counters.count(play: .rejected)
-                return Response(status: .badRequest)
-            case .success(let value):
-                push = value
-            }
+            let push = play.read(body.readableBytesView)
             do {
                 let stored = try await database.lender.run { try play.store(push, on: $0) }
                 var metadata: Logger.Metadata = ["play.message_id": "\(push.messageID)", "play.kind": "\(push.kind)"]

@@ -340,14 +340,11 @@ extension MultiNightWorld {
             "subscription": "projects/multi-night/subscriptions/play-rtdn",
         ]
         let body = try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys])
-        switch PlayNotificationReceiver(pushToken: nil).read(body) {
-        case .success(let push):
-            _ = try PlayNotificationReceiver(pushToken: nil).store(push, on: connection)
-            count("Play \(what) told by a notification")
-            note(purchase.order, "a real-time notification of the \(what) stored")
-        case .failure(let refusal):
-            throw TestSetupError("the world's push was refused: \(refusal)")
-        }
+        let push = PlayNotificationReceiver(pushToken: nil).read(body)
+        guard push.problem == nil else { throw TestSetupError("the world's push is not a notification: \(push.problem!)") }
+        _ = try PlayNotificationReceiver(pushToken: nil).store(push, on: connection)
+        count("Play \(what) told by a notification")
+        note(purchase.order, "a real-time notification of the \(what) stored")
     }
 
     /// A purchase's data altered and credited (its signature no longer verifies), another account

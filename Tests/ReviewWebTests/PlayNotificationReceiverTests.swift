@@ -166,7 +166,7 @@ struct PlayNotificationReceiverTests {
             (Array(#"{"message": {"messageId": "a\u0000b"}}"#.utf8), #"{"message": {"messageId": "a\u0000b"}}"#, "message_id_holds_nul"),
         ]
         for (bytes, text, problem) in cases {
-            let push = try receiver.read(bytes).get()
+            let push = receiver.read(bytes)
             #expect(push.messageID == "body-sha256:" + Self.sha256(bytes))
             #expect(push.body == text)
             #expect(push.problem == problem)

@@ -49,14 +49,10 @@ public struct PlayPurchaseVerifier: Sendable {
     /// keys verifies its signature: a purchase Google signed for an app the job holds the key of,
     /// naming another package (the caller's `foreign_bundle`). Nil when none verifies: a package
     /// without a key is still refused, never trusted.
-    public func purchaseSignedByAnotherKey(payload: some Collection<UInt8>) -> PlayPurchaseData? {
-        guard let upload = try? PlayPurchaseUpload(payload: payload), keys[upload.purchase.packageName] == nil else {
-            return nil
-        }
+    public func purchaseSignedByAnotherKey(_ upload: PlayPurchaseUpload) -> PlayPurchaseData? {
+        guard keys[upload.purchase.packageName] == nil else { return nil }
         let signed = Array(upload.purchaseData.utf8)
-        for package in keys.packageNames where keys[package]!.isValidSignature(upload.signature, for: signed) {
-            return upload.purchase
-        }
-        return nil
+        let verifies = keys.keys.values.contains { $0.isValidSignature(upload.signature, for: signed) }
+        return verifies ? upload.purchase : nil
     }
 }

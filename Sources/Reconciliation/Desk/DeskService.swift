@@ -186,18 +186,11 @@ public struct DeskService: Sendable {
         run.asked(.ordersGet)
         let answer = try await lookups.ask(orderID)
         if case .found(_, _, .some) = answer { run.asked(.purchaseState) }
-        if held {
-            switch answer {
-            case .found: break
-            case .notFound:
-                logger.notice("orders.get does not know an order the job holds; shown as held", metadata: ["order.id": "\(orderID)"])
-                return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
-            case .retry(let reason):
-                logger.notice("Google did not answer about a held order; shown as held", metadata: [
-                    "order.id": "\(orderID)", "reason": "\(reason)",
-                ])
-                return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
-            }
+        if held, !answer.isFound {
+            logger.notice("Google did not confirm an order the job holds; shown as held", metadata: [
+                "order.id": "\(orderID)", "google.answer": "\(answer)",
+            ])
+            return (CustomerPicture.Order(orderID: orderID, status: .valid), [orderID])
         }
         let environment = settings.environment
         try await database.run { connection in

@@ -67,6 +67,10 @@ struct PlayOrderLookups: Sendable {
         case notFound
         /// Not answered now, with why.
         case retry(String)
+
+        var isFound: Bool {
+            if case .found = self { true } else { false }
+        }
     }
 
     /// Asks `orders.get` about each candidate and records the answer, each in a short step of its

@@ -26,16 +26,25 @@ public struct PlayUploadVerifier: UploadVerifier {
     }
 
     public func verify(_ upload: Upload, attempt: Int) async throws -> Verdict {
-        switch purchases.verify(payload: upload.payload.utf8) {
+        func invalid(_ failure: PlayUploadFailure) -> Verdict {
+            .invalid(code: VerificationFailure(rawValue: "play_\(failure.code)"), reason: failure.description, appleStatus: nil)
+        }
+        let parsed: PlayPurchaseUpload
+        do {
+            parsed = try PlayPurchaseUpload(payload: upload.payload.utf8)
+        } catch {
+            return invalid(error)
+        }
+        switch purchases.verify(parsed) {
         case .invalid(let failure):
             // Another app's purchase under a key the job holds for one of its own (SPEC section 18:
             // a package not in GOOGLE_PLAY_PACKAGE_NAMES is a foreign_bundle); without a key that
             // verifies it, a package without a key is refused.
             if case .packageWithoutKey(let package) = failure, !acceptedPackages.contains(package),
-                let purchase = purchases.purchaseSignedByAnotherKey(payload: upload.payload.utf8) {
+                let purchase = purchases.purchaseSignedByAnotherKey(parsed) {
                 return Self.foreign(purchase)
             }
-            return .invalid(code: VerificationFailure(rawValue: "play_\(failure.code)"), reason: failure.description, appleStatus: nil)
+            return invalid(failure)
         case .valid(let purchase):
             guard acceptedPackages.contains(purchase.packageName) else { return Self.foreign(purchase) }
             var record = AppleTransactionRecord(playPurchase: purchase)

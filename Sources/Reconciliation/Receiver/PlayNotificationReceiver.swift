@@ -77,13 +77,13 @@ public struct PlayNotificationReceiver: Sendable {
     /// decode is stored raw, and a body that is not an envelope with a message id (not JSON, not
     /// UTF-8, holding NUL) is stored too, its text with any NUL or byte that is not UTF-8 replaced
     /// by U+FFFD, under the SHA-256 of its bytes.
-    public func read(_ bytes: some Collection<UInt8>) -> Result<Push, Refusal> {
-        func garbage(_ problem: String) -> Result<Push, Refusal> {
+    public func read(_ bytes: some Collection<UInt8>) -> Push {
+        func garbage(_ problem: String) -> Push {
             let digest = SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
             let text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")
             var push = Push(body: text, messageID: "body-sha256:" + digest, kind: "undecodable")
             push.envelopeError = problem
-            return .success(push)
+            return push
         }
         guard let body = String(validating: bytes, as: UTF8.self) else { return garbage("body_not_utf8") }
         guard !body.containsNUL else { return garbage("body_holds_nul") }
@@ -125,7 +125,7 @@ public struct PlayNotificationReceiver: Sendable {
         } catch {
             push.dataError = error
         }
-        return .success(push)
+        return push
     }
 
     /// What became of a push.
@@ -149,12 +149,6 @@ public struct PlayNotificationReceiver: Sendable {
             ])
         guard let row = rows.first, try row.decode(Bool.self, "stored") else { return .duplicate }
         return .new(id: try row.decode(Int64.self, "id"))
-    }
-
-    /// Why a push was refused, for the log (never the body, never the token).
-    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-        public var description: String
-        init(_ description: String) { self.description = description }
     }
 }
 

@@ -90,8 +90,8 @@ public struct DecisionJudgement: Sendable {
         guard case .rules(let differ, let settings) = source else { return }
         guard settings.namesAnApp else {
             throw ReviewError.notJudgedNow(
-                id: item ?? 0, reason: "RECONCILE_BUNDLE_IDS is not set, and the nightly rules need it to judge the "
-                    + "item again before the app acts; set it as the nightly run has it")
+                id: item ?? 0, reason: "neither RECONCILE_BUNDLE_IDS nor GOOGLE_PLAY_PACKAGE_NAMES is set, and the nightly "
+                    + "rules need them to judge the item again before the app acts; set them as the nightly run has them")
         }
         let parameters = Differ.Parameters(
             settings: settings, runID: 0, judgeBefore: Date().addingTimeInterval(-settings.grace),
